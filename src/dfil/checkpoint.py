@@ -1,0 +1,109 @@
+"""Save and load what was trained (LoRA adapter, heads, MF) with the resolved config.
+
+One safetensors file: the tensors of every head parameter and every trainable backbone
+parameter (the LoRA matrices), and the resolved :class:`ModelConfig` as JSON metadata, so
+the frozen base weights are never copied and the file alone rebuilds the model. Writes are
+atomic (temporary file, fsync, rename): a half-written checkpoint never has the final name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, safe_open, save_file
+
+from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
+
+FORMAT = "dfil-checkpoint/1"
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint file is missing, truncated, corrupt or does not fit its model."""
+
+
+def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Head parameters (all) and trainable backbone parameters (LoRA), detached, on CPU."""
+    state = {}
+    for name, param in model.named_parameters():
+        if name.startswith("heads.") or param.requires_grad:
+            state[name] = param.detach().to("cpu").contiguous()
+    return state
+
+
+def atomic_save(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
+    """safetensors ``save_file`` to a temporary sibling, fsync, then rename over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        save_file(tensors, tmp, metadata=metadata)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def save_checkpoint(model: torch.nn.Module, config: ModelConfig, path: Path,
+                    extra: dict[str, str] | None = None) -> None:
+    """Write ``model``'s trained tensors and ``config`` to ``path`` atomically."""
+    metadata = {"format": FORMAT, "config": json.dumps(to_dict(config), sort_keys=True)}
+    metadata.update(extra or {})
+    atomic_save(trained_state(model), path, metadata)
+
+
+def read_checkpoint(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], dict[str, str]]:
+    """Tensors, resolved config and metadata of a checkpoint; :class:`CheckpointError` if bad."""
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"{path}: checkpoint not found")
+    try:
+        with safe_open(str(path), framework="pt") as fh:
+            metadata = dict(fh.metadata() or {})
+        tensors = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as err:
+        raise CheckpointError(f"{path}: not a readable safetensors checkpoint ({err})") from err
+    if metadata.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: format {metadata.get('format')!r}, expected {FORMAT!r}")
+    try:
+        config = from_dict(ModelConfig, json.loads(metadata["config"]), "checkpoint.config")
+    except (KeyError, json.JSONDecodeError, ConfigError) as err:
+        raise CheckpointError(f"{path}: bad embedded config ({err})") from err
+    return config, tensors, metadata
+
+
+def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """Copy checkpoint tensors into ``model``; every trained tensor must match exactly."""
+    expected = trained_state(model)
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(
+            f"{path}: does not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})"
+        )
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for name, value in tensors.items():
+            if params[name].shape != value.shape:
+                raise CheckpointError(
+                    f"{path}: {name} has shape {tuple(value.shape)}, "
+                    f"model expects {tuple(params[name].shape)}"
+                )
+            params[name].copy_(value)
+
+
+def load_model(path: Path):
+    """Rebuild the model a checkpoint was saved from: base weights, then trained tensors."""
+    from dfil.model import build_model
+
+    config, tensors, _ = read_checkpoint(path)
+    model = build_model(config)
+    load_into(model, tensors, path)
+    return model, config

@@ -1,0 +1,122 @@
+"""The LoRA-adapted decoder backbone: loading, LoRA/QLoRA wrapping, last-token pooling.
+
+Any Hugging Face decoder works; per-family LoRA module names map the paper's logical
+targets (q, k, v, o) onto each architecture, Phi-3's fused ``qkv_proj`` included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from peft import LoraConfig as PeftLoraConfig
+from peft import get_peft_model, prepare_model_for_kbit_training
+from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, PreTrainedModel
+
+from dfil.config import BackboneConfig, LoraConfig
+
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+_SEPARATE = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj"}
+#: model_type -> logical target -> module name. Families not listed use _SEPARATE.
+_FUSED_QKV = {"phi3": {"qkv": "qkv_proj", "o": "o_proj"}}
+
+
+def lora_target_modules(model_type: str, targets: Sequence[str]) -> list[str]:
+    """Module names that realise logical LoRA ``targets`` (subset of q,k,v,o) for a family.
+
+    Phi-3 fuses q, k and v into one ``qkv_proj``: LoRA there adapts all three at once, so
+    the targets must name all of q, k, v or none of them (App. D.1: q,k,v,o for cross-task).
+    """
+    unknown = sorted(set(targets) - set(_SEPARATE))
+    if unknown:
+        raise ValueError(f"unknown LoRA targets {unknown}; expected a subset of q,k,v,o")
+    if model_type in _FUSED_QKV:
+        names = _FUSED_QKV[model_type]
+        qkv = {"q", "k", "v"} & set(targets)
+        if qkv and qkv != {"q", "k", "v"}:
+            raise ValueError(
+                f"{model_type} fuses q,k,v into {names['qkv']}: LoRA targets {sorted(targets)} "
+                "would need to adapt part of a fused projection; use q,k,v together"
+            )
+        modules = [names["qkv"]] if qkv else []
+        return modules + ([names["o"]] if "o" in targets else [])
+    return [_SEPARATE[t] for t in ("q", "k", "v", "o") if t in targets]
+
+
+def bnb_4bit_config():
+    """QLoRA quantisation (App. C.1 gives only "4-bit"): NF4, bf16 compute, double quant."""
+    from transformers import BitsAndBytesConfig
+
+    return BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_compute_dtype=torch.bfloat16,
+        bnb_4bit_use_double_quant=True,
+    )
+
+
+def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedModel:
+    """Load (or, with ``spec.arch``, randomly build) the decoder named by ``spec``.
+
+    ``causal_lm`` keeps the LM head (zero-shot option scoring); otherwise the bare decoder
+    returns hidden states. ``trust_remote_code`` is passed through only when the backbone
+    entry enables it. Quantized backbones need CUDA (bitsandbytes 4-bit kernels).
+    """
+    auto = AutoModelForCausalLM if causal_lm else AutoModel
+    dtype = DTYPES[spec.dtype]
+    if spec.arch is not None:
+        arch = dict(spec.arch)
+        config = AutoConfig.for_model(arch.pop("model_type"), **arch)
+        torch.manual_seed(spec.init_seed)
+        return auto.from_config(config, dtype=dtype)
+    if not spec.model_id:
+        raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
+    kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code}
+    if spec.quantized:
+        if not torch.cuda.is_available():
+            raise RuntimeError(f"backbone {spec.name!r} is 4-bit quantized and needs CUDA")
+        kwargs.update(quantization_config=bnb_4bit_config(), dtype=torch.bfloat16,
+                      device_map={"": torch.cuda.current_device()})
+    return auto.from_pretrained(spec.model_id, **kwargs)
+
+
+def apply_lora(model: PreTrainedModel, lora: LoraConfig, quantized: bool = False):
+    """Wrap ``model`` with peft LoRA on the family's modules for ``lora.targets``.
+
+    Only the LoRA matrices are trainable afterwards; quantized models are first prepared
+    for k-bit training (fp32 norms, input grads) as QLoRA prescribes.
+    """
+    if quantized:
+        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
+    config = PeftLoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=lora_target_modules(model.config.model_type, lora.targets),
+        bias="none",
+    )
+    return get_peft_model(model, config)
+
+
+def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:
+    """Positions counted over real tokens only, so left padding does not shift them.
+
+    ``[B, T] -> [B, T]``; pad positions get 0.
+    """
+    return (attention_mask.long().cumsum(-1) - 1).clamp_min(0)
+
+
+def last_token_pool(states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Hidden state of the last real (mask = 1) token. ``[B, T, d], [B, T] -> [B, d]``.
+
+    Works for left and right padding alike: the index is the last position whose mask is 1.
+    """
+    positions = torch.arange(attention_mask.shape[1], device=attention_mask.device)
+    last = (attention_mask.long() * (positions + 1)).argmax(dim=-1)
+    return states[torch.arange(states.shape[0], device=states.device), last]
+
+
+def hidden_size(model: PreTrainedModel) -> int:
+    config = model.config
+    return getattr(config, "hidden_size", None) or config.get_text_config().hidden_size

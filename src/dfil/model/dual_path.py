@@ -1,0 +1,204 @@
+"""The dual-path model of Sec. 4.1: backbone -> h -> {main classifier, NumHead -> MF}.
+
+The heads are a module of their own (:class:`DualPathHeads`) so that a frozen-backbone run
+can train them on cached features; :class:`DualPathModel` puts them on a LoRA backbone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from dfil.config import HeadsConfig, LossConfig, ModelConfig
+from dfil.model.backbone import (
+    apply_lora,
+    hidden_size,
+    last_token_pool,
+    load_backbone,
+    position_ids_from_mask,
+)
+from dfil.model.heads import AttentionPool, CoralHead, CornHead, NumericalHead, classifier_head
+from dfil.model.losses import (
+    LossTerms,
+    coral_label,
+    coral_levels,
+    coral_loss,
+    corn_label,
+    corn_loss,
+    distillation_loss,
+    exceedance_to_class_probs,
+)
+from dfil.model.methods import MethodSpec, method_spec
+from dfil.model.mf import OrderedGaussianMF, ProportionClassifier, UnorderedGaussianMF
+
+
+@dataclass
+class HeadOutputs:
+    """What the heads produce for a batch of B examples; absent paths are None.
+
+    main_logits : ``[B, Q]`` class logits (classifier) or ``[B, Q-1]`` (CORAL/CORN).
+    p : ``[B]`` p_hat in (0, 1), before any stop-gradient.
+    mf_scores : ``[B, Q]`` memberships mu (Gaussian MFs) or logits (no_mf's Linear(1, Q)).
+    """
+
+    main_logits: torch.Tensor | None = None
+    p: torch.Tensor | None = None
+    mf_scores: torch.Tensor | None = None
+
+
+class DualPathHeads(nn.Module):
+    """All trainable heads of one method over pooled states ``h [B, d]``."""
+
+    def __init__(self, d: int, num_classes: int, spec: MethodSpec, heads: HeadsConfig,
+                 stop_grad_p: bool = False):
+        super().__init__()
+        self.spec = spec
+        self.num_classes = num_classes
+        self.stop_grad_p = stop_grad_p
+        q, hidden = num_classes, heads.hidden
+        self.main = {
+            None: lambda: None,
+            "classifier": lambda: classifier_head(d, q, heads.classifier, hidden),
+            "coral": lambda: CoralHead(d, q, hidden, heads.ordinal_trunk),
+            "corn": lambda: CornHead(d, q, hidden, heads.ordinal_trunk),
+        }[spec.main]()
+        self.numeric = NumericalHead(d, hidden) if spec.numeric else None
+        self.attn = AttentionPool(d) if spec.attn_pool else None
+        init = dict(init=heads.mf_init, width_init=heads.width_init,
+                    qure_inversion=heads.qure_inversion, uniform_mode=heads.uniform_mode)
+        self.mf = {
+            None: lambda: None,
+            "ordered": lambda: OrderedGaussianMF(q, **init),
+            "unordered": lambda: UnorderedGaussianMF(q, **init),
+            "linear": lambda: ProportionClassifier(q),
+        }[spec.mf]()
+        if self.mf is not None and not spec.mf_trainable:
+            self.mf.requires_grad_(False)
+
+    def forward(self, h: torch.Tensor, states: torch.Tensor | None = None,
+                attention_mask: torch.Tensor | None = None) -> HeadOutputs:
+        """``h [B, d]``; ``states [B, T, d]`` and ``attention_mask [B, T]`` for attn_pool."""
+        out = HeadOutputs()
+        if self.main is not None:
+            out.main_logits = self.main(h)
+        if self.numeric is not None:
+            h_num = self.attn(states, attention_mask) if self.attn is not None else h
+            out.p = self.numeric(h_num)
+            if self.mf is not None:
+                p_in = out.p.detach() if self.stop_grad_p else out.p
+                out.mf_scores = self.mf(p_in.float())
+        return out
+
+    def centers(self) -> torch.Tensor | None:
+        """``[Q]`` MF centers, or None for methods without a Gaussian MF."""
+        return self.mf.centers() if hasattr(self.mf, "centers") else None
+
+
+class DualPathModel(nn.Module):
+    """LoRA-adapted decoder plus :class:`DualPathHeads` (Sec. 4.1, Fig. architecture)."""
+
+    def __init__(self, backbone: nn.Module, heads: DualPathHeads):
+        super().__init__()
+        self.backbone = backbone
+        self.heads = heads
+
+    def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Final-layer states ``[B, T, d]``; positions count real tokens only."""
+        out = self.backbone(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            position_ids=position_ids_from_mask(attention_mask),
+            use_cache=False,
+        )
+        return out.last_hidden_state
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> HeadOutputs:
+        states = self.encode(input_ids, attention_mask)
+        h = last_token_pool(states, attention_mask)
+        head_dtype = next(self.heads.parameters()).dtype
+        return self.heads(h.to(head_dtype), states.to(head_dtype), attention_mask)
+
+
+def build_heads(config: ModelConfig, d: int) -> DualPathHeads:
+    spec = method_spec(config.method)
+    return DualPathHeads(d, config.num_classes, spec, config.heads, config.loss.stop_grad_p)
+
+
+def build_model(config: ModelConfig) -> DualPathModel:
+    """Backbone (LoRA-wrapped) + heads for ``config``; heads in float32."""
+    spec = method_spec(config.method)
+    if not spec.trains:
+        raise ValueError(f"method {config.method!r} trains nothing; use dfil.model.zero_shot")
+    backbone = load_backbone(config.backbone)
+    backbone = apply_lora(backbone, config.lora, quantized=config.backbone.quantized)
+    return DualPathModel(backbone, build_heads(config, hidden_size(backbone)))
+
+
+def count_trainable(module: nn.Module) -> int:
+    return sum(p.numel() for p in module.parameters() if p.requires_grad)
+
+
+def effective_lambda_dfil(spec: MethodSpec, loss: LossConfig) -> float:
+    return loss.lambda_dfil if spec.lambda_dfil is None else spec.lambda_dfil
+
+
+def compute_loss(out: HeadOutputs, y: torch.Tensor, p_target: torch.Tensor | None,
+                 spec: MethodSpec, loss: LossConfig,
+                 class_weights: torch.Tensor | None = None) -> LossTerms:
+    """Eq. (loss) for one batch, plus the method's variations.
+
+    L = CE_w(y_hat, y) + lambda_DFIL CE_w(mu, y) + lambda_p mean (p_hat - p)^2
+        [+ lambda_distill tau^2 KL(softmax(y_hat/tau) || softmax(mu/tau))].
+    CORAL/CORN replace the main CE with their own losses (unweighted). ``y [B]`` int labels,
+    ``p_target [B]`` proportions, ``class_weights [Q]`` or None.
+    """
+    zero = torch.zeros((), device=y.device)
+    main = mf = p_term = distill = zero
+    if spec.main == "classifier":
+        main = F.cross_entropy(out.main_logits.float(), y, weight=class_weights)
+    elif spec.main in ("coral", "corn"):
+        num_classes = out.main_logits.shape[-1] + 1
+        logits = out.main_logits.float()
+        main = (coral_loss(logits, coral_levels(y, num_classes)) if spec.main == "coral"
+                else corn_loss(logits, y, num_classes))
+    lam = effective_lambda_dfil(spec, loss)
+    if out.mf_scores is not None and lam > 0:
+        weight = class_weights if loss.weight_mf_ce else None
+        mf = lam * F.cross_entropy(out.mf_scores.float(), y, weight=weight)
+    if out.p is not None and loss.lambda_p > 0:
+        if p_target is None:
+            raise ValueError(f"method {spec.name!r} needs proportion targets p for lambda_p")
+        p_term = loss.lambda_p * F.mse_loss(out.p.float(), p_target.float())
+    if spec.distill:
+        distill = loss.distill_lambda * distillation_loss(
+            out.main_logits.float(), out.mf_scores.float(), loss.distill_tau,
+            loss.distill_detach_teacher,
+        )
+    return LossTerms(total=main + mf + p_term + distill, main=main, mf=mf, p=p_term,
+                     distill=distill)
+
+
+def main_class_probs(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
+    """Main-path class probabilities ``[B, Q]``: softmax, or from P(y > k) for CORAL/CORN."""
+    if out.main_logits is None:
+        return None
+    logits = out.main_logits.float()
+    if spec.main == "coral":
+        return exceedance_to_class_probs(torch.sigmoid(logits))
+    if spec.main == "corn":
+        return exceedance_to_class_probs(torch.cumprod(torch.sigmoid(logits), dim=1))
+    return torch.softmax(logits, dim=-1)
+
+
+def main_labels(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
+    """Main-path labels ``[B]``: argmax, or the CORAL/CORN rank decoding."""
+    if out.main_logits is None:
+        return None
+    if spec.main == "coral":
+        return coral_label(out.main_logits)
+    if spec.main == "corn":
+        return corn_label(out.main_logits)
+    return out.main_logits.argmax(dim=-1)

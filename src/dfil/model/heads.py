@@ -1,0 +1,99 @@
+"""Prediction heads on the pooled hidden state ``h`` of shape ``[B, d]`` (Sec. 4.1, 4.3)."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class MLPHead(nn.Module):
+    """LN(d) -> Linear(d, hidden) -> GELU -> Linear(hidden, out). ``[B, d] -> [B, out]``."""
+
+    def __init__(self, d: int, out: int, hidden: int = 256):
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.LayerNorm(d), nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, out)
+        )
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.net(h)
+
+
+def classifier_head(d: int, num_classes: int, kind: str = "mlp", hidden: int = 256) -> nn.Module:
+    """Main-path classifier ``[B, d] -> [B, Q]`` logits.
+
+    ``kind="mlp"`` is what Table ablation_detail's parameter counts imply (398,600 at
+    d=1536, Q=8); ``kind="linear"`` is the text's "standard linear classifier".
+    """
+    if kind == "mlp":
+        return MLPHead(d, num_classes, hidden)
+    if kind == "linear":
+        return nn.Linear(d, num_classes)
+    raise ValueError(f"unknown classifier kind {kind!r}; expected 'mlp' or 'linear'")
+
+
+class NumericalHead(nn.Module):
+    """NumHead, Sec. 4.3: LN -> Linear(d,256) -> GELU -> Linear(256,1) -> sigmoid.
+
+    ``[B, d] -> p_hat [B]`` in (0, 1).
+    """
+
+    def __init__(self, d: int, hidden: int = 256):
+        super().__init__()
+        self.mlp = MLPHead(d, 1, hidden)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.mlp(h)).squeeze(-1)
+
+
+class AttentionPool(nn.Module):
+    """App. E.2: alpha = softmax(W_attn^T h_t) over real tokens, h_pool = sum_t alpha_t h_t.
+
+    ``W_attn`` is ``[d, 1]`` without bias (+d parameters). ``[B, T, d], [B, T] -> [B, d]``.
+    """
+
+    def __init__(self, d: int):
+        super().__init__()
+        self.score = nn.Linear(d, 1, bias=False)
+
+    def forward(self, states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        scores = self.score(states).squeeze(-1).float()
+        scores = scores.masked_fill(attention_mask == 0, torch.finfo(scores.dtype).min)
+        alpha = torch.softmax(scores, dim=-1).to(states.dtype)
+        return torch.einsum("bt,btd->bd", alpha, states)
+
+
+class CoralHead(nn.Module):
+    """CORAL (Cao et al. 2020): one shared weight vector and Q-1 biases.
+
+    ``[B, d] -> [B, Q-1]`` logits of P(y > k). With ``trunk`` the input first passes the
+    classifier's LN -> Linear -> GELU trunk (the paper leaves the LLM-head details open).
+    """
+
+    def __init__(self, d: int, num_classes: int, hidden: int = 256, trunk: bool = True):
+        super().__init__()
+        self.trunk = _trunk(d, hidden) if trunk else nn.Identity()
+        self.fc = nn.Linear(hidden if trunk else d, 1, bias=False)
+        # coral-pytorch's CoralLayer default: decreasing biases (Q-1, ..., 1) / (Q-1).
+        self.coral_bias = nn.Parameter(
+            torch.arange(num_classes - 1, 0, -1, dtype=torch.float32) / (num_classes - 1)
+        )
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.trunk(h)) + self.coral_bias
+
+
+class CornHead(nn.Module):
+    """CORN (Shi et al. 2023): Q-1 conditional binary tasks. ``[B, d] -> [B, Q-1]`` logits."""
+
+    def __init__(self, d: int, num_classes: int, hidden: int = 256, trunk: bool = True):
+        super().__init__()
+        self.trunk = _trunk(d, hidden) if trunk else nn.Identity()
+        self.fc = nn.Linear(hidden if trunk else d, num_classes - 1)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        return self.fc(self.trunk(h))
+
+
+def _trunk(d: int, hidden: int) -> nn.Module:
+    return nn.Sequential(nn.LayerNorm(d), nn.Linear(d, hidden), nn.GELU())

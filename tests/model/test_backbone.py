@@ -1,0 +1,102 @@
+import pytest
+import torch
+
+from conftest import TINY_LLAMA, tiny_config
+from dfil.config import BackboneConfig, LoraConfig
+from dfil.model import apply_lora, build_model, count_trainable, load_backbone
+from dfil.model.backbone import bnb_4bit_config, lora_target_modules
+
+
+def test_lora_targets_per_family():
+    assert lora_target_modules("qwen2", ("q", "v")) == ["q_proj", "v_proj"]
+    assert lora_target_modules("llama", ("o", "q", "k", "v")) == [
+        "q_proj", "k_proj", "v_proj", "o_proj"
+    ]
+    assert lora_target_modules("phi3", ("q", "k", "v", "o")) == ["qkv_proj", "o_proj"]
+    with pytest.raises(ValueError, match="fuses q,k,v into qkv_proj"):
+        lora_target_modules("phi3", ("q", "v"))
+    with pytest.raises(ValueError, match="unknown LoRA targets"):
+        lora_target_modules("llama", ("q", "gate"))
+
+
+def test_phi3_fused_qkv_lora_wraps_real_modules():
+    arch = {"model_type": "phi3", "hidden_size": 32, "intermediate_size": 64,
+            "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 4,
+            "vocab_size": 64, "pad_token_id": 0}
+    model = load_backbone(BackboneConfig(name="tiny-phi3", arch=arch))
+    model = apply_lora(model, LoraConfig(r=2, alpha=4, targets=("q", "k", "v", "o")))
+    # qkv_proj: r * (32 + 96); o_proj: r * (32 + 32); 2 layers.
+    assert count_trainable(model) == 2 * (2 * (32 + 96) + 2 * (32 + 32))
+
+
+def test_cross_task_lora_qkvo_on_llama():
+    cfg = tiny_config(lora=LoraConfig(r=4, alpha=8, targets=("q", "k", "v", "o")))
+    model = build_model(cfg)
+    wrapped = {n.split(".")[-4] for n, p in model.backbone.named_parameters() if "lora_A" in n}
+    assert wrapped == {"q_proj", "k_proj", "v_proj", "o_proj"}
+
+
+def test_random_init_is_seeded():
+    a = load_backbone(BackboneConfig(arch=dict(TINY_LLAMA), init_seed=3))
+    b = load_backbone(BackboneConfig(arch=dict(TINY_LLAMA), init_seed=3))
+    c = load_backbone(BackboneConfig(arch=dict(TINY_LLAMA), init_seed=4))
+    sa, sb, sc = a.state_dict(), b.state_dict(), c.state_dict()
+    assert all(torch.equal(sa[k], sb[k]) for k in sa)
+    assert not all(torch.equal(sa[k], sc[k]) for k in sa)
+
+
+def test_local_path_loads_and_remote_code_stays_off(tmp_path, monkeypatch):
+    load_backbone(BackboneConfig(arch=dict(TINY_LLAMA))).save_pretrained(tmp_path)
+    seen = {}
+    from transformers import AutoModel
+
+    original = AutoModel.from_pretrained
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(AutoModel, "from_pretrained", spy)
+    model = load_backbone(BackboneConfig(name="local", model_id=str(tmp_path)))
+    assert model.config.hidden_size == 32
+    assert seen["trust_remote_code"] is False
+    load_backbone(BackboneConfig(name="local", model_id=str(tmp_path), trust_remote_code=True))
+    assert seen["trust_remote_code"] is True
+
+
+def test_missing_model_id_is_a_clear_error():
+    with pytest.raises(ValueError, match="backbone 'x': set model_id"):
+        load_backbone(BackboneConfig(name="x"))
+
+
+def test_qlora_quantisation_config():
+    cfg = bnb_4bit_config()
+    assert cfg.load_in_4bit and cfg.bnb_4bit_quant_type == "nf4"
+    assert cfg.bnb_4bit_use_double_quant and cfg.bnb_4bit_compute_dtype == torch.bfloat16
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU error path")
+def test_quantized_backbone_without_cuda_is_refused(tmp_path):
+    with pytest.raises(RuntimeError, match="needs CUDA"):
+        load_backbone(BackboneConfig(name="q", model_id=str(tmp_path), quantized=True))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="bitsandbytes 4-bit needs CUDA")
+def test_qlora_4bit_trains_on_gpu(tmp_path):
+    arch = dict(TINY_LLAMA, hidden_size=64, intermediate_size=128)
+    load_backbone(BackboneConfig(arch=arch)).save_pretrained(tmp_path)
+    import bitsandbytes as bnb
+
+    from dfil.config import ModelConfig
+
+    cfg = ModelConfig(backbone=BackboneConfig(name="q", model_id=str(tmp_path), quantized=True),
+                      lora=LoraConfig(r=4, alpha=8))
+    model = build_model(cfg)
+    model.heads.cuda()
+    quantized = [m for m in model.backbone.modules() if isinstance(m, bnb.nn.Linear4bit)]
+    assert quantized
+    ids = torch.randint(3, 96, (2, 7), device="cuda")
+    out = model(ids, torch.ones_like(ids))
+    (out.main_logits.float().sum() + out.p.sum()).backward()
+    assert all(p.grad is not None for n, p in model.named_parameters() if "lora_B" in n)
