@@ -1,28 +1,19 @@
-"""Shared fixtures: a tiny random Llama-architecture backbone and a tiny offline tokenizer."""
+"""Shared fixtures: the reference data in ../shared/data and a tiny offline tokenizer."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from dfil.config import BackboneConfig, LoraConfig, ModelConfig
-
-TINY_LLAMA = {
-    "model_type": "llama",
-    "hidden_size": 32,
-    "intermediate_size": 64,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "vocab_size": 96,
-    "max_position_embeddings": 128,
-    "pad_token_id": 0,
-}
+SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
-def tiny_config(method: str = "dfil", **overrides) -> ModelConfig:
-    backbone = BackboneConfig(name="tiny-llama", arch=dict(TINY_LLAMA), init_seed=0)
-    fields = {"backbone": backbone, "lora": LoraConfig(r=4, alpha=8), **overrides}
-    return ModelConfig(method=method, **fields)
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"reference data not found at {SHARED}")
+    return SHARED
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
 import pytest
 import torch
 
-from conftest import TINY_LLAMA, tiny_config
 from dfil.config import BackboneConfig, LoraConfig
 from dfil.model import apply_lora, build_model, count_trainable, load_backbone
 from dfil.model.backbone import bnb_4bit_config, lora_target_modules
+from tinymodel import TINY_LLAMA, tiny_config
 
 
 def test_lora_targets_per_family():

@@ -1,7 +1,6 @@
 import pytest
 import torch
 
-from conftest import tiny_config
 from dfil.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
 from dfil.config import LossConfig
 from dfil.model import (
@@ -15,6 +14,7 @@ from dfil.model import (
 )
 from dfil.model.dual_path import effective_lambda_dfil
 from dfil.model.losses import inverse_frequency_weights
+from tinymodel import tiny_config
 
 TRAINED = sorted(name for name, spec in METHODS.items() if spec.trains)
 

@@ -2,10 +2,10 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import TINY_LLAMA
 from dfil.config import BackboneConfig
 from dfil.model import load_backbone
 from dfil.model.zero_shot import option_logprobs
+from tinymodel import TINY_LLAMA
 
 
 def test_option_logprobs_equal_a_manual_chain_rule(tiny_tokenizer):

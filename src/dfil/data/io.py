@@ -1,0 +1,79 @@
+"""Reading and writing dataset files: line-numbered errors, deterministic atomic JSONL."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+
+class DataError(ValueError):
+    """Bad dataset input; the message names the file and line (or the offending value)."""
+
+
+def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line_number, record)`` pairs from a JSONL file or a JSON array file.
+
+    A JSON array gets its 1-based element index as "line"; a malformed line raises
+    :class:`DataError` naming ``path:line``.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: file not found")
+    text = path.read_text(encoding="utf-8")
+    if text.lstrip().startswith("["):
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{path}:{err.lineno}: invalid JSON ({err.msg})") from err
+        for i, row in enumerate(rows, start=1):
+            yield i, _as_record(row, path, i)
+        return
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataError(f"{path}:{lineno}: invalid JSON ({err.msg})") from err
+        yield lineno, _as_record(row, path, lineno)
+
+
+def _as_record(row: Any, path: Path, lineno: int) -> dict[str, Any]:
+    if not isinstance(row, dict):
+        raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+    return row
+
+
+def dumps_jsonl(records: Iterable[dict[str, Any]]) -> bytes:
+    """Byte-deterministic JSONL: sorted keys, fixed separators, UTF-8, one record a line."""
+    lines = (json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+             for r in records)
+    return "".join(line + "\n" for line in lines).encode("utf-8")
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to a temporary sibling, fsync, then rename over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> str:
+    """Write records atomically as deterministic JSONL; returns the file's sha256."""
+    data = dumps_jsonl(records)
+    atomic_write_bytes(path, data)
+    return hashlib.sha256(data).hexdigest()

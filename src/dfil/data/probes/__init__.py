@@ -1,0 +1,60 @@
+"""The paper's own probe sets, generated from a seed (inventory section 3).
+
+:func:`write_probes` writes each set as JSONL plus ``manifest.json`` with counts and
+sha256 digests; the same seed gives byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from dfil.data.io import atomic_write_bytes, write_jsonl
+from dfil.data.probes.compositional import EXCLUDED_PAIRS, TRIPLES, compositional_records
+from dfil.data.probes.csmc import csmc_records
+from dfil.data.probes.entailment import entailment_records
+from dfil.data.probes.ipr import ipr_records
+from dfil.data.probes.naturalistic import naturalistic_records
+
+PROBE_SETS = ("compositional", "csmc", "ipr", "entailment", "naturalistic")
+
+
+@dataclass(frozen=True)
+class ProbeConfig:
+    """Generation knobs (notes R-comp-pairs, R-comp-triples, R-comp-base, R-csmc)."""
+
+    seed: int = 0
+    comp_per_combo: int = 50
+    comp_excluded_pairs: tuple[tuple[str, str], ...] = EXCLUDED_PAIRS
+    comp_triples: tuple[tuple[str, str, str], ...] = TRIPLES
+    comp_base_in_cell: bool = True
+    csmc_per_domain: int = 20
+    csmc_min_gap: float = 0.1
+    naturalistic_per_domain: int = 40
+
+
+def generate_probes(config: ProbeConfig = ProbeConfig()) -> dict[str, list[dict]]:
+    """All five probe sets as lists of records; each set has its own derived seed."""
+    s = config.seed * 10
+    return {
+        "compositional": compositional_records(
+            s + 1, config.comp_per_combo, config.comp_excluded_pairs, config.comp_triples,
+            base_in_cell=config.comp_base_in_cell),
+        "csmc": csmc_records(s + 2, config.csmc_per_domain, config.csmc_min_gap),
+        "ipr": ipr_records(s + 3),
+        "entailment": entailment_records(s + 4),
+        "naturalistic": naturalistic_records(s + 5, config.naturalistic_per_domain),
+    }
+
+
+def write_probes(out_dir: str | Path, config: ProbeConfig = ProbeConfig()) -> dict:
+    """Write ``{name}.jsonl`` for every set and ``manifest.json``; returns the manifest."""
+    out = Path(out_dir)
+    manifest = {}
+    for name, records in generate_probes(config).items():
+        manifest[name] = {"count": len(records), "sha256": write_jsonl(out / f"{name}.jsonl",
+                                                                       records)}
+    text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    atomic_write_bytes(out / "manifest.json", text.encode())
+    return manifest

@@ -1,0 +1,76 @@
+"""QuRe (Li et al. 2023): the paper's 401-sentence four-quantifier transfer set (Table qure).
+
+Each sentence is scored by FRoG-trained checkpoints without retraining. The mapping of
+QuRe's quantifier words onto FRoG's label set and the input text are not given by the
+paper (note R-qure-map, R-qure-text).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from dfil.data.frog import parse_percentage
+from dfil.data.io import DataError, read_records
+from dfil.quantifiers import FROG_CLASSES
+
+QURE_HUB_ID = "billli/QuRe"
+#: QuRe word -> FRoG class. The four words the paper keeps have same-named FRoG classes.
+QURE_TO_FROG = {"few": "few", "some": "some", "most": "most", "all": "all"}
+
+
+def qure_text(row: dict) -> tuple[str, bool]:
+    """The annotated sentence with its quantifier replaced by [MASK], then the percentage.
+
+    Returns ``(text, fallback)``; when the annotated word is missing from ``quant_sent``
+    (3 of the 401 rows), the original sentence is used with a trailing blank instead.
+    """
+    word = row["quantifier"]
+    masked, n = re.subn(rf"\b{re.escape(word)}\b", "[MASK]", row["quant_sent"], count=1,
+                        flags=re.IGNORECASE)
+    if n:
+        return f"{masked} Specifically, {row['percentage']}.", False
+    return f"{row['orig_sentence']} The quantifier for {row['percentage']} is [MASK].", True
+
+
+def load_qure(path: str | Path = QURE_HUB_ID,
+              quantifiers: tuple[str, ...] = tuple(QURE_TO_FROG)) -> pd.DataFrame:
+    """QuRe rows whose quantifier is in ``quantifiers`` (default: the paper's 401).
+
+    ``path`` is a local JSON/JSONL file or a hub id. Columns: id, text, label, label_name,
+    p (midpoint of a percentage range), percentage, quantifier, text_fallback, origin.
+    """
+    unknown = sorted(set(quantifiers) - set(QURE_TO_FROG))
+    if unknown:
+        raise DataError(f"no FRoG label for QuRe quantifiers {unknown}")
+    source = Path(path)
+    if source.exists():
+        records = read_records(source)
+    else:
+        from datasets import load_dataset
+
+        records = enumerate(load_dataset(str(path), split="train"), start=1)
+    rows = []
+    for line, record in records:
+        where = f"{path}:{line}"
+        for key in ("quantifier", "quant_sent", "orig_sentence", "percentage"):
+            if key not in record:
+                raise DataError(f"{where}: record has no {key!r}")
+        word = str(record["quantifier"]).strip().lower()
+        if word not in quantifiers:
+            continue
+        try:
+            p = parse_percentage(record["percentage"])
+        except ValueError as err:
+            raise DataError(f"{where}: {err}") from None
+        text, fallback = qure_text({**record, "quantifier": word})
+        label = FROG_CLASSES.index(QURE_TO_FROG[word])
+        rows.append({"id": f"qure-{line}", "text": text, "label": label,
+                     "label_name": FROG_CLASSES[label], "p": min(max(p, 0.0), 1.0),
+                     "percentage": record["percentage"], "quantifier": word,
+                     "text_fallback": fallback, "origin": where})
+    if not rows:
+        raise DataError(f"{path}: no rows with quantifiers {list(quantifiers)}")
+    return pd.DataFrame(rows)

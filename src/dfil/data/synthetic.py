@@ -1,0 +1,131 @@
+"""Seeded synthetic data for the embedded default (no network): FRoG-format and 5-level
+ordinal stand-ins.
+
+The FRoG-format generator writes the Hugging Face record layout of ``GAIR/FRoG`` with the
+same 8 classes, the class balance and proportion ranges of Table dataset_stats, an easy form
+that states "k out of N" and a hard form that only gives the complement count. It is a
+stand-in for FRoG, named so in every output built from it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from dfil.data.frog import largest_remainder
+from dfil.data.io import write_jsonl
+from dfil.quantifiers import FROG_CLASSES
+
+#: Table dataset_stats: easy-split class counts (train + val) = hard-split counts.
+FROG_CLASS_COUNTS = (31, 106, 518, 402, 202, 486, 199, 100)
+#: Table dataset_stats: proportion range of each class.
+FROG_P_RANGES = (
+    (0.0, 0.0), (0.01, 0.10), (0.05, 0.30), (0.10, 0.35),
+    (0.25, 0.50), (0.35, 0.65), (0.60, 0.90), (1.0, 1.0),
+)
+#: FRoG's quantifier strengths (its quant_reason records); gap = strength - p.
+FROG_STRENGTHS = (0.004, 0.024, 0.074, 0.183, 0.225, 0.369, 0.687, 0.885)
+
+_TOTALS = (20, 25, 40, 50, 60, 80, 100, 120, 150, 200, 250, 400, 500, 1000)
+#: (group noun, predicate, negated predicate)
+_SCENES = (
+    ("students", "passed the exam", "did not pass the exam"),
+    ("employees", "joined the pension plan", "stayed out of the pension plan"),
+    ("patients", "reported side effects", "reported no side effects"),
+    ("voters", "supported the proposal", "opposed the proposal"),
+    ("households", "owned a car", "did not own a car"),
+    ("seedlings", "survived the frost", "died in the frost"),
+    ("shipments", "arrived on time", "arrived late"),
+    ("members", "attended the meeting", "missed the meeting"),
+    ("trials", "ended in success", "ended in failure"),
+    ("applicants", "were accepted", "were turned down"),
+)
+_SUFFIX = ("\n\nPlease select the quantifier that is closest to the meaning of [MASK] "
+           "from the following choices.")
+
+
+def _mention(k: int, n: int) -> str:
+    return f"{100 * k / n:.1f}".rstrip("0").rstrip(".") + " %"
+
+
+def _draw_count(rng: np.random.Generator, lo: float, hi: float) -> tuple[int, int]:
+    """A total N and a count k with lo <= k/N <= hi (resampling N until one fits)."""
+    while True:
+        n = int(rng.choice(_TOTALS))
+        k_lo, k_hi = int(np.ceil(lo * n - 1e-9)), int(np.floor(hi * n + 1e-9))
+        if k_lo <= k_hi:
+            return int(rng.integers(k_lo, k_hi + 1)), n
+
+
+def frog_like_records(n: int, form: str, seed: int, prefix: str) -> list[dict]:
+    """``n`` FRoG-layout records; ``form`` "easy" states k out of N, "hard" does not."""
+    if form not in ("easy", "hard"):
+        raise ValueError(f"unknown form {form!r}; expected 'easy' or 'hard'")
+    counts = largest_remainder(dict(enumerate(FROG_CLASS_COUNTS)), n,
+                               min_each=1 if n >= len(FROG_CLASSES) else 0)
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(np.repeat(np.arange(len(FROG_CLASSES)), list(counts.values())))
+    records = []
+    for i, label in enumerate(labels.tolist()):
+        lo, hi = FROG_P_RANGES[label]
+        k, total = _draw_count(rng, lo, hi)
+        group, pred, neg = _SCENES[int(rng.integers(len(_SCENES)))]
+        if form == "easy":
+            sentence = f"[MASK] of the {total} {group} {pred}, specifically {k} out of {total}."
+            original = f"{k} of the {total} {group} {pred}."
+        else:
+            sentence = f"Of the {total} {group}, {total - k} {neg}. [MASK] of them {pred}."
+            original = f"Of the {total} {group}, {total - k} {neg}. {k} of them {pred}."
+        p = k / total
+        records.append({
+            "id": f"{prefix}-{form}-{i:05d}",
+            "question": sentence + _SUFFIX,
+            "target_percentage_mention": _mention(k, total),
+            "quantifier": FROG_CLASSES[label],
+            "quantifier_strength_gap": round(FROG_STRENGTHS[label] - p, 3),
+            "answer": "ABCDEFGH"[label],
+            "origin_question": original,
+            "raw_question": sentence,
+            "source": "dfil-synthetic-frog (stand-in, not FRoG)",
+        })
+    return records
+
+
+def write_frog_like(out_dir: str | Path, seed: int = 0, n_easy: int = 2044,
+                    n_hard: int = 2044) -> dict[str, str]:
+    """Write ``easy.jsonl`` and ``hard.jsonl`` (hub layout) to ``out_dir``; returns sha256s.
+
+    Defaults give Table dataset_stats's sizes: easy 2,044 (-> 1,636 train / 408 val), hard
+    2,044. The same seed gives byte-identical files.
+    """
+    out = Path(out_dir)
+    return {
+        form: write_jsonl(out / f"{form}.jsonl",
+                          frog_like_records(n, form, seed * 2 + j, "synth"))
+        for j, (form, n) in enumerate((("easy", n_easy), ("hard", n_hard)))
+    }
+
+
+#: 5-level stand-in for SST-5 / STS22 (very negative .. very positive).
+_ORDINAL_PHRASES = (
+    ("a complete disaster", "painful to sit through", "utterly worthless"),
+    ("disappointing", "weaker than expected", "mostly dull"),
+    ("passable", "neither good nor bad", "an average effort"),
+    ("enjoyable", "quite good", "well made"),
+    ("a masterpiece", "absolutely wonderful", "one of the best of the year"),
+)
+_ORDINAL_SUBJECTS = ("The film", "The novel", "The album", "The play", "The series", "The game")
+
+
+def ordinal_standin_records(n: int, seed: int, prefix: str = "ordinal-standin") -> list[dict]:
+    """``n`` records ``{id, text, label}`` of a synthetic 5-level ordinal task (balanced)."""
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(np.arange(n) % 5)
+    rows = []
+    for i, label in enumerate(labels.tolist()):
+        subject = _ORDINAL_SUBJECTS[int(rng.integers(len(_ORDINAL_SUBJECTS)))]
+        phrase = _ORDINAL_PHRASES[label][int(rng.integers(3))]
+        rows.append({"id": f"{prefix}-{i:05d}", "text": f"{subject} was {phrase}.",
+                     "label": label, "source": "dfil-synthetic-ordinal (stand-in)"})
+    return rows

@@ -1,0 +1,142 @@
+import json
+
+import pytest
+
+from dfil.data import DataError, format_prompt, load_frog, parse_percentage, split_train_val
+from dfil.data.frog import few_shot_subset, largest_remainder, stratified_counts
+from dfil.data.synthetic import FROG_CLASS_COUNTS, write_frog_like
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [("5 %", 0.05), ("31.1 %", 0.311), ("60%", 0.6), ("0.10%", 0.001), ("0%-2%", 0.01),
+     ("80%-90%", 0.85), ("150 %", 1.5)],
+)
+def test_parse_percentage(text, expected):
+    assert parse_percentage(text) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("text", ["five percent", "12", "", "%", None])
+def test_parse_percentage_rejects(text):
+    with pytest.raises(ValueError, match="unparseable percentage"):
+        parse_percentage(text)
+
+
+def test_repository_layout_loads_from_shared_samples(shared_data):
+    path = shared_data / "frog-samples" / "task=mask_quant.jsonl"
+    df = load_frog(path, "easy")
+    assert len(df) == 30
+    first = df.iloc[0]
+    assert first["label_name"] == "few" and first["p"] == pytest.approx(0.05)
+    assert first["origin"].endswith("task=mask_quant.jsonl:1")
+    # rows lacking the top-level 'quantifier' take the label from info[1]
+    raw = [json.loads(line) for line in path.read_text().splitlines()]
+    no_top = [i for i, r in enumerate(raw) if "quantifier" not in r]
+    assert no_top and all(df.iloc[i]["label_name"] == raw[i]["info"][1] for i in no_top)
+
+
+def test_hub_layout_loads_from_shared_samples_converted(shared_data, tmp_path):
+    # The hub's record layout, built from the same real items.
+    src = shared_data / "frog-samples" / "task=mask_quant.jsonl"
+    rows = []
+    for i, line in enumerate(src.read_text().splitlines()):
+        r = json.loads(line)
+        rows.append({"id": f"frog-{i}", "question": r["question"],
+                     "target_percentage_mention": r["info"][0], "quantifier": r["info"][1],
+                     "quantifier_strength_gap": r["info"][2], "answer": r["target"],
+                     "origin_question": "", "raw_question": "", "source": "frog"})
+    (tmp_path / "mask_quant").mkdir()
+    import pandas as pd
+
+    pd.DataFrame(rows).to_parquet(tmp_path / "mask_quant" / "hard-00000-of-00001.parquet")
+    hub = load_frog(tmp_path, "hard")
+    repo = load_frog(src, "hard")
+    assert hub["label"].tolist() == repo["label"].tolist()
+    assert hub["p"].tolist() == repo["p"].tolist()
+    assert hub["id"].iloc[3] == "frog-3"
+
+
+def test_bad_rows_name_file_and_line(tmp_path):
+    good = {"question": "[MASK] of them", "target_percentage_mention": "5 %",
+            "quantifier": "few"}
+    cases = {
+        "nolabel": ({k: v for k, v in good.items() if k != "quantifier"}, "no label"),
+        "badpct": ({**good, "target_percentage_mention": "lots"}, "unparseable percentage"),
+        "unknownq": ({**good, "quantifier": "several"}, "unknown quantifier 'several'"),
+    }
+    for name, (row, message) in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(json.dumps(good) + "\n" + json.dumps(row) + "\n")
+        with pytest.raises(DataError, match=rf"{name}\.jsonl:2: .*{message}"):
+            load_frog(path, "easy")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps(good) + "\n{not json\n")
+    with pytest.raises(DataError, match=r"broken\.jsonl:2: invalid JSON"):
+        load_frog(broken, "easy")
+
+
+def test_wrong_split_and_out_of_range_p(tmp_path):
+    with pytest.raises(DataError, match="unknown FRoG split 'train'"):
+        load_frog(tmp_path, "train")
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps({"question": "q", "target_percentage_mention": "150 %",
+                                "quantifier": "all"}) + "\n")
+    assert load_frog(path, "easy")["p"].item() == 1.0  # clipped, p_raw kept
+    assert load_frog(path, "easy")["p_raw"].item() == 1.5
+    with pytest.raises(DataError, match=r"x\.jsonl:1: proportion 1.5"):
+        load_frog(path, "easy", clip_p=False)
+
+
+def test_synthetic_split_sizes_and_class_balance(tmp_path):
+    write_frog_like(tmp_path, seed=0)
+    easy, hard = load_frog(tmp_path, "easy"), load_frog(tmp_path, "hard")
+    assert len(easy) == len(hard) == 2044
+    assert easy["label"].value_counts().sort_index().tolist() == list(FROG_CLASS_COUNTS)
+    train, val = split_train_val(easy, 0.8, seed=0)
+    assert (len(train), len(val)) == (1636, 408)  # Table dataset_stats
+    assert train["label"].value_counts().sort_index().tolist() == [
+        25, 85, 414, 322, 162, 389, 159, 80]
+    assert set(train["id"]).isdisjoint(val["id"])
+    again, _ = split_train_val(easy, 0.8, seed=0)
+    assert again["id"].tolist() == train["id"].tolist()
+    assert "out of" in easy["question"].iloc[0] and "out of" not in hard["question"].iloc[0]
+    assert easy.groupby("label")["p"].min().tolist()[0] == 0.0
+    assert hard.groupby("label")["p"].max().tolist()[-1] == 1.0
+
+
+def test_synthetic_is_byte_deterministic(tmp_path):
+    a = write_frog_like(tmp_path / "a", seed=7, n_easy=100, n_hard=50)
+    b = write_frog_like(tmp_path / "b", seed=7, n_easy=100, n_hard=50)
+    c = write_frog_like(tmp_path / "c", seed=8, n_easy=100, n_hard=50)
+    assert a == b and a["easy"] != c["easy"]
+    easy_a, easy_b = (tmp_path / d / "easy.jsonl" for d in ("a", "b"))
+    assert easy_a.read_bytes() == easy_b.read_bytes()
+    assert len(load_frog(tmp_path / "a", "hard")) == 50
+
+
+@pytest.mark.parametrize("budget", [16, 32, 64, 128, 256])
+def test_few_shot_subsets_are_class_stratified(tmp_path, budget):
+    write_frog_like(tmp_path, seed=0)
+    train, _ = split_train_val(load_frog(tmp_path, "easy"), seed=0)
+    sub = few_shot_subset(train, budget, seed=1)
+    counts = sub["label"].value_counts()
+    assert len(sub) == budget and counts.min() >= 1 and len(counts) == 8
+    assert few_shot_subset(train, budget, seed=1)["id"].tolist() == sub["id"].tolist()
+
+
+def test_largest_remainder_hand_computed():
+    # 10 over weights 5/3/2 with min 1: base 1,1,1; 7 more over spare 4/2/1 -> 4, 2, 1.
+    assert largest_remainder({0: 5, 1: 3, 2: 2}, 10, 1) == {0: 5, 1: 3, 2: 2}
+    assert stratified_counts({0: 1, 1: 100}, 4) == {0: 1, 1: 3}
+    with pytest.raises(ValueError, match="exceeds"):
+        stratified_counts({0: 1, 1: 2}, 4)
+
+
+def test_format_prompt_matches_app_c2():
+    text = format_prompt("[MASK] of the 20 students passed the exam, specifically 15 out of 20.")
+    assert text == (
+        "Choose the most appropriate quantifier for the\nblank in the following sentence:\n\n"
+        '"___ of the 20 students passed the exam, specifically 15 out of 20."\n\n'
+        "Options: (A) none (B) tiny amount (C) few (D) small amount (E) some "
+        "(F) moderate amount (G) most (H) all\n\nAnswer:"
+    )
