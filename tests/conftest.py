@@ -18,15 +18,7 @@ def shared_data() -> Path:
 
 @pytest.fixture
 def tiny_tokenizer():
-    """A character-level fast tokenizer built in memory (no hub access)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
+    """The library's offline character-level tokenizer."""
+    from dfil.model.backbone import char_tokenizer
 
-    chars = " abcdefghijklmnopqrstuvwxyz0123456789.,:;!?()_\"'-%ABCDEFGHIJKLMNOPQRSTUVWXYZ\n"
-    vocab = {"<pad>": 0, "<s>": 1, "<unk>": 2}
-    for ch in chars:
-        vocab.setdefault(ch, len(vocab))
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
-    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>",
-                                   bos_token="<s>")
+    return char_tokenizer()

@@ -16,6 +16,7 @@ TINY_LLAMA = {
 
 
 def tiny_config(method: str = "dfil", **overrides) -> ModelConfig:
-    backbone = BackboneConfig(name="tiny-llama", arch=dict(TINY_LLAMA), init_seed=0)
+    backbone = BackboneConfig(name="tiny-llama", arch=dict(TINY_LLAMA), init_seed=0,
+                              tokenizer="char")
     fields = {"backbone": backbone, "lora": LoraConfig(r=4, alpha=8), **overrides}
     return ModelConfig(method=method, **fields)

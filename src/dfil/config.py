@@ -31,6 +31,9 @@ class BackboneConfig:
 
     name: str = "tiny-llama"
     model_id: str = ""
+    #: Tokenizer hub id or path; "" uses model_id; "char" is the built-in offline
+    #: character-level tokenizer (tests and random-weight benchmarks).
+    tokenizer: str = ""
     arch: dict[str, Any] | None = None
     init_seed: int = 0
     quantized: bool = False
@@ -90,6 +93,9 @@ class ModelConfig:
 
     method: str = "dfil"
     num_classes: int = 8
+    #: "lora": LoRA-adapted backbone (the paper). "none": frozen backbone, heads only
+    #: (the embedded default's CPU mode; named as such in every output).
+    adapter: Literal["lora", "none"] = "lora"
     backbone: BackboneConfig = field(default_factory=BackboneConfig)
     lora: LoraConfig = field(default_factory=LoraConfig)
     heads: HeadsConfig = field(default_factory=HeadsConfig)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+
+from dfil.atomic import atomic_write_bytes
 
 
 class DataError(ValueError):
@@ -54,22 +54,6 @@ def dumps_jsonl(records: Iterable[dict[str, Any]]) -> bytes:
     lines = (json.dumps(r, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
              for r in records)
     return "".join(line + "\n" for line in lines).encode("utf-8")
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to a temporary sibling, fsync, then rename over ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> str:

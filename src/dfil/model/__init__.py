@@ -7,6 +7,7 @@ from dfil.model.backbone import (
     apply_lora,
     last_token_pool,
     load_backbone,
+    load_tokenizer,
     lora_target_modules,
     position_ids_from_mask,
 )
@@ -46,6 +47,7 @@ __all__ = [
     "count_trainable",
     "last_token_pool",
     "load_backbone",
+    "load_tokenizer",
     "lora_target_modules",
     "main_class_probs",
     "main_labels",

@@ -13,6 +13,7 @@ from peft import LoraConfig as PeftLoraConfig
 from peft import get_peft_model, prepare_model_for_kbit_training
 from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, PreTrainedModel
 
+from dfil.backbones import resolve_model_id
 from dfil.config import BackboneConfig, LoraConfig
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -72,13 +73,56 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
         return auto.from_config(config, dtype=dtype)
     if not spec.model_id:
         raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
+    model_id = resolve_model_id(spec.model_id)
     kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code}
     if spec.quantized:
         if not torch.cuda.is_available():
             raise RuntimeError(f"backbone {spec.name!r} is 4-bit quantized and needs CUDA")
         kwargs.update(quantization_config=bnb_4bit_config(), dtype=torch.bfloat16,
                       device_map={"": torch.cuda.current_device()})
-    return auto.from_pretrained(spec.model_id, **kwargs)
+    return auto.from_pretrained(model_id, **kwargs)
+
+
+def load_tokenizer(spec: BackboneConfig):
+    """The backbone's tokenizer, padding on the right with a pad token set.
+
+    ``spec.tokenizer == "char"`` builds an offline character-level tokenizer (random-weight
+    backbones in tests and benchmarks); otherwise the tokenizer of ``spec.tokenizer`` or
+    ``spec.model_id``.
+    """
+    name = spec.tokenizer or spec.model_id
+    if name == "char":
+        tokenizer = char_tokenizer()
+    elif not name:
+        raise ValueError(f"backbone {spec.name!r}: no tokenizer (set tokenizer or model_id)")
+    else:
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(
+            resolve_model_id(name), trust_remote_code=spec.trust_remote_code
+        )
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "right"
+    return tokenizer
+
+
+CHAR_VOCAB = (" abcdefghijklmnopqrstuvwxyz0123456789.,:;!?()_\"'-%/+*=<>[]&#$@"
+              "ABCDEFGHIJKLMNOPQRSTUVWXYZ\n")
+
+
+def char_tokenizer():
+    """Character-level fast tokenizer over :data:`CHAR_VOCAB` (ids 0-2: pad, bos, unk)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<pad>": 0, "<s>": 1, "<unk>": 2}
+    for ch in CHAR_VOCAB:
+        vocab.setdefault(ch, len(vocab))
+    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
+    return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>",
+                                   bos_token="<s>", eos_token="<s>")
 
 
 def apply_lora(model: PreTrainedModel, lora: LoraConfig, quantized: bool = False):

@@ -127,13 +127,22 @@ def build_heads(config: ModelConfig, d: int) -> DualPathHeads:
     return DualPathHeads(d, config.num_classes, spec, config.heads, config.loss.stop_grad_p)
 
 
-def build_model(config: ModelConfig) -> DualPathModel:
-    """Backbone (LoRA-wrapped) + heads for ``config``; heads in float32."""
+def build_model(config: ModelConfig, seed: int | None = None) -> DualPathModel:
+    """Backbone (LoRA-wrapped) + heads for ``config``; heads in float32.
+
+    ``seed`` seeds the LoRA and head initialisation (after a random-weight backbone has
+    been built from its own ``init_seed``), so each training seed starts elsewhere.
+    """
     spec = method_spec(config.method)
     if not spec.trains:
         raise ValueError(f"method {config.method!r} trains nothing; use dfil.model.zero_shot")
     backbone = load_backbone(config.backbone)
-    backbone = apply_lora(backbone, config.lora, quantized=config.backbone.quantized)
+    if seed is not None:
+        torch.manual_seed(seed)
+    if config.adapter == "lora":
+        backbone = apply_lora(backbone, config.lora, quantized=config.backbone.quantized)
+    else:
+        backbone.requires_grad_(False)
     return DualPathModel(backbone, build_heads(config, hidden_size(backbone)))
 
 

@@ -6,11 +6,11 @@ sha256 digests; the same seed gives byte-identical files.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfil.data.io import atomic_write_bytes, write_jsonl
+from dfil.atomic import atomic_write_json
+from dfil.data.io import write_jsonl
 from dfil.data.probes.compositional import EXCLUDED_PAIRS, TRIPLES, compositional_records
 from dfil.data.probes.csmc import csmc_records
 from dfil.data.probes.entailment import entailment_records
@@ -55,6 +55,5 @@ def write_probes(out_dir: str | Path, config: ProbeConfig = ProbeConfig()) -> di
     for name, records in generate_probes(config).items():
         manifest[name] = {"count": len(records), "sha256": write_jsonl(out / f"{name}.jsonl",
                                                                        records)}
-    text = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
-    atomic_write_bytes(out / "manifest.json", text.encode())
+    atomic_write_json(out / "manifest.json", manifest)
     return manifest

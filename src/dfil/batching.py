@@ -1,0 +1,64 @@
+"""Tokenised examples and padded batches (torch only where tensors are)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """Token ids of N prompts (ragged) with their labels ``[N]`` and proportions ``[N]``.
+
+    ``features [N, d]``, when set, are the frozen backbone's pooled states of the prompts
+    (frozen-backbone mode): the heads then read them instead of running the backbone.
+    """
+
+    ids: tuple[tuple[int, ...], ...]
+    labels: np.ndarray
+    p: np.ndarray
+    features: torch.Tensor | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def encode(tokenizer, prompts: Sequence[str], labels=None, p=None, max_length: int = 256,
+           truncation_side: str = "left") -> Encoded:
+    """Tokenise ``prompts``; longer ones keep their last ``max_length`` tokens by default,
+    since the prediction is read at the final token."""
+    tokenizer.truncation_side = truncation_side
+    out = tokenizer(list(prompts), truncation=True, max_length=max_length)
+    n = len(prompts)
+    return Encoded(
+        ids=tuple(tuple(x) for x in out["input_ids"]),
+        labels=np.array(labels if labels is not None else np.zeros(n), dtype=np.int64),
+        p=np.array(p if p is not None else np.full(n, np.nan), dtype=np.float32),
+    )
+
+
+def collate(enc: Encoded, index: Sequence[int], pad_id: int, device="cpu"):
+    """Right-padded ``input_ids [B, T]``, ``attention_mask [B, T]``, ``labels [B]``, ``p [B]``."""
+    rows = [enc.ids[i] for i in index]
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for j, r in enumerate(rows):
+        ids[j, : len(r)] = torch.tensor(r, dtype=torch.long)
+        mask[j, : len(r)] = 1
+    idx = np.asarray(index)
+    return (ids.to(device), mask.to(device), torch.from_numpy(enc.labels[idx]).to(device),
+            torch.from_numpy(enc.p[idx]).to(device))
+
+
+def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
+    """The shuffled example order of one epoch, a pure function of (seed, epoch) so a
+    resumed run sees exactly the batches an uninterrupted one would."""
+    return np.random.default_rng([seed, epoch]).permutation(n)
+
+
+def batches(order: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]

@@ -1,0 +1,124 @@
+"""One training cell: the resolved configuration of a single run (pure Python).
+
+A cell is one (task, backbone, method, lambda, budget, init, seed) point of the grid. Its
+YAML is what ``dfil train --cell`` reads; defaults follow the paper's recipe (App. C.1,
+inventory section 4) and every value is overridable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where the cell's data comes from and how it is cut (Sec. 5.1, App. C.3)."""
+
+    task: Literal["frog", "sst5", "sts22", "ordinal_standin"] = "frog"
+    #: FRoG: hub id, local file or directory (e.g. the synthetic stand-in's).
+    source: str = "GAIR/FRoG"
+    #: Test split source when it differs from ``source`` (SST-5/STS22 local files).
+    test_source: str = ""
+    frog_task: str = "mask_quant"
+    train_frac: float = 0.8
+    split_seed: int = 0
+    #: Few-shot training budget N; None trains on the full train split.
+    budget: int | None = None
+    fewshot_min_per_class: int = 1
+    #: Seed of the few-shot subsample; None draws a subset per training seed.
+    fewshot_seed: int | None = None
+    #: Cap on examples per split (0 = all), for smoke runs only.
+    max_examples: int = 0
+    max_length: int = 256
+    #: Keep the end of long prompts ("Answer:" is where the last-token state is read).
+    truncation_side: Literal["left", "right"] = "left"
+    probes_dir: str = ""
+    qure_source: str = ""
+    #: Say so in every output when the data is a synthetic stand-in.
+    standin: bool = False
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """App. C.1 recipe: AdamW, three LR groups, warmup + cosine, clip 1.0, 20 epochs x 8."""
+
+    epochs: int = 20
+    batch_size: int = 8
+    lr_lora: float = 2e-5
+    lr_heads: float = 1e-3
+    lr_mf: float = 1e-2
+    betas: tuple[float, ...] = (0.9, 0.999)
+    adam_eps: float = 1e-8
+    weight_decay: float = 1e-2
+    #: The warmup length is not given (note R-warmup).
+    warmup_ratio: float = 0.1
+    grad_clip: float = 1.0
+    seed: int = 42
+    #: bf16 autocast on CUDA (the paper's H200 runs); CPU trains in fp32 unless "bf16".
+    precision: Literal["auto", "fp32", "bf16"] = "auto"
+    #: Collapse remediation (App. D.2): retrain with stop-gradient when the MF accuracy on
+    #: validation ends below this; 0 disables it.
+    collapse_threshold: float = 0.05
+    #: Stop-gradient on p is on by default for budgets <= this (App. D.2).
+    stopgrad_max_budget: int = 256
+    eval_batch_size: int = 32
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Evaluation protocol knobs (Sec. 5, App. F)."""
+
+    #: Ensemble weight of the main path; None selects it on validation (few-shot).
+    alpha: float | None = 0.5
+    alpha_grid: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    grid_sizes: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
+    #: How a CSMC pair with equal predicted classes counts (note R-csmc-ties).
+    csmc_ties: Literal["consistent", "violation"] = "consistent"
+    probes: bool = True
+    qure: bool = True
+
+
+@dataclass(frozen=True)
+class CellConfig:
+    """Everything one run needs; saved resolved as ``cell.yaml`` in its run directory."""
+
+    name: str = "cell"
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+
+def resolve(cell: CellConfig) -> CellConfig:
+    """Apply the paper's implicit rules: stop-gradient on p for budgets <= 256."""
+    budget = cell.data.budget
+    if budget is not None and budget <= cell.train.stopgrad_max_budget:
+        loss = replace(cell.model.loss, stop_grad_p=True)
+        cell = replace(cell, model=replace(cell.model, loss=loss))
+    return cell
+
+
+def load_cell(path: str | Path) -> CellConfig:
+    """Read and resolve a cell YAML; :class:`ConfigError` names the file and the key."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: invalid YAML ({err})") from err
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read ({err})") from err
+    try:
+        return resolve(from_dict(CellConfig, data))
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+
+
+def dump_cell(cell: CellConfig) -> str:
+    """YAML text of a resolved cell (the ``cell.yaml`` of a run directory)."""
+    return yaml.safe_dump(to_dict(cell), sort_keys=False)

@@ -1,0 +1,86 @@
+"""Batched inference of a trained dual-path model over encoded prompts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from dfil.batching import Encoded, collate
+from dfil.inference import softmax
+from dfil.model import last_token_pool, main_class_probs
+from dfil.model.backbone import hidden_size
+
+
+@dataclass
+class Predictions:
+    """Per-example outputs; a path the method lacks is None.
+
+    main_probs ``[N, Q]``, p ``[N]``, mf_scores ``[N, Q]`` (memberships or no-MF logits).
+    """
+
+    main_probs: np.ndarray | None
+    p: np.ndarray | None
+    mf_scores: np.ndarray | None
+
+    @property
+    def mf_probs(self) -> np.ndarray | None:
+        """softmax of the MF scores (note R-mf-probs)."""
+        return None if self.mf_scores is None else softmax(self.mf_scores)
+
+
+def forward_batch(model, enc: Encoded, index, pad_id: int, device):
+    """Head outputs, labels ``[B]`` and proportions ``[B]`` for rows ``index`` of ``enc``:
+    through the backbone, or straight from cached features in frozen-backbone mode."""
+    if enc.features is not None:
+        idx = torch.as_tensor(np.asarray(index))
+        out = model.heads(enc.features[idx].to(device))
+        return (out, torch.from_numpy(enc.labels[np.asarray(index)]).to(device),
+                torch.from_numpy(enc.p[np.asarray(index)]).to(device))
+    ids, mask, y, p = collate(enc, index, pad_id, device)
+    return model(ids, mask), y, p
+
+
+@torch.no_grad()
+def pooled_features(model, enc: Encoded, pad_id: int, batch_size: int = 32) -> torch.Tensor:
+    """Last-token states ``[N, d]`` of the (frozen) backbone for every prompt of ``enc``."""
+    model.eval()
+    device = next(model.parameters()).device
+    order = np.argsort([len(x) for x in enc.ids], kind="stable")
+    rows = torch.empty(len(enc), hidden_size(model.backbone))
+    for start in range(0, len(enc), batch_size):
+        chunk = order[start:start + batch_size]
+        ids, mask, _, _ = collate(enc, chunk, pad_id, device)
+        states = model.encode(ids, mask)
+        rows[torch.as_tensor(chunk)] = last_token_pool(states, mask).float().cpu()
+    return rows
+
+
+@torch.no_grad()
+def predict(model, enc: Encoded, pad_id: int, batch_size: int = 32,
+            autocast_dtype: torch.dtype | None = None, order: str = "length") -> Predictions:
+    """Run ``model`` over ``enc`` in batches (sorted by length to cut padding)."""
+    model.eval()
+    device = next(model.parameters()).device
+    n = len(enc)
+    lengths = np.array([len(x) for x in enc.ids])
+    idx = np.argsort(lengths, kind="stable") if order == "length" else np.arange(n)
+    parts: dict[str, list[np.ndarray]] = {"main": [], "p": [], "mf": []}
+    spec = model.heads.spec
+    for start in range(0, n, batch_size):
+        chunk = idx[start:start + batch_size]
+        with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
+                            enabled=autocast_dtype is not None):
+            out, _, _ = forward_batch(model, enc, chunk, pad_id, device)
+        probs = main_class_probs(out, spec)
+        for key, value in (("main", probs), ("p", out.p), ("mf", out.mf_scores)):
+            if value is not None:
+                parts[key].append(value.float().cpu().numpy())
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[idx] = np.arange(n)
+
+    def gather(key):
+        return np.concatenate(parts[key])[inverse] if parts[key] else None
+
+    return Predictions(main_probs=gather("main"), p=gather("p"), mf_scores=gather("mf"))

@@ -1,0 +1,43 @@
+"""What every metrics file records about how it was produced (DESIGN "Results and
+provenance"): package version, git commit, device, wall time, peak memory."""
+
+from __future__ import annotations
+
+import platform
+import resource
+import subprocess
+from pathlib import Path
+
+import torch
+
+from dfil import __version__
+
+
+def git_commit() -> str:
+    """HEAD of the repository this package runs from, or "unknown" outside a checkout."""
+    try:
+        out = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse",
+                              "HEAD"], capture_output=True, text=True, timeout=10, check=True)
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
+
+
+def peak_memory_mb(device: torch.device) -> dict:
+    """Peak resident memory of this process and, on CUDA, peak allocated GPU memory."""
+    out = {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    if device.type == "cuda":
+        out["peak_gpu_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+    return out
+
+
+def provenance(device: torch.device, wall_seconds: float) -> dict:
+    return {"package_version": __version__, "git_commit": git_commit(),
+            "torch": torch.__version__, "device": device_name(device),
+            "wall_seconds": wall_seconds, **peak_memory_mb(device)}

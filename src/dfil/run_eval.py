@@ -1,0 +1,173 @@
+"""Evaluating a trained run directory: every metric of the paper from its one checkpoint.
+
+Writes ``metrics.json`` (all numbers, with provenance), ``predictions.parquet`` (one row per
+evaluated example and set) and ``mf.json`` (learned centers and widths).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from dfil import evaluate as ev
+from dfil.atomic import atomic_path, atomic_write_json
+from dfil.cell import load_cell
+from dfil.data.io import read_records
+from dfil.data.probes import PROBE_SETS, ProbeConfig, generate_probes
+from dfil.data.qure import load_qure
+from dfil.inference import softmax
+from dfil.model import load_backbone, load_tokenizer, method_spec
+from dfil.model.zero_shot import option_logprobs
+from dfil.predict import Predictions, predict
+from dfil.provenance import provenance
+from dfil.quantifiers import FROG_CLASSES
+from dfil.runner import SUMMARY, encode_frame, load_trained, task_frames, with_features
+from dfil.train import autocast_dtype, heads_centers
+
+
+def _probes(cell) -> dict[str, list[dict]]:
+    if cell.data.probes_dir:
+        root = Path(cell.data.probes_dir)
+        return {name: [r for _, r in read_records(root / f"{name}.jsonl")]
+                for name in PROBE_SETS}
+    return generate_probes(ProbeConfig())
+
+
+class _Scorer:
+    """Predictions for any list of texts, from a dual-path model or by option scoring."""
+
+    def __init__(self, cell, run_dir: Path, device):
+        self.cell, self.device = cell, device
+        self.spec = method_spec(cell.model.method)
+        self.tokenizer = load_tokenizer(cell.model.backbone)
+        if self.spec.trains:
+            _, self.model = load_trained(run_dir, device)
+            self.dtype = autocast_dtype(cell, device)
+            self.centers = heads_centers(self.model.heads)
+            mf = self.model.heads.mf
+            self.widths = (mf.widths().detach().double().cpu().numpy()
+                           if hasattr(mf, "widths") else None)
+        else:
+            self.model = load_backbone(cell.model.backbone, causal_lm=True).to(device).eval()
+            self.centers = self.widths = None
+
+    def __call__(self, frame: pd.DataFrame, text_col: str = "text", task: str | None = None,
+                 label_col: str | None = None, p_col: str | None = None) -> Predictions:
+        if not self.spec.trains:
+            from dfil.data.prompts import prompt_for
+
+            prompts = [prompt_for(task or self.cell.data.task, t) for t in frame[text_col]]
+            scores = option_logprobs(self.model, self.tokenizer, prompts, FROG_CLASSES,
+                                     self.cell.train.eval_batch_size)
+            return Predictions(main_probs=softmax(scores), p=None, mf_scores=None)
+        enc = encode_frame(self.tokenizer, self.cell, frame, task, text_col, label_col, p_col)
+        enc = with_features(self.model, enc, self.cell, self.tokenizer.pad_token_id)
+        return predict(self.model, enc, self.tokenizer.pad_token_id,
+                       self.cell.train.eval_batch_size, self.dtype)
+
+
+def _main(preds: Predictions):
+    return None if preds.main_probs is None else preds.main_probs.argmax(1)
+
+
+def _rows(set_name, ids, gold, p_true, preds, labels) -> pd.DataFrame:
+    n = len(ids)
+    frame = pd.DataFrame({"set": set_name, "id": list(ids),
+                          "gold": gold if gold is not None else np.full(n, -1),
+                          "p_true": p_true if p_true is not None else np.full(n, np.nan),
+                          "p_hat": preds.p if preds.p is not None else np.full(n, np.nan)})
+    for path in ("main", "mf", "ensemble"):
+        frame[f"{path}_label"] = labels.get(path, np.full(n, -1))
+    return frame
+
+
+def evaluate_run(run_dir: str | Path, log=print) -> dict:
+    """Compute every metric for the run in ``run_dir`` and write its output files."""
+    started = time.perf_counter()
+    run_dir = Path(run_dir)
+    cell = load_cell(run_dir / "cell.yaml")
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    score = _Scorer(cell, run_dir, device)
+    centers, q = score.centers, cell.model.num_classes
+    frames = task_frames(cell)
+    val_preds = score(frames["val"], label_col="label", p_col="p")
+    alpha = cell.eval.alpha
+    if alpha is None:
+        alpha = ev.select_alpha(val_preds, frames["val"]["label"].to_numpy(), cell.eval.alpha_grid)
+    test_preds = score(frames["test"], label_col="label", p_col="p")
+    gold = frames["test"]["label"].to_numpy()
+    p_test = frames["test"]["p"].to_numpy()
+    test_labels = ev.path_labels(test_preds, centers, alpha)
+    metrics = {"cell": cell.name, "method": cell.model.method, "alpha": alpha,
+               "test": {path: ev.accuracy_block(lab, gold, p_test, q)
+                        for path, lab in test_labels.items()},
+               "val": {path: ev.accuracy_block(lab, frames["val"]["label"].to_numpy(), None, q)
+                       for path, lab in ev.path_labels(val_preds, centers, alpha).items()}}
+    if test_preds.p is not None:
+        metrics["p_mae"] = float(np.abs(test_preds.p - p_test).mean())
+    if centers is not None:
+        metrics["grid"] = ev.grid_check(centers, score.widths, cell.eval.grid_sizes)
+    predictions = [_rows("test", frames["test"]["id"], gold, p_test, test_preds, test_labels)]
+    if cell.data.task == "frog" and cell.eval.probes:
+        metrics.update(_probe_metrics(cell, score, centers, alpha, predictions, log))
+    if cell.data.task == "frog" and cell.eval.qure and cell.data.qure_source:
+        qure = load_qure(cell.data.qure_source)
+        preds = score(qure, task="frog", label_col="label", p_col="p")
+        labels = ev.path_labels(preds, centers, alpha)
+        metrics["qure"] = {path: ev.accuracy_block(lab, qure["label"].to_numpy(), None, q)
+                           for path, lab in labels.items()}
+        predictions.append(_rows("qure", qure["id"], qure["label"].to_numpy(),
+                                 qure["p"].to_numpy(), preds, labels))
+    summary = json.loads((run_dir / SUMMARY).read_text())
+    metrics["train"] = summary
+    metrics["config_hash"] = summary["config_hash"]
+    for key in ("note", "data_note"):
+        if key in summary:
+            metrics[key] = summary[key]
+    metrics["seed"] = cell.train.seed
+    metrics["provenance"] = provenance(device, time.perf_counter() - started)
+    with atomic_path(run_dir / "predictions.parquet") as tmp:
+        pd.concat(predictions, ignore_index=True).to_parquet(tmp, index=False)
+    mf = {"centers": None if centers is None else centers.tolist(),
+          "widths": None if score.widths is None else score.widths.tolist(),
+          "init": cell.model.heads.mf_init}
+    atomic_write_json(run_dir / "mf.json", mf)
+    atomic_write_json(run_dir / "metrics.json", metrics)
+    return metrics
+
+
+def _probe_metrics(cell, score, centers, alpha, predictions: list, log) -> dict:
+    probes = _probes(cell)
+    out = {}
+    comp = pd.DataFrame(probes["compositional"])
+    preds = score(comp, task="frog")
+    out["compositional"] = ev.compositional_metrics(probes["compositional"], preds, centers,
+                                                    _main(preds))
+    predictions.append(_rows("compositional", comp["id"], comp["qure_label"].to_numpy(),
+                             comp["p_base"].to_numpy(), preds,
+                             ev.path_labels(preds, centers, alpha)))
+    for name, col_a, col_b in (("csmc", "text_a", "text_b"),
+                               ("entailment", "text_i", "text_j")):
+        frame = pd.DataFrame(probes[name])
+        pa, pb = score(frame, col_a, "frog"), score(frame, col_b, "frog")
+        la, lb = ev.path_labels(pa, centers, alpha), ev.path_labels(pb, centers, alpha)
+        if name == "csmc":
+            out["csmc"] = ev.csmc_metrics(probes["csmc"], la, lb, cell.eval.csmc_ties)
+        else:
+            out["entailment"] = ev.entailment_metrics(probes["entailment"], centers, la, lb)
+        for side, preds_side, labels_side in (("a", pa, la), ("b", pb, lb)):
+            predictions.append(_rows(f"{name}_{side}", frame["id"], None, None, preds_side,
+                                     labels_side))
+    for name, metric in (("ipr", ev.ipr_metrics), ("naturalistic", ev.naturalistic_metrics)):
+        frame = pd.DataFrame(probes[name])
+        preds = score(frame, task="frog")
+        out[name] = metric(probes[name], preds, centers, _main(preds))
+        gold_col = "label" if name == "ipr" else "qure_label"
+        predictions.append(_rows(name, frame["id"], frame[gold_col].to_numpy(), None, preds,
+                                 ev.path_labels(preds, centers, alpha)))
+    return out

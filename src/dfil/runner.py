@@ -1,0 +1,178 @@
+"""One cell end to end: its data, its training attempts, its evaluation, its run directory.
+
+Run directory (DESIGN "Results and provenance"): ``cell.yaml``, ``model.safetensors`` (best
+by validation loss), ``train_log.jsonl``, ``train_summary.json``, then after evaluation
+``metrics.json``, ``predictions.parquet`` and ``mf.json``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from dfil.atomic import atomic_path, atomic_write_bytes, atomic_write_json
+from dfil.backbones import cache_dir
+from dfil.batching import Encoded, encode
+from dfil.cell import CellConfig, dump_cell, load_cell
+from dfil.checkpoint import CheckpointError, load_into, read_checkpoint
+from dfil.config import ConfigError, config_hash, to_dict
+from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_train_val
+from dfil.data.prompts import prompt_for
+from dfil.data.synthetic import ordinal_standin_records
+from dfil.model import build_model, load_tokenizer, method_spec
+from dfil.predict import pooled_features
+from dfil.provenance import provenance
+from dfil.train import (
+    BEST,
+    RESUME,
+    TrainData,
+    needs_remediation,
+    remediated,
+    train_attempt,
+)
+
+SUMMARY = "train_summary.json"
+FROZEN_NOTE = "frozen backbone: heads trained on cached last-token features, no LoRA"
+
+
+def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
+    """train / val / test frames (columns text, label, p, id) of the cell's task."""
+    d = cell.data
+    if d.task == "frog":
+        easy = load_frog(d.source, "easy", d.frog_task).rename(columns={"question": "text"})
+        train, val = split_train_val(easy, d.train_frac, d.split_seed)
+        test = load_frog(d.test_source or d.source, "hard", d.frog_task).rename(
+            columns={"question": "text"})
+    elif d.task == "ordinal_standin":
+        rows = pd.DataFrame(ordinal_standin_records(1500, d.split_seed))
+        rows["p"] = (rows["label"] + 0.5) / 5
+        pool, test = rows.iloc[:1000], rows.iloc[1000:].reset_index(drop=True)
+        train, val = split_train_val(pool.reset_index(drop=True), d.train_frac, d.split_seed)
+    else:
+        loader = load_sst5 if d.task == "sst5" else load_sts22
+        if not d.test_source:
+            raise ConfigError(f"data.test_source: task {d.task} needs a test file or split")
+        pool = loader(d.source, "train")
+        train, val = split_train_val(pool, d.train_frac, d.split_seed)
+        test = loader(d.test_source, "test")
+    if d.budget is not None:
+        seed = cell.train.seed if d.fewshot_seed is None else d.fewshot_seed
+        train = few_shot_subset(train, d.budget, seed, d.fewshot_min_per_class)
+    frames = {"train": train, "val": val, "test": test}
+    if d.max_examples:
+        frames = {k: v.iloc[: d.max_examples] for k, v in frames.items()}
+    return {k: v.reset_index(drop=True) for k, v in frames.items()}
+
+
+def encode_frame(tokenizer, cell: CellConfig, frame: pd.DataFrame, task: str | None = None,
+                 text_col: str = "text", label_col: str | None = "label",
+                 p_col: str | None = "p") -> Encoded:
+    prompts = [prompt_for(task or cell.data.task, t) for t in frame[text_col]]
+    return encode(tokenizer, prompts,
+                  frame[label_col].to_numpy() if label_col else None,
+                  frame[p_col].to_numpy() if p_col and p_col in frame else None,
+                  cell.data.max_length, cell.data.truncation_side)
+
+
+def with_features(model, enc: Encoded, cell: CellConfig, pad_id: int) -> Encoded:
+    """Frozen-backbone mode: attach pooled features, cached on disk per backbone and inputs."""
+    if cell.model.adapter != "none" or method_spec(cell.model.method).attn_pool:
+        return enc
+    key = hashlib.sha256(json.dumps(
+        [to_dict(cell.model.backbone), cell.data.max_length, enc.ids]).encode()).hexdigest()
+    path = cache_dir() / "features" / f"{key[:32]}.safetensors"
+    from safetensors.torch import load_file, save_file
+
+    if path.is_file():
+        feats = load_file(str(path))["features"]
+    else:
+        feats = pooled_features(model, enc, pad_id, cell.train.eval_batch_size)
+        with atomic_path(path) as tmp:
+            save_file({"features": feats.contiguous()}, tmp)
+    return replace(enc, features=feats)
+
+
+def _write_cell(run_dir: Path, cell: CellConfig) -> None:
+    text = dump_cell(cell)
+    existing = run_dir / "cell.yaml"
+    if existing.is_file() and existing.read_text() != text and (run_dir / RESUME).exists():
+        raise ConfigError(f"{existing}: differs from the cell being trained, and {RESUME} "
+                          "belongs to the old one; use a fresh run directory")
+    atomic_write_bytes(existing, text.encode())
+
+
+def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
+    """Train the cell at ``cell_path`` into ``run_dir`` (resuming if it was interrupted)."""
+    started = time.perf_counter()
+    cell = load_cell(cell_path)
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    _write_cell(run_dir, cell)
+    spec = method_spec(cell.model.method)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    summary = {"cell": cell.name, "config_hash": config_hash(cell), "method": spec.name,
+               "frozen_backbone": cell.model.adapter == "none", "attempts": []}
+    if cell.model.adapter == "none":
+        summary["note"] = FROZEN_NOTE
+    if cell.data.standin:
+        summary["data_note"] = "synthetic stand-in data, not the paper's dataset"
+    if not spec.trains:
+        summary["trained"] = False
+    else:
+        frames = task_frames(cell)
+        tokenizer = load_tokenizer(cell.model.backbone)
+        attempts_done = _attempts_so_far(run_dir)
+        attempt_cell = cell
+        for attempt in (1, 2):
+            if attempt == 2:
+                if not needs_remediation(attempts_done[0], cell):
+                    break
+                attempt_cell = remediated(cell)
+                log(f"MF accuracy {attempts_done[0]['final'].get('val_acc_mf'):.3f} is below "
+                    f"{cell.train.collapse_threshold}: retraining with stop-gradient on p")
+            if len(attempts_done) >= attempt:
+                continue
+            model = build_model(attempt_cell.model, seed=cell.train.seed).to(device)
+            pad = tokenizer.pad_token_id
+            data = TrainData(
+                train=with_features(model, encode_frame(tokenizer, cell, frames["train"]),
+                                    cell, pad),
+                val=with_features(model, encode_frame(tokenizer, cell, frames["val"]),
+                                  cell, pad),
+                pad_id=pad)
+            result = train_attempt(model, attempt_cell, data, run_dir, attempt, log)
+            if attempt == 1 and needs_remediation(result, cell):
+                shutil.copyfile(run_dir / BEST, run_dir / "attempt1_model.safetensors")
+            attempts_done.append(result)
+            atomic_write_json(run_dir / "attempts.json", attempts_done)
+            (run_dir / RESUME).unlink(missing_ok=True)
+        summary["attempts"] = attempts_done
+        summary["remediated"] = len(attempts_done) > 1
+        summary["trained"] = True
+        summary["train_examples"] = len(frames["train"])
+    summary["provenance"] = provenance(device, time.perf_counter() - started)
+    atomic_write_json(run_dir / SUMMARY, summary)
+    return summary
+
+
+def _attempts_so_far(run_dir: Path) -> list[dict]:
+    path = run_dir / "attempts.json"
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
+def load_trained(run_dir: Path, device):
+    """Model of a run directory's best checkpoint, checked against its cell."""
+    cell = load_cell(run_dir / "cell.yaml")
+    config, tensors, _ = read_checkpoint(run_dir / BEST)
+    if config.method != cell.model.method:
+        raise CheckpointError(f"{run_dir / BEST}: method {config.method} != cell's")
+    model = build_model(config).to(device)
+    load_into(model, tensors, run_dir / BEST)
+    return cell, model

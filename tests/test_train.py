@@ -1,0 +1,226 @@
+"""Training one cell: smoke run, preemption (SIGTERM and SIGKILL), determinism,
+collapse remediation, damaged checkpoints. Tiny random Llama, synthetic FRoG data."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dfil.cli import main
+from dfil.data.synthetic import write_frog_like
+from tinymodel import TINY_LLAMA
+
+RUN_FILES = {"cell.yaml", "model.safetensors", "train_log.jsonl", "train_summary.json",
+             "metrics.json", "predictions.parquet", "mf.json"}
+
+
+@pytest.fixture(scope="module")
+def frog_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("frog")
+    write_frog_like(out, seed=0, n_easy=96, n_hard=40)
+    return out
+
+
+def make_cell(tmp: Path, frog: Path, name="smoke", probes=False, **train) -> Path:
+    cell = {
+        "name": name,
+        "model": {"method": "dfil",
+                  "backbone": {"name": "tiny-llama",
+                               "arch": dict(TINY_LLAMA, max_position_embeddings=512),
+                               "tokenizer": "char"},
+                  "lora": {"r": 4, "alpha": 8}},
+        "data": {"source": str(frog), "max_length": 128, "standin": True},
+        "train": {"epochs": 3, "batch_size": 8, "seed": 123, **train},
+        "eval": {"grid_sizes": [1000], "probes": probes},
+    }
+    path = tmp / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(cell))
+    return path
+
+
+def stable(metrics: dict) -> dict:
+    """metrics.json without what legitimately differs between processes."""
+    out = dict(metrics)
+    out.pop("provenance")
+    train = dict(out.pop("train"))
+    train.pop("provenance")
+    train["attempts"] = [{k: v for k, v in a.items() if k != "train_seconds_this_process"}
+                         for a in train["attempts"]]
+    out["train"] = train
+    return out
+
+
+def run_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dfil.cli", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def interrupted(cell: Path, out: Path, sig: str, at_step: int) -> subprocess.CompletedProcess:
+    """Run `dfil train` in a child that sends itself ``sig`` just before training step
+    ``at_step`` (counted over loss computations), through the real signal machinery."""
+    script = textwrap.dedent(f"""
+        import os, signal, sys
+        import dfil.train as t
+        real, calls = t.compute_loss, [0]
+        def counting(*a, **k):
+            calls[0] += 1
+            if calls[0] == {at_step}:
+                os.kill(os.getpid(), signal.{sig})
+            return real(*a, **k)
+        t.compute_loss = counting
+        from dfil.cli import main
+        sys.exit(main(["train", "--cell", {str(cell)!r}, "--out", {str(out)!r}]))
+    """)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory, frog_dir):
+    tmp = tmp_path_factory.mktemp("ref")
+    cell = make_cell(tmp, frog_dir)
+    assert main(["train", "--cell", str(cell), "--out", str(tmp / "run")]) == 0
+    assert main(["evaluate", "--run", str(tmp / "run")]) == 0
+    return tmp / "run"
+
+
+def test_smoke_cell_writes_every_file_with_probes(tmp_path, frog_dir):
+    cell = make_cell(tmp_path, frog_dir, probes=True, epochs=1)
+    assert main(["train", "--cell", str(cell), "--out", str(tmp_path / "run")]) == 0
+    assert main(["evaluate", "--run", str(tmp_path / "run")]) == 0
+    run = tmp_path / "run"
+    assert RUN_FILES <= {p.name for p in run.iterdir()}
+    assert not (run / "resume.pt").exists()
+    m = json.loads((run / "metrics.json").read_text())
+    for key in ("compositional", "csmc", "ipr", "entailment", "naturalistic", "grid", "p_mae"):
+        assert key in m
+    assert set(m["test"]) == {"main", "mf", "ensemble"}
+    assert m["grid"]["1000"]["nearest_center"] == 0
+    assert m["compositional"]["oracle"]["self"]["all"] == 1.0  # by construction
+    assert m["entailment"]["mf_centers"] == 1.0  # by construction
+    assert m["data_note"].startswith("synthetic stand-in")
+    prov = m["provenance"]
+    assert {"git_commit", "package_version", "device", "wall_seconds", "peak_rss_mb"} <= set(prov)
+    log = [json.loads(x) for x in (run / "train_log.jsonl").read_text().splitlines()]
+    assert len(log) == 1 and {"val_loss", "val_acc_mf", "centers", "train_total"} <= set(log[0])
+    import pandas as pd
+
+    preds = pd.read_parquet(run / "predictions.parquet")
+    assert {"test", "compositional", "csmc_a", "entailment_b", "ipr"} <= set(preds["set"])
+
+
+def test_same_seed_twice_gives_identical_metrics(tmp_path, frog_dir, reference):
+    cell = make_cell(tmp_path, frog_dir)
+    assert main(["train", "--cell", str(cell), "--out", str(tmp_path / "run")]) == 0
+    assert main(["evaluate", "--run", str(tmp_path / "run")]) == 0
+    again = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    first = json.loads((reference / "metrics.json").read_text())
+    assert stable(again) == stable(first)
+    assert (tmp_path / "run" / "model.safetensors").read_bytes() == (
+        reference / "model.safetensors").read_bytes()
+
+
+@pytest.mark.parametrize("sig,at_step", [("SIGTERM", 18), ("SIGKILL", 17)])
+def test_killed_training_resumes_to_identical_metrics(tmp_path, frog_dir, reference, sig,
+                                                      at_step):
+    # 77 train examples / batch 8 = 10 steps per epoch: step 18 is mid epoch 2, after the
+    # epoch-1 checkpoint.
+    cell = make_cell(tmp_path, frog_dir)
+    run = tmp_path / "run"
+    first = interrupted(cell, run, sig, at_step)
+    if sig == "SIGTERM":
+        assert first.returncode == 143, first.stderr
+        assert "preempted" in first.stderr
+    else:
+        assert first.returncode == -9
+    assert (run / "resume.pt").exists() and not (run / "train_summary.json").exists()
+    second = run_cli("train", "--cell", cell, "--out", run)
+    assert second.returncode == 0, second.stderr
+    assert "resuming attempt 1 at epoch 2" in second.stdout
+    assert main(["evaluate", "--run", str(run)]) == 0
+    resumed = json.loads((run / "metrics.json").read_text())
+    assert stable(resumed) == stable(json.loads((reference / "metrics.json").read_text()))
+    assert (run / "train_log.jsonl").read_text() == (reference / "train_log.jsonl").read_text()
+
+
+def test_forced_mf_collapse_triggers_remediation(tmp_path, frog_dir):
+    # A threshold above 1 makes any MF accuracy a collapse.
+    cell = make_cell(tmp_path, frog_dir, epochs=1, collapse_threshold=1.01)
+    run = tmp_path / "run"
+    assert main(["train", "--cell", str(cell), "--out", str(run)]) == 0
+    assert main(["evaluate", "--run", str(run)]) == 0
+    attempts = json.loads((run / "metrics.json").read_text())["train"]["attempts"]
+    assert [a["attempt"] for a in attempts] == [1, 2]
+    assert [a["stop_grad_p"] for a in attempts] == [False, True]
+    assert (run / "attempt1_model.safetensors").is_file()
+
+
+def test_few_shot_budget_turns_stop_gradient_on(tmp_path, frog_dir):
+    from dfil.cell import load_cell
+
+    path = make_cell(tmp_path, frog_dir)
+    data = yaml.safe_load(path.read_text())
+    data["data"]["budget"] = 16
+    path.write_text(yaml.safe_dump(data))
+    assert load_cell(path).model.loss.stop_grad_p is True
+
+
+def test_corrupt_checkpoints_are_clear_errors(tmp_path, frog_dir, capsys):
+    cell = make_cell(tmp_path, frog_dir)
+    run = tmp_path / "run"
+    assert interrupted(cell, run, "SIGTERM", 5).returncode == 143
+    resume = run / "resume.pt"
+    resume.write_bytes(resume.read_bytes()[: resume.stat().st_size // 2])
+    assert main(["train", "--cell", str(cell), "--out", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert "resume.pt: resume checkpoint is corrupt or truncated" in err
+    assert resume.exists()  # nothing is thrown away
+    best = run / "model.safetensors"
+    best.write_bytes(b"garbage")
+    assert main(["evaluate", "--run", str(run)]) == 2
+    assert "model.safetensors: not a readable safetensors checkpoint" in capsys.readouterr().err
+
+
+def test_bad_cell_key_is_named(tmp_path, frog_dir, capsys):
+    path = make_cell(tmp_path, frog_dir)
+    data = yaml.safe_load(path.read_text())
+    data["train"]["epocs"] = 3
+    path.write_text(yaml.safe_dump(data))
+    assert main(["train", "--cell", str(path), "--out", str(tmp_path / "run")]) == 2
+    assert "train.epocs: unknown key" in capsys.readouterr().err
+
+
+def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatch):
+    monkeypatch.setenv("DFIL_CACHE", str(tmp_path / "cache"))
+    path = make_cell(tmp_path, frog_dir, epochs=1)
+    data = yaml.safe_load(path.read_text())
+    data["model"]["adapter"] = "none"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["train", "--cell", str(path), "--out", str(tmp_path / "run")]) == 0
+    assert main(["evaluate", "--run", str(tmp_path / "run")]) == 0
+    m = json.loads((tmp_path / "run" / "metrics.json").read_text())
+    assert m["note"].startswith("frozen backbone")
+    assert list((tmp_path / "cache" / "features").glob("*.safetensors"))
+    from safetensors.torch import load_file
+
+    tensors = load_file(str(tmp_path / "run" / "model.safetensors"))
+    assert all(k.startswith("heads.") for k in tensors)
+
+
+def test_zero_shot_needs_no_training(tmp_path, frog_dir):
+    path = make_cell(tmp_path, frog_dir)
+    data = yaml.safe_load(path.read_text())
+    data["model"]["method"] = "zero_shot"
+    path.write_text(yaml.safe_dump(data))
+    run = tmp_path / "run"
+    assert main(["train", "--cell", str(path), "--out", str(run)]) == 0
+    assert not (run / "model.safetensors").exists()
+    assert main(["evaluate", "--run", str(run)]) == 0
+    m = json.loads((run / "metrics.json").read_text())
+    assert set(m["test"]) == {"main"} and m["train"]["trained"] is False
