@@ -54,6 +54,24 @@ def collate(enc: Encoded, index: Sequence[int], pad_id: int, device="cpu"):
             torch.from_numpy(enc.p[idx]).to(device))
 
 
+def collate_packed(enc: Encoded, index: Sequence[int], device="cpu"):
+    """Padding-free batch: the rows of ``index`` concatenated into one sequence.
+
+    Returns ``input_ids [1, T]``, ``position_ids [1, T]`` restarting at 0 for each example
+    (transformers turns restarting positions into a block-diagonal causal mask, so no token
+    attends across examples), ``last [B]`` the index of each example's final token,
+    ``labels [B]`` and ``p [B]``.
+    """
+    rows = [enc.ids[i] for i in index]
+    lengths = torch.tensor([len(r) for r in rows])
+    ids = torch.tensor([t for r in rows for t in r], dtype=torch.long).unsqueeze(0)
+    positions = torch.cat([torch.arange(n) for n in lengths.tolist()]).unsqueeze(0)
+    last = torch.cumsum(lengths, 0) - 1
+    idx = np.asarray(index)
+    return (ids.to(device), positions.to(device), last.to(device),
+            torch.from_numpy(enc.labels[idx]).to(device), torch.from_numpy(enc.p[idx]).to(device))
+
+
 def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
     """The shuffled example order of one epoch, a pure function of (seed, epoch) so a
     resumed run sees exactly the batches an uninterrupted one would."""

@@ -68,6 +68,9 @@ class TrainConfig:
     #: Stop-gradient on p is on by default for budgets <= this (App. D.2).
     stopgrad_max_budget: int = 256
     eval_batch_size: int = 32
+    #: Padding-free training batches (examples concatenated, positions restarting); the
+    #: same model up to float rounding, without the padding compute. Off for attn_pool.
+    packing: bool = True
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,8 @@ class BackboneConfig:
     quantized: bool = False
     trust_remote_code: bool = False
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    #: SDPA by default; flash_attention_2 where the package is installed.
+    attn_implementation: Literal["sdpa", "eager", "flash_attention_2"] = "sdpa"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dfil.batching import Encoded, collate
+from dfil.batching import Encoded, collate, collate_packed
 from dfil.inference import softmax
 from dfil.model import last_token_pool, main_class_probs
 from dfil.model.backbone import hidden_size
@@ -30,9 +30,13 @@ class Predictions:
         return None if self.mf_scores is None else softmax(self.mf_scores)
 
 
-def forward_batch(model, enc: Encoded, index, pad_id: int, device):
+def forward_batch(model, enc: Encoded, index, pad_id: int, device, packed: bool = False):
     """Head outputs, labels ``[B]`` and proportions ``[B]`` for rows ``index`` of ``enc``:
-    through the backbone, or straight from cached features in frozen-backbone mode."""
+    through the backbone (padded, or padding-free when ``packed``), or straight from cached
+    features in frozen-backbone mode."""
+    if packed and enc.features is None and model.heads.attn is None:
+        ids, positions, last, y, p = collate_packed(enc, index, device)
+        return model.forward_packed(ids, positions, last), y, p
     if enc.features is not None:
         idx = torch.as_tensor(np.asarray(index))
         out = model.heads(enc.features[idx].to(device))
@@ -43,8 +47,10 @@ def forward_batch(model, enc: Encoded, index, pad_id: int, device):
 
 
 @torch.no_grad()
-def pooled_features(model, enc: Encoded, pad_id: int, batch_size: int = 32) -> torch.Tensor:
-    """Last-token states ``[N, d]`` of the (frozen) backbone for every prompt of ``enc``."""
+def pooled_features(model, enc: Encoded, pad_id: int, batch_size: int = 32,
+                    autocast_dtype: torch.dtype | None = None) -> torch.Tensor:
+    """Last-token states ``[N, d]`` of the (frozen) backbone for every prompt of ``enc``,
+    under ``autocast_dtype`` autocast when given (bf16 is ~4x faster on a CPU)."""
     model.eval()
     device = next(model.parameters()).device
     order = np.argsort([len(x) for x in enc.ids], kind="stable")
@@ -52,7 +58,9 @@ def pooled_features(model, enc: Encoded, pad_id: int, batch_size: int = 32) -> t
     for start in range(0, len(enc), batch_size):
         chunk = order[start:start + batch_size]
         ids, mask, _, _ = collate(enc, chunk, pad_id, device)
-        states = model.encode(ids, mask)
+        with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
+                            enabled=autocast_dtype is not None):
+            states = model.encode(ids, mask)
         rows[torch.as_tensor(chunk)] = last_token_pool(states, mask).float().cpu()
     return rows
 

@@ -33,6 +33,7 @@ from dfil.train import (
     BEST,
     RESUME,
     TrainData,
+    autocast_dtype,
     needs_remediation,
     remediated,
     train_attempt,
@@ -86,14 +87,16 @@ def with_features(model, enc: Encoded, cell: CellConfig, pad_id: int) -> Encoded
     if cell.model.adapter != "none" or method_spec(cell.model.method).attn_pool:
         return enc
     key = hashlib.sha256(json.dumps(
-        [to_dict(cell.model.backbone), cell.data.max_length, enc.ids]).encode()).hexdigest()
+        [to_dict(cell.model.backbone), cell.data.max_length, cell.train.precision,
+     enc.ids]).encode()).hexdigest()
     path = cache_dir() / "features" / f"{key[:32]}.safetensors"
     from safetensors.torch import load_file, save_file
 
     if path.is_file():
         feats = load_file(str(path))["features"]
     else:
-        feats = pooled_features(model, enc, pad_id, cell.train.eval_batch_size)
+        dtype = autocast_dtype(cell, next(model.parameters()).device)
+        feats = pooled_features(model, enc, pad_id, cell.train.eval_batch_size, dtype)
         with atomic_path(path) as tmp:
             save_file({"features": feats.contiguous()}, tmp)
     return replace(enc, features=feats)

@@ -195,7 +195,8 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
             for s in range(step, len(plan)):
                 with torch.autocast(device.type, dtype=dtype or torch.float32,
                                     enabled=dtype is not None):
-                    out, y, p = forward_batch(model, data.train, plan[s], data.pad_id, device)
+                    out, y, p = forward_batch(model, data.train, plan[s], data.pad_id, device,
+                                              packed=cfg.packing)
                 terms = compute_loss(out, y, p, spec, cell.model.loss, weights)
                 terms.total.backward()
                 torch.nn.utils.clip_grad_norm_(trainable, cfg.grad_clip)

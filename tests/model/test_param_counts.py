@@ -4,15 +4,9 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModel
 
+from dfil.archs import arch
 from dfil.config import LoraConfig, ModelConfig
 from dfil.model import apply_lora, build_heads, count_trainable
-
-# Qwen2.5-1.5B's published config.json (the parts that set parameter shapes).
-QWEN25_1_5B = dict(
-    hidden_size=1536, intermediate_size=8960, num_hidden_layers=28, num_attention_heads=12,
-    num_key_value_heads=2, vocab_size=151936, max_position_embeddings=131072,
-    tie_word_embeddings=True, rms_norm_eps=1e-6, rope_theta=1000000.0,
-)
 
 PAPER_COUNTS = {  # Table ablation_detail
     "dfil": 2_974_489,
@@ -25,7 +19,8 @@ PAPER_COUNTS = {  # Table ablation_detail
 
 @pytest.fixture(scope="module")
 def lora_qwen():
-    config = AutoConfig.for_model("qwen2", **QWEN25_1_5B)
+    spec = arch("qwen2.5-1.5b")
+    config = AutoConfig.for_model(spec.pop("model_type"), **spec)
     with torch.device("meta"):
         model = AutoModel.from_config(config)
         model = apply_lora(model, LoraConfig(r=16, alpha=32, targets=("q", "v")))

@@ -70,11 +70,13 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
         arch = dict(spec.arch)
         config = AutoConfig.for_model(arch.pop("model_type"), **arch)
         torch.manual_seed(spec.init_seed)
-        return auto.from_config(config, dtype=dtype)
+        return auto.from_config(config, dtype=dtype,
+                                attn_implementation=spec.attn_implementation)
     if not spec.model_id:
         raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
     model_id = resolve_model_id(spec.model_id)
-    kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code}
+    kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code,
+              "attn_implementation": spec.attn_implementation}
     if spec.quantized:
         if not torch.cuda.is_available():
             raise RuntimeError(f"backbone {spec.name!r} is 4-bit quantized and needs CUDA")

@@ -115,6 +115,18 @@ class DualPathModel(nn.Module):
         )
         return out.last_hidden_state
 
+    def forward_packed(self, input_ids: torch.Tensor, position_ids: torch.Tensor,
+                       last: torch.Tensor) -> HeadOutputs:
+        """Padding-free forward: ``input_ids, position_ids [1, T]`` hold several examples
+        whose positions restart at 0; ``last [B]`` indexes each one's final token. Without an
+        attention mask, transformers builds a block-diagonal causal mask from the restarts.
+        Not for attention pooling, which needs each example's own token span."""
+        if self.heads.attn is not None:
+            raise ValueError("attention pooling needs padded batches, not packed ones")
+        out = self.backbone(input_ids=input_ids, position_ids=position_ids, use_cache=False)
+        h = out.last_hidden_state[0, last]
+        return self.heads(h.to(next(self.heads.parameters()).dtype))
+
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> HeadOutputs:
         states = self.encode(input_ids, attention_mask)
         h = last_token_pool(states, attention_mask)

@@ -1,0 +1,31 @@
+"""The benchmark scripts run and print their figures (tiny sizes; timings are not tested)."""
+
+import json
+import runpy
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def run_script(name, args, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "argv", [name, *args])
+    runpy.run_path(str(BENCH / name), run_name="__main__")
+    return capsys.readouterr().out
+
+
+def test_train_throughput_prints_both_paths(capsys, monkeypatch):
+    out = run_script("train_throughput.py", ["--arch", "tiny-llama", "--device", "cpu",
+                                             "--steps", "2", "--warmup", "1"],
+                     capsys, monkeypatch)
+    report = json.loads(out[: out.rindex("}") + 1])
+    paths = {r["path"] for r in report["results"]}
+    assert paths == {"dfil", "dfil-padded", "plain"}
+    for r in report["results"]:
+        assert r["tokens_per_s"] > 0 and r["projected_cell_minutes"] > 0
+    assert "MFU(6N)" in out
+
+
+def test_hot_paths_prints_ratio(capsys, monkeypatch):
+    out = run_script("hot_paths.py", ["--n", "20000", "--repeats", "1"], capsys, monkeypatch)
+    assert "x argsort" in out and "grid check" in out
