@@ -86,6 +86,22 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
+def timed(step, data: Encoded, batch: int, steps: int, warmup: int, device) -> tuple:
+    """Run ``step(index)`` on consecutive batches; seconds and tokens after ``warmup``."""
+    tokens = 0
+    for i in range(warmup + steps):
+        if i == warmup:
+            sync(device)
+            start, tokens = time.perf_counter(), 0
+            if device.type == "cuda":
+                torch.cuda.reset_peak_memory_stats(device)
+        index = np.arange(i * batch, (i + 1) * batch) % len(data)
+        step(index)
+        tokens += sum(len(data.ids[j]) for j in index)
+    sync(device)
+    return time.perf_counter() - start, tokens
+
+
 def run_dfil(backbone_cfg, data, batch, steps, warmup, device, dtype, packed=True):
     cfg = ModelConfig(method="dfil", backbone=backbone_cfg, lora=LoraConfig(r=16, alpha=32))
     model = build_model(cfg, seed=0).to(device)
@@ -93,14 +109,8 @@ def run_dfil(backbone_cfg, data, batch, steps, warmup, device, dtype, packed=Tru
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)
     weights = inverse_frequency_weights(torch.from_numpy(data.labels), 8).to(device)
-    tokens = 0
-    for step in range(warmup + steps):
-        if step == warmup:
-            sync(device)
-            start, tokens = time.perf_counter(), 0
-            if device.type == "cuda":
-                torch.cuda.reset_peak_memory_stats(device)
-        index = np.arange(step * batch, (step + 1) * batch) % len(data)
+
+    def step(index):
         with torch.autocast(device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
             if packed:
                 ids, pos, last, y, p = collate_packed(data, index, device)
@@ -108,14 +118,12 @@ def run_dfil(backbone_cfg, data, batch, steps, warmup, device, dtype, packed=Tru
             else:
                 ids, mask, y, p = collate(data, index, 0, device)
                 out = model(ids, mask)
-        loss = compute_loss(out, y, p, spec, cfg.loss, weights).total
-        loss.backward()
+        compute_loss(out, y, p, spec, cfg.loss, weights).total.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        tokens += sum(len(data.ids[i]) for i in index)
-    sync(device)
-    return time.perf_counter() - start, tokens, model
+
+    return (*timed(step, data, batch, steps, warmup, device), model)
 
 
 def run_plain(backbone_cfg, data, batch, steps, warmup, device, dtype):
@@ -125,14 +133,8 @@ def run_plain(backbone_cfg, data, batch, steps, warmup, device, dtype):
     head = torch.nn.Linear(base.config.hidden_size, 8).to(device)
     params = [p for p in model.parameters() if p.requires_grad] + list(head.parameters())
     opt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)
-    tokens = 0
-    for step in range(warmup + steps):
-        if step == warmup:
-            sync(device)
-            start, tokens = time.perf_counter(), 0
-            if device.type == "cuda":
-                torch.cuda.reset_peak_memory_stats(device)
-        index = np.arange(step * batch, (step + 1) * batch) % len(data)
+
+    def step(index):
         ids, mask, y, _ = collate(data, index, 0, device)
         with torch.autocast(device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
             states = model(input_ids=ids, attention_mask=mask).last_hidden_state
@@ -143,9 +145,8 @@ def run_plain(backbone_cfg, data, batch, steps, warmup, device, dtype):
         opt.step()
         opt.zero_grad(set_to_none=True)
         loss.item()  # the usual per-step logging sync
-        tokens += sum(len(data.ids[i]) for i in index)
-    sync(device)
-    return time.perf_counter() - start, tokens, model
+
+    return (*timed(step, data, batch, steps, warmup, device), model)
 
 
 def report(name, seconds, tokens, steps, n_params, flops_tok, peak, device, mean_len) -> dict:

@@ -15,6 +15,7 @@ import numpy as np
 
 from dfil.data.frog import largest_remainder
 from dfil.data.io import write_jsonl
+from dfil.data.probes.common import draw_fraction
 from dfil.quantifiers import FROG_CLASSES
 
 #: Table dataset_stats: easy-split class counts (train + val) = hard-split counts.
@@ -49,15 +50,6 @@ def _mention(k: int, n: int) -> str:
     return f"{100 * k / n:.1f}".rstrip("0").rstrip(".") + " %"
 
 
-def _draw_count(rng: np.random.Generator, lo: float, hi: float) -> tuple[int, int]:
-    """A total N and a count k with lo <= k/N <= hi (resampling N until one fits)."""
-    while True:
-        n = int(rng.choice(_TOTALS))
-        k_lo, k_hi = int(np.ceil(lo * n - 1e-9)), int(np.floor(hi * n + 1e-9))
-        if k_lo <= k_hi:
-            return int(rng.integers(k_lo, k_hi + 1)), n
-
-
 def frog_like_records(n: int, form: str, seed: int, prefix: str) -> list[dict]:
     """``n`` FRoG-layout records; ``form`` "easy" states k out of N, "hard" does not."""
     if form not in ("easy", "hard"):
@@ -69,7 +61,7 @@ def frog_like_records(n: int, form: str, seed: int, prefix: str) -> list[dict]:
     records = []
     for i, label in enumerate(labels.tolist()):
         lo, hi = FROG_P_RANGES[label]
-        k, total = _draw_count(rng, lo, hi)
+        k, total = draw_fraction(rng, lo, hi, _TOTALS)
         group, pred, neg = _SCENES[int(rng.integers(len(_SCENES)))]
         if form == "easy":
             sentence = f"[MASK] of the {total} {group} {pred}, specifically {k} out of {total}."
