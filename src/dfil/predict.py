@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,6 +31,14 @@ class Predictions:
         return None if self.mf_scores is None else softmax(self.mf_scores)
 
 
+def progress(iterable, **kwargs):
+    """A tqdm bar on stderr (SLURM and Snakemake logs keep it); DFIL_PROGRESS=0 hides it."""
+    from tqdm.auto import tqdm
+
+    return tqdm(iterable, disable=os.environ.get("DFIL_PROGRESS", "1") == "0",
+                mininterval=5.0, leave=False, dynamic_ncols=True, **kwargs)
+
+
 def forward_batch(model, enc: Encoded, index, pad_id: int, device, packed: bool = False):
     """Head outputs, labels ``[B]`` and proportions ``[B]`` for rows ``index`` of ``enc``:
     through the backbone (padded, or padding-free when ``packed``), or straight from cached
@@ -55,7 +64,7 @@ def pooled_features(model, enc: Encoded, pad_id: int, batch_size: int = 32,
     device = next(model.parameters()).device
     order = np.argsort([len(x) for x in enc.ids], kind="stable")
     rows = torch.empty(len(enc), hidden_size(model.backbone))
-    for start in range(0, len(enc), batch_size):
+    for start in progress(range(0, len(enc), batch_size), desc=f"features {len(enc)} examples"):
         chunk = order[start:start + batch_size]
         ids, mask, _, _ = collate(enc, chunk, pad_id, device)
         with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
@@ -76,7 +85,7 @@ def predict(model, enc: Encoded, pad_id: int, batch_size: int = 32,
     idx = np.argsort(lengths, kind="stable") if order == "length" else np.arange(n)
     parts: dict[str, list[np.ndarray]] = {"main": [], "p": [], "mf": []}
     spec = model.heads.spec
-    for start in range(0, n, batch_size):
+    for start in progress(range(0, n, batch_size), desc=f"predict {n} examples"):
         chunk = idx[start:start + batch_size]
         with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
                             enabled=autocast_dtype is not None):

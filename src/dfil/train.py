@@ -28,7 +28,7 @@ from dfil.data.io import dumps_jsonl
 from dfil.evaluate import mf_labels
 from dfil.model import compute_loss
 from dfil.model.losses import inverse_frequency_weights
-from dfil.predict import forward_batch, predict
+from dfil.predict import forward_batch, predict, progress
 
 RESUME = "resume.pt"
 BEST = "model.safetensors"
@@ -192,7 +192,9 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
             model.train()
             plan = batches(epoch_order(n_train, cfg.seed, epoch), cfg.batch_size)
             running = {k: v.to(device) for k, v in sums.items()}
-            for s in range(step, len(plan)):
+            bar = progress(range(step, len(plan)), total=len(plan), initial=step,
+                           desc=f"attempt {attempt} epoch {epoch + 1}/{cfg.epochs}")
+            for s in bar:
                 with torch.autocast(device.type, dtype=dtype or torch.float32,
                                     enabled=dtype is not None):
                     out, y, p = forward_batch(model, data.train, plan[s], data.pad_id, device,
