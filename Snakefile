@@ -1,0 +1,26 @@
+# DFIL reproduction DAG. Targets: all_runs (every cell trained and evaluated), one cell by
+# asking for results/<name>/runs/<key>/metrics.json. The grid comes from the config
+# (config/config.yaml by default; the slurm profile selects config/paper.yaml).
+from dfil.grid import Grid
+
+# The embedded default unless --configfile (or a profile) names another grid; a grid file
+# is never merged with the default's groups.
+if not workflow.configfiles:
+
+    configfile: "config/config.yaml"
+
+GRID = Grid(config)
+RES = GRID.results
+CONFIG_FILES = " ".join(str(f) for f in workflow.configfiles) or "config/config.yaml"
+
+wildcard_constraints:
+    key=GRID.key_pattern(),
+
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/evaluate.smk"
+
+rule all_runs:
+    input:
+        expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
+    default_target: True

@@ -1,0 +1,73 @@
+"""Dry runs of the Snakemake DAG: the paper grid through the slurm profile (no SLURM
+needed for -n), the embedded default, and one cell's chain."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def dry(*args) -> str:
+    snakemake = Path(sys.executable).with_name("snakemake")
+    out = subprocess.run([str(snakemake), "-n", *args], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out.stdout + out.stderr
+
+
+def counts(text: str) -> dict:
+    table = text[text.index("Job stats:"):]
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
+
+
+@pytest.fixture(scope="module")
+def paper_dry():
+    return dry("--profile", "slurm", "all_runs")
+
+
+def test_paper_grid_through_slurm_profile(paper_dry):
+    c = counts(paper_dry)
+    assert c["train_cell"] >= 250 and c["evaluate_cell"] == c["train_cell"]
+    assert "config/paper.yaml" in paper_dry
+
+
+def test_gpu_only_on_model_jobs(paper_dry):
+    blocks = paper_dry.split("\nrule ")
+    for block in blocks[1:]:
+        rule = block.split(":", 1)[0]
+        res = re.search(r"resources: (.*)", block)
+        if not res:
+            continue
+        gpu = re.search(r"\bgpu=(\d+)", res.group(1))
+        if rule in ("train_cell", "evaluate_cell"):
+            assert gpu and int(gpu.group(1)) >= 1, block[:300]
+        else:
+            assert not gpu or gpu.group(1) == "0", block[:300]
+
+
+def test_embedded_default_dry_run():
+    c = counts(dry("--cores", "2", "all_runs"))
+    assert c["train_cell"] > 40 and c["fetch_backbone"] == 1 and c["synth_frog"] == 1
+
+
+def test_one_cell_schedules_only_its_chain():
+    key = "frog/qwen2.5-7b/coral/lamna/nfull/na/seed42"
+    c = counts(dry("--profile", "slurm", f"results/paper/runs/{key}/metrics.json"))
+    assert c == {"cell_config": 1, "probes": 1, "train_cell": 1, "evaluate_cell": 1,
+                 "total": 4}
+
+
+def test_cell_outside_the_grid_cannot_be_built():
+    snakemake = Path(sys.executable).with_name("snakemake")
+    out = subprocess.run(
+        [str(snakemake), "-n", "--profile", "slurm",
+         "results/paper/runs/frog/qwen2.5-7b/coral/lamna/nfull/na/seed7/metrics.json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode != 0
+    assert "MissingRuleException" in out.stdout + out.stderr or "No rule" in (
+        out.stdout + out.stderr)

@@ -1,0 +1,20 @@
+# Evaluation stage: every metric of a cell from its checkpoint (a model forward pass over
+# FRoG-hard, the probe sets and QuRe, so it gets the same accelerator as training).
+
+rule evaluate_cell:
+    input:
+        summary=f"{RES}/runs/{{key}}/train_summary.json",
+        data=data_inputs,
+    output:
+        metrics=f"{RES}/runs/{{key}}/metrics.json",
+        predictions=f"{RES}/runs/{{key}}/predictions.parquet",
+        mf=f"{RES}/runs/{{key}}/mf.json",
+    log:
+        f"{RES}/logs/evaluate/{{key}}.log",
+    resources:
+        gpu=cell_resource("gpu"),
+        mem_mb=cell_resource("mem_mb"),
+        runtime=cell_resource("runtime"),
+        cpus_per_task=cell_resource("cpus_per_task"),
+    shell:
+        "dfil evaluate --run {RES}/runs/{wildcards.key} > {log} 2>&1"

@@ -1,0 +1,32 @@
+# Training stage: one job per cell, GPU resources scaled by the backbone's size class.
+
+rule cell_config:
+    output:
+        f"{RES}/runs/{{key}}/cell.yaml",
+    log:
+        f"{RES}/logs/cells/{{key}}.log",
+    resources:
+        **GRID.config["resources"]["cpu"],
+    shell:
+        "dfil grid cell --config {CONFIG_FILES} --key {wildcards.key} --out {output} > {log} 2>&1"
+
+
+def cell_resource(name):
+    return lambda wildcards: GRID.resources(wildcards.key).get(name, 0)
+
+
+rule train_cell:
+    input:
+        cell=f"{RES}/runs/{{key}}/cell.yaml",
+        data=data_inputs,
+    output:
+        summary=f"{RES}/runs/{{key}}/train_summary.json",
+    log:
+        f"{RES}/logs/train/{{key}}.log",
+    resources:
+        gpu=cell_resource("gpu"),
+        mem_mb=cell_resource("mem_mb"),
+        runtime=cell_resource("runtime"),
+        cpus_per_task=cell_resource("cpus_per_task"),
+    shell:
+        "dfil train --cell {input.cell} --out {RES}/runs/{wildcards.key} >> {log} 2>&1"
