@@ -206,6 +206,8 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
     assert main(["evaluate", "--run", str(tmp_path / "run")]) == 0
     m = json.loads((tmp_path / "run" / "metrics.json").read_text())
     assert m["note"].startswith("frozen backbone")
+    mf = json.loads((tmp_path / "run" / "mf.json").read_text())
+    assert mf["note"] == m["note"]
     assert list((tmp_path / "cache" / "features").glob("*.safetensors"))
     from safetensors.torch import load_file
 

@@ -136,6 +136,7 @@ def evaluate_run(run_dir: str | Path, log=print) -> dict:
     mf = {"centers": None if centers is None else centers.tolist(),
           "widths": None if score.widths is None else score.widths.tolist(),
           "init": cell.model.heads.mf_init}
+    mf.update({k: metrics[k] for k in ("note", "data_note") if k in metrics})
     atomic_write_json(run_dir / "mf.json", mf)
     atomic_write_json(run_dir / "metrics.json", metrics)
     return metrics
