@@ -1,4 +1,5 @@
-# DFIL reproduction DAG. Targets: all_runs (every cell trained and evaluated), one cell by
+# DFIL reproduction DAG. Targets: all_runs (every cell trained and evaluated, then the tidy
+# table results/<name>/aggregate/metrics.parquet), one cell by
 # asking for results/<name>/runs/<key>/metrics.json. The grid comes from the config
 # (config/config.yaml by default; the slurm profile selects config/paper.yaml).
 from dfil.grid import Grid
@@ -19,8 +20,10 @@ wildcard_constraints:
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
+include: "workflow/rules/aggregate.smk"
 
 rule all_runs:
     input:
         expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
+        f"{RES}/aggregate/metrics.parquet",
     default_target: True

@@ -85,6 +85,20 @@ def cmd_grid(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    from dfil.aggregate import aggregate
+    from dfil.atomic import atomic_path
+
+    files = args.metrics or sorted(args.runs.rglob("metrics.json"))
+    table = aggregate(files, args.runs)
+    with atomic_path(args.out) as tmp:
+        table.to_parquet(tmp, index=False)
+    with atomic_path(args.out.with_suffix(".csv")) as tmp:
+        table.to_csv(tmp, index=False)
+    print(f"{len(table)} rows from {table['run_dir'].nunique()} runs -> {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dfil", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
@@ -120,6 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key", help="cell key (run-directory path below runs/)")
     p.add_argument("--out", type=Path, help="cell YAML to write")
     p.set_defaults(func=cmd_grid)
+
+    p = sub.add_parser("aggregate", help="run directories -> one tidy table (parquet + CSV)")
+    p.add_argument("--runs", type=Path, required=True, help="the runs/ root of a grid")
+    p.add_argument("--metrics", type=Path, nargs="*", help="metrics.json files (default: all "
+                   "below --runs)")
+    p.add_argument("--out", type=Path, required=True, help="output .parquet (CSV beside it)")
+    p.set_defaults(func=cmd_aggregate)
 
     p = sub.add_parser("fetch-backbone",
                        help="obtain and convert an embedded backbone without the hub")

@@ -1,0 +1,15 @@
+# Aggregation stage: every evaluated cell -> one tidy table of numbers (CPU only).
+
+rule aggregate:
+    input:
+        metrics=expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
+    output:
+        table=f"{RES}/aggregate/metrics.parquet",
+        csv=f"{RES}/aggregate/metrics.csv",
+    log:
+        f"{RES}/logs/aggregate.log",
+    resources:
+        **GRID.config["resources"]["cpu"],
+    shell:
+        "dfil aggregate --runs {RES}/runs --metrics {input.metrics} --out {output.table} "
+        "> {log} 2>&1"
