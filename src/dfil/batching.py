@@ -40,6 +40,13 @@ def encode(tokenizer, prompts: Sequence[str], labels=None, p=None, max_length: i
     )
 
 
+def targets(enc: Encoded, index: Sequence[int], device="cpu"):
+    """Labels ``[B]`` and proportions ``[B]`` of rows ``index``."""
+    idx = np.asarray(index)
+    return (torch.from_numpy(enc.labels[idx]).to(device),
+            torch.from_numpy(enc.p[idx]).to(device))
+
+
 def collate(enc: Encoded, index: Sequence[int], pad_id: int, device="cpu"):
     """Right-padded ``input_ids [B, T]``, ``attention_mask [B, T]``, ``labels [B]``, ``p [B]``."""
     rows = [enc.ids[i] for i in index]
@@ -49,9 +56,7 @@ def collate(enc: Encoded, index: Sequence[int], pad_id: int, device="cpu"):
     for j, r in enumerate(rows):
         ids[j, : len(r)] = torch.tensor(r, dtype=torch.long)
         mask[j, : len(r)] = 1
-    idx = np.asarray(index)
-    return (ids.to(device), mask.to(device), torch.from_numpy(enc.labels[idx]).to(device),
-            torch.from_numpy(enc.p[idx]).to(device))
+    return (ids.to(device), mask.to(device), *targets(enc, index, device))
 
 
 def collate_packed(enc: Encoded, index: Sequence[int], device="cpu"):
@@ -67,9 +72,8 @@ def collate_packed(enc: Encoded, index: Sequence[int], device="cpu"):
     ids = torch.tensor([t for r in rows for t in r], dtype=torch.long).unsqueeze(0)
     positions = torch.cat([torch.arange(n) for n in lengths.tolist()]).unsqueeze(0)
     last = torch.cumsum(lengths, 0) - 1
-    idx = np.asarray(index)
     return (ids.to(device), positions.to(device), last.to(device),
-            torch.from_numpy(enc.labels[idx]).to(device), torch.from_numpy(enc.p[idx]).to(device))
+            *targets(enc, index, device))
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dfil.batching import Encoded, collate, collate_packed
+from dfil.batching import Encoded, collate, collate_packed, targets
 from dfil.inference import softmax
 from dfil.model import last_token_pool, main_class_probs
 from dfil.model.backbone import hidden_size
@@ -47,10 +47,8 @@ def forward_batch(model, enc: Encoded, index, pad_id: int, device, packed: bool 
         ids, positions, last, y, p = collate_packed(enc, index, device)
         return model.forward_packed(ids, positions, last), y, p
     if enc.features is not None:
-        idx = torch.as_tensor(np.asarray(index))
-        out = model.heads(enc.features[idx].to(device))
-        return (out, torch.from_numpy(enc.labels[np.asarray(index)]).to(device),
-                torch.from_numpy(enc.p[np.asarray(index)]).to(device))
+        out = model.heads(enc.features[torch.as_tensor(np.asarray(index))].to(device))
+        return (out, *targets(enc, index, device))
     ids, mask, y, p = collate(enc, index, pad_id, device)
     return model(ids, mask), y, p
 

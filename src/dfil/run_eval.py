@@ -86,7 +86,7 @@ def _rows(set_name, ids, gold, p_true, preds, labels) -> pd.DataFrame:
     return frame
 
 
-def evaluate_run(run_dir: str | Path, log=print) -> dict:
+def evaluate_run(run_dir: str | Path) -> dict:
     """Compute every metric for the run in ``run_dir`` and write its output files."""
     started = time.perf_counter()
     run_dir = Path(run_dir)
@@ -114,7 +114,7 @@ def evaluate_run(run_dir: str | Path, log=print) -> dict:
         metrics["grid"] = ev.grid_check(centers, score.widths, cell.eval.grid_sizes)
     predictions = [_rows("test", frames["test"]["id"], gold, p_test, test_preds, test_labels)]
     if cell.data.task == "frog" and cell.eval.probes:
-        metrics.update(_probe_metrics(cell, score, centers, alpha, predictions, log))
+        metrics.update(_probe_metrics(cell, score, centers, alpha, predictions))
     if cell.data.task == "frog" and cell.eval.qure and cell.data.qure_source:
         qure = load_qure(cell.data.qure_source)
         preds = score(qure, task="frog", label_col="label", p_col="p")
@@ -142,7 +142,7 @@ def evaluate_run(run_dir: str | Path, log=print) -> dict:
     return metrics
 
 
-def _probe_metrics(cell, score, centers, alpha, predictions: list, log) -> dict:
+def _probe_metrics(cell, score, centers, alpha, predictions: list) -> dict:
     probes = _probes(cell)
     out = {}
     comp = pd.DataFrame(probes["compositional"])

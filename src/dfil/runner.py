@@ -24,6 +24,7 @@ from dfil.cell import CellConfig, dump_cell, load_cell
 from dfil.checkpoint import CheckpointError, load_into, read_checkpoint
 from dfil.config import ConfigError, config_hash, to_dict
 from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_train_val
+from dfil.data.ordinal import label_proportion
 from dfil.data.prompts import prompt_for
 from dfil.data.synthetic import ordinal_standin_records
 from dfil.model import build_model, load_tokenizer, method_spec
@@ -53,7 +54,7 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
             columns={"question": "text"})
     elif d.task == "ordinal_standin":
         rows = pd.DataFrame(ordinal_standin_records(1500, d.split_seed))
-        rows["p"] = (rows["label"] + 0.5) / 5
+        rows["p"] = label_proportion(rows["label"], 5)
         pool, test = rows.iloc[:1000], rows.iloc[1000:].reset_index(drop=True)
         train, val = split_train_val(pool.reset_index(drop=True), d.train_frac, d.split_seed)
     else:
@@ -86,9 +87,9 @@ def with_features(model, enc: Encoded, cell: CellConfig, pad_id: int) -> Encoded
     """Frozen-backbone mode: attach pooled features, cached on disk per backbone and inputs."""
     if cell.model.adapter != "none" or method_spec(cell.model.method).attn_pool:
         return enc
-    key = hashlib.sha256(json.dumps(
-        [to_dict(cell.model.backbone), cell.data.max_length, cell.train.precision,
-     enc.ids]).encode()).hexdigest()
+    inputs = [to_dict(cell.model.backbone), cell.data.max_length, cell.train.precision,
+              enc.ids]
+    key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
     path = cache_dir() / "features" / f"{key[:32]}.safetensors"
     from safetensors.torch import load_file, save_file
 

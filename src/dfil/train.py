@@ -22,7 +22,7 @@ import torch
 from dfil.atomic import atomic_path, atomic_write_bytes
 from dfil.batching import Encoded, batches, epoch_order
 from dfil.cell import CellConfig
-from dfil.checkpoint import CheckpointError, save_checkpoint, trained_state
+from dfil.checkpoint import CheckpointError, load_into, save_checkpoint, trained_state
 from dfil.config import config_hash
 from dfil.data.io import dumps_jsonl
 from dfil.evaluate import mf_labels
@@ -167,7 +167,7 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
     chash = config_hash(cell)
     state = load_resume(run_dir / RESUME, chash)
     if state is not None and state["attempt"] == attempt:
-        _load_trained(model, state["trained"])
+        load_into(model, state["trained"], run_dir / RESUME)
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
         torch.set_rng_state(state["rng"])
@@ -236,13 +236,6 @@ def heads_centers(heads) -> np.ndarray | None:
     """The heads' MF centers as numpy ``[Q]``, or None (no Gaussian MF)."""
     c = heads.centers()
     return None if c is None else c.detach().cpu().double().numpy()
-
-
-def _load_trained(model, tensors: dict) -> None:
-    params = dict(model.named_parameters())
-    with torch.no_grad():
-        for name, value in tensors.items():
-            params[name].copy_(value)
 
 
 def _epoch_line(r: dict) -> str:
