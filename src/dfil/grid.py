@@ -110,6 +110,15 @@ def grid_schema() -> dict:
             "tasks": mapping(obj({"cell": cell})),
             "variants": mapping(obj({"description": {"type": "string"}, "cell": cell})),
             "groups": mapping(group),
+            # How config/tables.yaml's paper coordinates map onto this grid's cells.
+            "render": obj({
+                "standin": {"type": "string"},
+                "backbones": mapping({"type": "string"}),
+                "tasks": mapping({"type": "string"}),
+                "lambdas": mapping({"type": "number"}),
+                "variants": mapping({"type": "string"}),
+                "seed_sets": mapping({"type": "string"}),
+            }),
         }, required=("name", "backbones", "resources", "tasks", "groups")),
         "$defs": {"cell": dataclass_schema(CellConfig)},
     }
@@ -138,9 +147,26 @@ def _fmt(x: float) -> str:
     return f"{x:g}"
 
 
+def _applicable(method, lam, init, seed) -> tuple[str, str, str]:
+    """lambda, init and seed as written in a key: "na" where they do not apply to the
+    method (and a method's fixed lambda in place of the group's), so that e.g. a
+    fine-tune cell is one cell whichever lambda or init its group lists."""
+    spec = method_spec(method)
+    lam_s = "na" if method in _NO_LAMBDA else _fmt(
+        spec.lambda_dfil if spec.lambda_dfil is not None else float(lam))
+    return (lam_s, "na" if method in _NO_INIT else init,
+            "na" if not spec.trains else str(seed))
+
+
 def _key(task, backbone, method, variant, lam, budget, init, seed) -> str:
     m = method + (f"+{variant}" if variant else "")
     return f"{task}/{backbone}/{m}/lam{lam}/n{budget}/{init}/seed{seed}"
+
+
+def cell_key(task, backbone, method, variant, lam, budget, init, seed) -> str:
+    """The run-directory key of a cell given in the grid's own terms."""
+    lam_s, init_s, seed_s = _applicable(method, lam, init, seed)
+    return _key(task, backbone, method, variant, lam_s, budget, init_s, seed_s)
 
 
 class Grid:
@@ -183,11 +209,7 @@ class Grid:
                                    group["lambdas"], group["budgets"], group["inits"],
                                    self._seeds(gname, group))
         for task, bb, method, lam, budget, init, seed in combos:
-            spec = method_spec(method)
-            lam_s = "na" if method in _NO_LAMBDA else _fmt(
-                spec.lambda_dfil if spec.lambda_dfil is not None else lam)
-            init_s = "na" if method in _NO_INIT else init
-            seed_s = "na" if not spec.trains else str(seed)
+            lam_s, init_s, seed_s = _applicable(method, lam, init, seed)
             key = _key(task, bb, method, variant, lam_s, budget, init_s, seed_s)
             cell = self._cell_config(key, task, bb, method, variant, lam_s, budget, init_s,
                                      seed_s)

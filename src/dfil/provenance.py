@@ -8,8 +8,6 @@ import resource
 import subprocess
 from pathlib import Path
 
-import torch
-
 from dfil import __version__
 
 
@@ -23,21 +21,27 @@ def git_commit() -> str:
         return "unknown"
 
 
-def device_name(device: torch.device) -> str:
+def device_name(device) -> str:
+    import torch  # here, so that rendering (git_commit) stays free of torch
+
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
 
 
-def peak_memory_mb(device: torch.device) -> dict:
+def peak_memory_mb(device) -> dict:
     """Peak resident memory of this process and, on CUDA, peak allocated GPU memory."""
+    import torch
+
     out = {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if device.type == "cuda":
         out["peak_gpu_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
     return out
 
 
-def provenance(device: torch.device, wall_seconds: float) -> dict:
+def provenance(device, wall_seconds: float) -> dict:
+    import torch
+
     return {"package_version": __version__, "git_commit": git_commit(),
             "torch": torch.__version__, "device": device_name(device),
             "wall_seconds": wall_seconds, **peak_memory_mb(device)}

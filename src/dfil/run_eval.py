@@ -21,7 +21,13 @@ from dfil.data.io import read_records
 from dfil.data.probes import PROBE_SETS, ProbeConfig, generate_probes
 from dfil.data.qure import load_qure
 from dfil.inference import softmax
-from dfil.model import load_backbone, load_tokenizer, method_spec
+from dfil.model import (
+    OrderedGaussianMF,
+    count_trainable,
+    load_backbone,
+    load_tokenizer,
+    method_spec,
+)
 from dfil.model.zero_shot import option_logprobs
 from dfil.predict import Predictions, predict
 from dfil.provenance import provenance
@@ -49,12 +55,13 @@ class _Scorer:
             _, self.model = load_trained(run_dir, device)
             self.dtype = autocast_dtype(cell, device)
             self.centers = heads_centers(self.model.heads)
+            self.trainable = count_trainable(self.model)
             mf = self.model.heads.mf
             self.widths = (mf.widths().detach().double().cpu().numpy()
                            if hasattr(mf, "widths") else None)
         else:
             self.model = load_backbone(cell.model.backbone, causal_lm=True).to(device).eval()
-            self.centers = self.widths = None
+            self.centers = self.widths = self.trainable = None
 
     def __call__(self, frame: pd.DataFrame, text_col: str = "text", task: str | None = None,
                  label_col: str | None = None, p_col: str | None = None) -> Predictions:
@@ -108,9 +115,21 @@ def evaluate_run(run_dir: str | Path) -> dict:
                         for path, lab in test_labels.items()},
                "val": {path: ev.accuracy_block(lab, frames["val"]["label"].to_numpy(), None, q)
                        for path, lab in ev.path_labels(val_preds, centers, alpha).items()}}
+    if score.trainable is not None:
+        metrics["params"] = {"trainable": score.trainable}
+    val_acc = {path: block["acc"] for path, block in metrics["val"].items()}
+    if val_acc:  # App. D.2: the path with the best validation accuracy (first of equals)
+        metrics["best_path"] = max(val_acc, key=val_acc.get)
+        metrics["test"]["best"] = metrics["test"][metrics["best_path"]]
+    metrics["data"] = {"counts": {split: np.bincount(f["label"].to_numpy(), minlength=q).tolist()
+                                  for split, f in frames.items()},
+                       "total": {split: len(f) for split, f in frames.items()}}
     if test_preds.p is not None:
         metrics["p_mae"] = float(np.abs(test_preds.p - p_test).mean())
     if centers is not None:
+        metrics["mf"] = {"centers": centers.tolist(),
+                         "widths": None if score.widths is None else score.widths.tolist(),
+                         "init_centers": _init_centers(cell)}
         metrics["grid"] = ev.grid_check(centers, score.widths, cell.eval.grid_sizes)
     predictions = [_rows("test", frames["test"]["id"], gold, p_test, test_preds, test_labels)]
     if cell.data.task == "frog" and cell.eval.probes:
@@ -140,6 +159,16 @@ def evaluate_run(run_dir: str | Path) -> dict:
     atomic_write_json(run_dir / "mf.json", mf)
     atomic_write_json(run_dir / "metrics.json", metrics)
     return metrics
+
+
+def _init_centers(cell) -> list[float] | None:
+    """The centers the cell's MF started from (Table centers_detail's first row)."""
+    if method_spec(cell.model.method).mf != "ordered":
+        return None
+    h = cell.model.heads
+    mf = OrderedGaussianMF(cell.model.num_classes, init=h.mf_init, width_init=h.width_init,
+                           qure_inversion=h.qure_inversion, uniform_mode=h.uniform_mode)
+    return mf.centers().detach().double().tolist()
 
 
 def _probe_metrics(cell, score, centers, alpha, predictions: list) -> dict:

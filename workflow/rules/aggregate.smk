@@ -8,6 +8,8 @@ rule aggregate:
         csv=f"{RES}/aggregate/metrics.csv",
     log:
         f"{RES}/logs/aggregate.log",
+    benchmark:
+        f"{RES}/benchmarks/aggregate/aggregate.tsv"
     resources:
         **GRID.config["resources"]["cpu"],
     shell:

@@ -6,6 +6,8 @@ rule probes:
         manifest=f"{RES}/probes/manifest.json",
     log:
         f"{RES}/logs/probes.log",
+    benchmark:
+        f"{RES}/benchmarks/probes/probes.tsv"
     params:
         seed=config.get("probe_seed", 0),
     resources:
@@ -20,6 +22,8 @@ rule synth_frog:
         hard=f"{RES}/data/frog/hard.jsonl",
     log:
         f"{RES}/logs/synth_frog.log",
+    benchmark:
+        f"{RES}/benchmarks/synth_frog/frog.tsv"
     params:
         **config.get("embedded_data", {}).get("frog", {}),
     resources:
@@ -34,6 +38,8 @@ rule fetch_backbone:
         stamp=f"{RES}/backbones/{{name}}.path",
     log:
         f"{RES}/logs/fetch_backbone_{{name}}.log",
+    benchmark:
+        f"{RES}/benchmarks/fetch_backbone/{{name}}.tsv"
     resources:
         **GRID.config["resources"]["cpu"],
     shell:

@@ -11,6 +11,8 @@ rule evaluate_cell:
         mf=f"{RES}/runs/{{key}}/mf.json",
     log:
         f"{RES}/logs/evaluate/{{key}}.log",
+    benchmark:
+        f"{RES}/benchmarks/evaluate_cell/{{key}}.tsv"
     resources:
         gpu=cell_resource("gpu"),
         mem_mb=cell_resource("mem_mb"),

@@ -5,6 +5,8 @@ rule cell_config:
         f"{RES}/runs/{{key}}/cell.yaml",
     log:
         f"{RES}/logs/cells/{{key}}.log",
+    benchmark:
+        f"{RES}/benchmarks/cell_config/{{key}}.tsv"
     resources:
         **GRID.config["resources"]["cpu"],
     shell:
@@ -23,6 +25,8 @@ rule train_cell:
         summary=f"{RES}/runs/{{key}}/train_summary.json",
     log:
         f"{RES}/logs/train/{{key}}.log",
+    benchmark:
+        f"{RES}/benchmarks/train_cell/{{key}}.tsv"
     resources:
         gpu=cell_resource("gpu"),
         mem_mb=cell_resource("mem_mb"),

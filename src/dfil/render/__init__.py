@@ -1,0 +1,103 @@
+"""Run results -> the paper's tables, the paper-diff report and figures.
+
+``config/tables.yaml`` declares the 29 tables (:mod:`dfil.render.resolve` documents the
+cell kinds); :class:`dfil.render.source.Source` reads their numbers from the tidy
+aggregate table through the grid; :mod:`dfil.render.latex` prints each through its own
+Jinja template; :mod:`dfil.render.diff` sets them beside the numbers the paper printed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from dfil.config import ConfigError
+from dfil.render.resolve import Resolver, Table
+from dfil.render.source import SELECTORS, Source
+
+_TABLE_KEYS = {"number", "label", "caption", "where", "defaults", "columns", "rows", "bold",
+               "footnotes", "internal"}
+_CELL_KEYS = set(SELECTORS) | {"id", "fmt", "digits", "hidden", "delta", "test", "a", "b",
+                               "ref", "tex", "with", "wins", "against", "show", "ratio"}
+_ROW_KEYS = set(SELECTORS) | {"id", "label", "cells", "paper", "rows", "reduce", "over",
+                              "hidden", "fmt", "digits", "rule", "section"}
+_FORMATS = {"ms", "mean", "std", "signed", "center", "int", "pct", "p", "n", "text"}
+
+
+def _check_cell(spec: dict, where: str) -> None:
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {spec!r}")
+    unknown = set(spec) - _CELL_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}")
+    if "tex" in spec and not isinstance(spec["tex"], str):
+        raise ConfigError(f"{where}.tex: {spec['tex']!r} is not a string (quote it in YAML)")
+    if spec.get("fmt", "ms") not in _FORMATS:
+        raise ConfigError(f"{where}.fmt: {spec['fmt']!r} is not one of {sorted(_FORMATS)}")
+    for name, sub in (spec.get("with") or {}).items():
+        _check_cell(sub, f"{where}.with.{name}")
+
+
+def check_specs(specs: dict, path: str = "config/tables.yaml") -> dict:
+    """``specs`` if every table, column, row and cell uses only known keys and refers only
+    to its own columns; ``ConfigError`` naming the first offending path otherwise."""
+    for name, spec in specs.items():
+        at = f"{path}: {name}"
+        unknown = set(spec) - _TABLE_KEYS
+        if unknown:
+            raise ConfigError(f"{at}: unknown key(s) {sorted(unknown)}")
+        for k in ("number", "label", "caption"):
+            if k not in spec:
+                raise ConfigError(f"{at}: missing {k!r}")
+        cols = [c.get("id") for c in spec.get("columns", [])]
+        for i, col in enumerate(spec.get("columns", [])):
+            _check_cell(col, f"{at}.columns[{i}]")
+        for i, row in enumerate(spec.get("rows", [])):
+            unknown = set(row) - _ROW_KEYS
+            if unknown:
+                raise ConfigError(f"{at}.rows[{i}]: unknown key(s) {sorted(unknown)}")
+            for col, cell in (row.get("cells") or {}).items():
+                if col not in cols:
+                    raise ConfigError(f"{at}.rows[{i}].cells: {col!r} is not a column {cols}")
+                if cell is not None:
+                    _check_cell(cell, f"{at}.rows[{i}].cells.{col}")
+            for col in row.get("paper") or {}:
+                if col not in cols:
+                    raise ConfigError(f"{at}.rows[{i}].paper: {col!r} is not a column {cols}")
+        for i, note in enumerate(spec.get("footnotes", [])):
+            _check_cell(note, f"{at}.footnotes[{i}]")
+    return specs
+
+
+def load_specs(path: str | Path) -> dict:
+    """The declared tables of ``path`` (``config/tables.yaml``), checked."""
+    try:
+        specs = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise ConfigError(f"{path}: {err}") from None
+    if not isinstance(specs, dict):
+        raise ConfigError(f"{path}: expected a mapping of table name to table")
+    return check_specs(specs, str(path))
+
+
+def table_names(specs: dict) -> list[str]:
+    """The paper's tables in their order (internal helper tables left out)."""
+    return sorted((n for n, s in specs.items() if not s.get("internal")),
+                  key=lambda n: specs[n]["number"])
+
+
+def file_stem(specs: dict, name: str) -> str:
+    """``T05-scaling``: the file name of a rendered table (no characters LaTeX's
+    ``\\input`` would need escaped)."""
+    return f"T{specs[name]['number']:02d}-{name.replace('_', '-')}"
+
+
+def table_keys(specs: dict, grid, name: str) -> list[str]:
+    """The grid's run keys whose numbers table ``name`` prints (tables it refers to
+    included): what its Snakemake rule waits for."""
+    return sorted(Resolver(specs, Source(grid)).table(name).keys)
+
+
+__all__ = ["Resolver", "Source", "Table", "check_specs", "file_stem", "load_specs",
+           "table_keys", "table_names"]

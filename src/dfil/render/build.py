@@ -1,0 +1,83 @@
+"""Rendering steps as the DAG runs them: one table from its run directories, and the
+report (every table's diff against the paper, the figures, the compiled PDF)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from dfil import __version__
+from dfil.aggregate import aggregate
+from dfil.atomic import atomic_path
+from dfil.grid import Grid
+from dfil.provenance import git_commit
+from dfil.render import diff, figures, file_stem, table_keys, table_names
+from dfil.render.latex import environment, render_document, render_table, substitution_note
+from dfil.render.pdf import compile_pdf
+from dfil.render.resolve import Resolver
+from dfil.render.source import Source
+
+
+def _write_text(path: Path, text: str) -> None:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def table_frame(specs: dict, grid: Grid, name: str, runs: Path) -> pd.DataFrame:
+    """The aggregate rows of the run directories table ``name`` reads; ``FileNotFoundError``
+    naming the first run without metrics (its cell has not been evaluated)."""
+    files = []
+    for key in table_keys(specs, grid, name):
+        path = Path(runs) / key / "metrics.json"
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: cell {key} (needed by table {name}) has no "
+                                    "metrics; evaluate it first")
+        files.append(path)
+    return aggregate(files, runs)
+
+
+def render_one(specs: dict, grid: Grid, frame: pd.DataFrame, name: str,
+               config_files: list[str], runs: Path) -> str:
+    """The ``.tex`` of table ``name`` from the aggregate rows ``frame``."""
+    table = Resolver(specs, Source(grid, frame)).table(name)
+    prov = {"package_version": __version__, "git_commit": git_commit(),
+            "config": grid.name, "config_files": " ".join(map(str, config_files)),
+            "runs": str(runs), "n_runs": len(table.keys), "keys": sorted(table.keys)}
+    standin = grid.config.get("render", {}).get("standin", "")
+    return render_table(environment(), table, prov, standin)
+
+
+def render_to(specs: dict, grid: Grid, name: str, config_files: list[str], runs: Path,
+              out: Path) -> Path:
+    _write_text(Path(out), render_one(specs, grid, table_frame(specs, grid, name, runs), name,
+                                      config_files, runs))
+    return Path(out)
+
+
+def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
+           pdf: bool = True) -> dict[str, Path]:
+    """``diff.md``, ``diff.html``, ``figures/*.png`` and ``tables.pdf`` in ``tex_dir`` (which
+    holds the rendered ``.tex`` files)."""
+    tex_dir = Path(tex_dir)
+    resolver = Resolver(specs, Source(grid, frame))
+    names = table_names(specs)
+    tables = [resolver.table(n) for n in names]
+    standin = grid.config.get("render", {}).get("standin", "")
+    header = f"config {grid.name}" + (f" ({standin})" if standin else "")
+    rows = diff.diff_rows(tables, {t.name: substitution_note(t, standin) for t in tables})
+    out = {"diff.md": tex_dir / "diff.md", "diff.html": tex_dir / "diff.html"}
+    _write_text(out["diff.md"], diff.markdown(rows, header))
+    _write_text(out["diff.html"], diff.html_report(rows, header))
+    for path in figures.write_figures(Source(grid, frame), tex_dir / "figures", header):
+        out[f"figures/{path.name}"] = path
+    missing = [n for n in names if not (tex_dir / f"{file_stem(specs, n)}.tex").exists()]
+    if missing:
+        raise FileNotFoundError(f"{tex_dir}: tables not rendered yet: {missing}")
+    doc = render_document(environment(), [file_stem(specs, n) for n in names],
+                          f"DFIL reproduction: {header}")
+    out["tables.tex"] = tex_dir / "tables.tex"
+    _write_text(out["tables.tex"], doc)
+    if pdf:
+        out["tables.pdf"] = compile_pdf(out["tables.tex"])
+    return out

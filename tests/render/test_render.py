@@ -1,0 +1,151 @@
+"""dfil.render: resolving declared tables, LaTeX output, spec checks, the PDF."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dfil.aggregate import parse_key
+from dfil.config import ConfigError
+from dfil.grid import Grid, load_grid_files
+from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
+from dfil.render.build import render_one, report
+from dfil.render.latex import Tex, environment
+from dfil.render.resolve import Resolver
+from dfil.render.source import Source
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = load_specs(ROOT / "config/tables.yaml")
+
+
+def grid_with_render(render: dict | None = None) -> Grid:
+    cfg = {"name": "t", "backbones": {"b": {"size": "cpu"}},
+           "resources": {"cpu": {"mem_mb": 1, "runtime": 1}},
+           "tasks": {"frog": {}}, "seed_sets": {"three": [1, 2, 3]},
+           "groups": {"g": {"tasks": ["frog"], "backbones": ["b"],
+                            "methods": ["dfil", "finetune"], "lambdas": [0.5],
+                            "budgets": ["full"], "inits": ["qure"], "seeds": "three"}}}
+    if render is not None:
+        cfg["render"] = render
+    return Grid(cfg)
+
+
+def frame(values: dict[tuple[str, str], float]) -> pd.DataFrame:
+    return pd.DataFrame([{**parse_key(k), "metric": m, "value": v, "run_dir": k}
+                         for (k, m), v in values.items()])
+
+
+SPEC = {"demo": {
+    "number": 99, "label": "tab:demo", "caption": "Demo $x$.",
+    "where": {"task": "frog", "backbone": "qwen2.5-7b", "budget": "full", "init": "qure",
+              "lam": 0.5, "seeds": "three", "scale": 100, "metric": "test.main.acc"},
+    "columns": [{"id": "dfil", "method": "dfil"}, {"id": "ft", "method": "finetune"},
+                {"id": "d", "delta": ["dfil", "ft"]},
+                {"id": "p", "test": "welch", "a": {"method": "dfil"},
+                 "b": {"method": "finetune"}}],
+    "rows": [{"id": "r", "label": "Row", "paper": {"dfil": "50.0±1.0", "d": 1.5}},
+             {"id": "missing", "label": "Gone", "backbone": "qwen2.5-72b"}],
+    "bold": [{"by": "row", "among": ["dfil", "ft"]}],
+}}
+RENDER = {"standin": "tiny_model", "backbones": {"qwen2.5-7b": "b"},
+          "seed_sets": {"three": "three"}}
+
+
+def test_resolve_hand_computed_cells():
+    grid = grid_with_render(RENDER)
+    vals = {}
+    for s, (a, b) in zip((1, 2, 3), ((0.50, 0.48), (0.52, 0.49), (0.51, 0.47)), strict=True):
+        vals[(f"frog/b/dfil/lam0.5/nfull/qure/seed{s}", "test.main.acc")] = a
+        vals[(f"frog/b/finetune/lamna/nfull/na/seed{s}", "test.main.acc")] = b
+    table = Resolver(SPEC, Source(grid, frame(vals))).table("demo")
+    dfil, ft, d = (table.cell("r", c) for c in ("dfil", "ft", "d"))
+    assert dfil.mean == pytest.approx(51.0) and dfil.std == pytest.approx(1.0)
+    assert dfil.render() == r"\textbf{51.0$\pm$1.0}" and not ft.bold
+    assert d.render() == "+3.0"
+    from scipy import stats
+    expected = stats.ttest_ind([50, 52, 51], [48, 49, 47], equal_var=False).pvalue
+    assert table.cell("r", "p").mean == pytest.approx(expected)
+    # the row with no runs is dropped and named; the substitution is recorded
+    assert [r.id for r in table.rows] == ["r"]
+    assert "qwen2.5-72b" not in table.notes[0] and "missing" in table.notes[0]
+    assert ("backbones", "qwen2.5-7b", "b") in table.substituted
+    assert len(table.keys) == 6
+
+
+def test_latex_escapes_data_strings_but_not_template_source():
+    grid = grid_with_render(RENDER)
+    table = Resolver(SPEC, Source(grid, frame({}))).table("demo")
+    env = environment()
+    out = env.from_string(r"\VAR{a} \VAR{b}").render(a="50%_x & y", b=Tex(r"\textbf{z}"))
+    assert out == r"50\%\_x \& y \textbf{z}"
+    specs = {**SPECS, "scaling": SPEC["demo"]}  # the demo through scaling's template
+    tex = render_one(specs, grid, frame({}), "scaling", ["cfg_1.yaml"], Path("runs"))
+    assert "Reproduced on tiny\\_model" in tex      # stand-in text from config: escaped
+    assert "b for qwen2.5-7b" in tex
+    assert "cfg\\_1.yaml" in tex                   # provenance: escaped in the comment
+    assert "Rows with no runs in this grid: r, missing." in tex  # no metrics at all
+    assert len(table.keys) == 6  # the cells it would read, though none has run
+
+
+def test_check_specs_names_the_offending_key():
+    bad = {"t": {**SPEC["demo"], "rows": [{"id": "r", "lable": "x"}]}}
+    with pytest.raises(ConfigError, match=r"t\.rows\[0\].*lable"):
+        check_specs(bad)
+    bad = {"t": {**SPEC["demo"], "rows": [{"id": "r", "paper": {"nope": 1}}]}}
+    with pytest.raises(ConfigError, match="'nope' is not a column"):
+        check_specs(bad)
+    bad = {"t": {**SPEC["demo"], "columns": [{"id": "a", "fmt": "pretty"}]}}
+    with pytest.raises(ConfigError, match=r"columns\[0\]\.fmt"):
+        check_specs(bad)
+
+
+def test_every_declared_table_has_a_template_and_a_paper_number():
+    names = table_names(SPECS)
+    assert len(names) == 29
+    assert [SPECS[n]["number"] for n in names] == list(range(1, 30))
+    templates = ROOT / "src/dfil/render/templates"
+    for name in names:
+        assert (templates / f"{name}.tex.j2").exists(), name
+    qualitative = {"relwork_compare", "tnorm_comparison"}
+    for name in set(names) - qualitative:
+        assert any(r.get("paper") for r in SPECS[name]["rows"]), name
+
+
+def test_tables_select_the_cells_their_groups_declare():
+    """config/paper.yaml lists, per group, the tables it feeds: every cell a table reads
+    is in a group that names that table (so the two declarations agree)."""
+    grid = load_grid_files([ROOT / "config/paper.yaml"])
+    for name in table_names(SPECS):
+        for key in table_keys(SPECS, grid, name):
+            if name == "headline":  # derived from the other tables
+                continue
+            assert name in grid.cells[key].tables or any(
+                name in grid.cells[k].tables for k in grid.cells if k.rsplit("/", 1)[0]
+                == key.rsplit("/", 1)[0]), (name, key)
+
+
+def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
+    """All 29 tables, the diff report and the figures from a smoke-grid aggregate with a
+    value for every number a table asks for (the real smoke DAG runs in .ci/run)."""
+    grid = load_grid_files([ROOT / "config/smoke.yaml"])
+    probe = Source(grid)
+    resolver = Resolver(SPECS, probe)
+    for name in table_names(SPECS):
+        resolver.table(name)
+    rng = np.random.default_rng(0)
+    values = {req: float(rng.uniform(0.1, 0.9)) for req in probe.requested}
+    agg = frame(values)
+    for name in table_names(SPECS):
+        tex = render_one(SPECS, grid, agg, name, ["config/smoke.yaml"], Path("runs"))
+        (tmp_path / f"{file_stem(SPECS, name)}.tex").write_text(tex)
+        assert "\\begin{tabular}" in tex
+    out = report(SPECS, grid, agg, tmp_path, pdf=shutil.which("pdflatex") is not None)
+    assert "published numbers" in out["diff.md"].read_text()
+    assert (tmp_path / "figures" / "membership_functions.png").stat().st_size > 1000
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex not installed: the PDF compile runs where it is (CI)")
+    assert out["tables.pdf"].read_bytes().startswith(b"%PDF")
