@@ -70,7 +70,8 @@ class _Scorer:
 
             prompts = [prompt_for(task or self.cell.data.task, t) for t in frame[text_col]]
             scores = option_logprobs(self.model, self.tokenizer, prompts, FROG_CLASSES,
-                                     self.cell.train.eval_batch_size)
+                                     self.cell.train.eval_batch_size,
+                                     autocast_dtype=autocast_dtype(self.cell, self.device))
             return Predictions(main_probs=softmax(scores), p=None, mf_scores=None)
         enc = encode_frame(self.tokenizer, self.cell, frame, task, text_col, label_col, p_col)
         enc = with_features(self.model, enc, self.cell, self.tokenizer.pad_token_id)

@@ -149,3 +149,23 @@ def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex not installed: the PDF compile runs where it is (CI)")
     assert out["tables.pdf"].read_bytes().startswith(b"%PDF")
+
+
+def test_holm_and_tost_columns_equal_statsmodels():
+    grid = grid_with_render(RENDER)
+    spec = {"t": {**SPEC["demo"], "rows": [{"id": "r", "label": "R"}],
+                  "columns": [*SPEC["demo"]["columns"], {"id": "h", "holm": "p"},
+                              {"id": "e", "test": "tost", "margin": 2.0,
+                               "a": {"method": "dfil"}, "b": {"method": "finetune"}}]}}
+    check_specs(spec)
+    vals = {}
+    for s, (a, b) in zip((1, 2, 3), ((0.50, 0.48), (0.52, 0.49), (0.51, 0.47)), strict=True):
+        vals[(f"frog/b/dfil/lam0.5/nfull/qure/seed{s}", "test.main.acc")] = a
+        vals[(f"frog/b/finetune/lamna/nfull/na/seed{s}", "test.main.acc")] = b
+    table = Resolver(spec, Source(grid, frame(vals))).table("t")
+    from statsmodels.stats.weightstats import ttost_ind
+    p = table.cell("r", "p").mean
+    assert table.cell("r", "h").mean == pytest.approx(p)  # one comparison: unchanged
+    expected = ttost_ind(np.array([50., 52, 51]), np.array([48., 49, 47]), -2, 2,
+                         usevar="unequal")[0]
+    assert table.cell("r", "e").mean == pytest.approx(expected)

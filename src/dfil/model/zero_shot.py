@@ -22,38 +22,56 @@ def option_logprobs(
     batch_size: int = 16,
     length_normalize: bool = False,
     option_prefix: str = " ",
+    autocast_dtype: torch.dtype | None = None,
 ) -> np.ndarray:
     """Scores ``[N, Q]``: log P(option_prefix + option | prompt) per prompt and option.
 
     Prompt and option are tokenised separately and concatenated, so the option's tokens
-    are the same after every prompt. With ``length_normalize`` the sum is divided by the
-    option's token count (note R-zero-shot).
+    are the same after every prompt. Each batch of prompts (left-padded, positions
+    restarting at each prompt's first token) is encoded once; every option then runs
+    only its own tokens on the prompts' KV cache, which is cropped back to the prompts
+    afterwards - one prompt pass instead of Q. With ``length_normalize`` the sum is
+    divided by the option's token count (note R-zero-shot).
     """
     option_ids = [tokenizer(option_prefix + o, add_special_tokens=False)["input_ids"]
                   for o in options]
     if any(len(ids) == 0 for ids in option_ids):
         raise ValueError(f"an option tokenises to nothing: {list(options)}")
-    pairs = []
-    for prompt in prompts:
-        prompt_ids = tokenizer(prompt)["input_ids"]
-        pairs.extend((prompt_ids, ids) for ids in option_ids)
     device = next(model.parameters()).device
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    scores = []
-    for start in range(0, len(pairs), batch_size):
-        chunk = pairs[start:start + batch_size]
-        seqs = [a + b for a, b in chunk]
-        width = max(len(s) for s in seqs)
-        ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(seqs), width), dtype=torch.long)
-        for i, s in enumerate(seqs):
-            ids[i, :len(s)] = torch.tensor(s)
-            mask[i, :len(s)] = 1
-        logits = model(input_ids=ids.to(device), attention_mask=mask.to(device)).logits
-        logp = torch.log_softmax(logits.float(), dim=-1).cpu()
-        for i, (prompt_ids, opt) in enumerate(chunk):
-            # Token at position t is predicted by the logits at t - 1.
-            pos = torch.arange(len(prompt_ids) - 1, len(prompt_ids) + len(opt) - 1)
-            total = logp[i, pos, torch.tensor(opt)].sum().item()
-            scores.append(total / len(opt) if length_normalize else total)
-    return np.asarray(scores, dtype=np.float64).reshape(len(prompts), len(options))
+    scores = np.empty((len(prompts), len(options)), dtype=np.float64)
+    for start in range(0, len(prompts), batch_size):
+        encoded = [tokenizer(p)["input_ids"] for p in prompts[start:start + batch_size]]
+        b, width = len(encoded), max(len(s) for s in encoded)
+        ids = torch.full((b, width), pad, dtype=torch.long)
+        mask = torch.zeros((b, width), dtype=torch.long)
+        for i, s in enumerate(encoded):
+            ids[i, width - len(s):] = torch.tensor(s)
+            mask[i, width - len(s):] = 1
+        ids, mask = ids.to(device), mask.to(device)
+        lengths = mask.sum(1, keepdim=True)
+        with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
+                            enabled=autocast_dtype is not None):
+            out = model(input_ids=ids, attention_mask=mask,
+                        position_ids=(mask.cumsum(1) - 1).clamp(min=0), use_cache=True)
+            first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+            cache = out.past_key_values
+            for j, opt in enumerate(option_ids):
+                # The prompt's last position predicts the first option token; the option's
+                # own tokens (all but its last) predict the rest.
+                total = first[:, opt[0]].clone()
+                if len(opt) > 1:
+                    k = len(opt) - 1
+                    logits = model(
+                        input_ids=torch.tensor(opt[:-1], device=device).expand(b, k),
+                        attention_mask=torch.cat([mask, mask.new_ones(b, k)], dim=1),
+                        position_ids=lengths + torch.arange(k, device=device),
+                        past_key_values=cache, use_cache=True).logits
+                    logp = torch.log_softmax(logits.float(), dim=-1)
+                    nxt = torch.tensor(opt[1:], device=device).expand(b, k)
+                    total += logp.gather(2, nxt.unsqueeze(-1)).squeeze(-1).sum(1)
+                    cache.crop(-k)  # back to the prompts (negative: tokens to drop)
+                if length_normalize:
+                    total /= len(opt)
+                scores[start:start + b, j] = total.cpu().numpy()
+    return scores

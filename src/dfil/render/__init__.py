@@ -19,7 +19,8 @@ from dfil.render.source import SELECTORS, Source
 _TABLE_KEYS = {"number", "label", "caption", "where", "defaults", "columns", "rows", "bold",
                "footnotes", "internal"}
 _CELL_KEYS = set(SELECTORS) | {"id", "fmt", "digits", "hidden", "delta", "test", "a", "b",
-                               "ref", "tex", "with", "wins", "against", "show", "ratio"}
+                               "ref", "tex", "with", "wins", "against", "show", "ratio", "holm",
+                               "margin"}
 _ROW_KEYS = set(SELECTORS) | {"id", "label", "cells", "paper", "rows", "reduce", "over",
                               "hidden", "fmt", "digits", "rule", "section"}
 _FORMATS = {"ms", "mean", "std", "signed", "center", "int", "pct", "p", "n", "text"}

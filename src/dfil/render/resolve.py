@@ -9,8 +9,12 @@ that order (``config/tables.yaml`` documents the keys). A cell is one of
 - a **delta**: ``delta: [a, b]``, the difference of the means of columns ``a`` and ``b``
   of the same row (``rows: [a, b]`` in a row spec: of rows, column by column; a list in
   place of ``a`` takes the best of those rows' means);
-- a **test**: ``test: welch | paired_t | wilcoxon | dz | binomial``, comparing
-  ``a`` and ``b`` (selectors merged over the cell's), printed through ``show``;
+- a **test**: ``test: welch | paired_t | wilcoxon | dz | tost`` (with ``margin``),
+  comparing ``a`` and ``b`` (selectors merged over the cell's); ``holm: <column>`` is
+  that column's p-values Holm-adjusted across the table's rows;
+- **wins**: how many listed (row, column) cells beat the row's ``against`` column, and
+  the one-sided binomial p of that count (``show: k | n | p``);
+- a **ratio** of two columns' sample stds; a row with ``reduce: min | max`` over rows;
 - a **ref**: ``ref: table/row/column``, another table's resolved cell;
 - a **tex**: literal LaTeX from the spec (the qualitative tables).
 """
@@ -209,6 +213,8 @@ class Resolver:
                         fmt=cspec.get("fmt", "signed"), digits=digits)
         if "reduce" in cspec:
             return Cell("reduce", args=cspec["reduce"], fmt=form, digits=digits)
+        if "holm" in cspec:  # resolved once the whole table is (_row_ops)
+            return Cell("holm", args=(cspec["holm"],), fmt="p")
         if "ratio" in cspec:  # of two cells' sample stds
             a, b = (row.cells.get(c) for c in cspec["ratio"])
             value = a.std / b.std if a and b and a.std and b.std else None
@@ -258,6 +264,8 @@ class Resolver:
             value = stats.wilcoxon(a, b).pvalue
         elif kind == "dz":
             value = stats.cohens_dz(a, b)
+        elif kind == "tost":  # equivalence within +-margin (the scaled metric's units)
+            value = stats.tost(a, b, float(cspec["margin"])).pvalue
         else:
             raise KeyError(f"unknown test {kind!r}")
         return Cell("value", value=None if value is None else float(value),
@@ -283,6 +291,18 @@ def _row_ops(table: Table) -> None:
     """Fill the cells computed from other rows once every row is resolved: ``rows: [a,
     b]`` (row a's mean minus row b's; a list as a: the best of their means) and
     ``reduce: min|max`` over ``over``."""
+    for col in table.columns:  # Holm across the visible rows' tests of one column
+        cells = [r.cells[col] for r in table.rows if r.kind == "body" and not r.hidden
+                 and col in r.cells and r.cells[col].kind == "holm"]
+        if cells:
+            tested = [(c, table.cell(r.id, c.args[0])) for r, c in
+                      ((r, r.cells[col]) for r in table.rows if r.cells.get(col) in cells)]
+            present = [(c, t.mean) for c, t in tested if t is not None and t.mean is not None]
+            adjusted = stats.holm([p for _, p in present])
+            for c in cells:
+                c.kind = "value"
+            for (c, _), p in zip(present, adjusted, strict=True):
+                c.value = p
     for row in table.rows:
         for col, cell in row.cells.items():
             if cell.kind not in ("delta_rows", "reduce"):
