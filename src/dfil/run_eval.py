@@ -133,9 +133,12 @@ def evaluate_run(run_dir: str | Path) -> dict:
                          "init_centers": _init_centers(cell)}
         metrics["grid"] = ev.grid_check(centers, score.widths, cell.eval.grid_sizes)
     predictions = [_rows("test", frames["test"]["id"], gold, p_test, test_preds, test_labels)]
-    if cell.data.task == "frog" and cell.eval.probes:
+    # Option scoring feeds only Table scaling's PRESQUE row: FRoG val/test, no probes or
+    # QuRe (note R-zero-shot-eval); each would cost Q passes over thousands of prompts.
+    probes = cell.data.task == "frog" and score.spec.trains
+    if probes and cell.eval.probes:
         metrics.update(_probe_metrics(cell, score, centers, alpha, predictions))
-    if cell.data.task == "frog" and cell.eval.qure and cell.data.qure_source:
+    if probes and cell.eval.qure and cell.data.qure_source:
         qure = load_qure(cell.data.qure_source)
         preds = score(qure, task="frog", label_col="label", p_col="p")
         labels = ev.path_labels(preds, centers, alpha)

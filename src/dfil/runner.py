@@ -7,6 +7,7 @@ by validation loss), ``train_log.jsonl``, ``train_summary.json``, then after eva
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import shutil
@@ -93,13 +94,18 @@ def with_features(model, enc: Encoded, cell: CellConfig, pad_id: int) -> Encoded
     path = cache_dir() / "features" / f"{key[:32]}.safetensors"
     from safetensors.torch import load_file, save_file
 
-    if path.is_file():
-        feats = load_file(str(path))["features"]
-    else:
-        dtype = autocast_dtype(cell, next(model.parameters()).device)
-        feats = pooled_features(model, enc, pad_id, cell.train.eval_batch_size, dtype)
-        with atomic_path(path) as tmp:
-            save_file({"features": feats.contiguous()}, tmp)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # One process computes a given feature set; concurrent jobs (Snakemake runs cells in
+    # parallel) wait for it and then read it, instead of all computing the same thing.
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.is_file():
+            feats = load_file(str(path))["features"]
+        else:
+            dtype = autocast_dtype(cell, next(model.parameters()).device)
+            feats = pooled_features(model, enc, pad_id, cell.train.eval_batch_size, dtype)
+            with atomic_path(path) as tmp:
+                save_file({"features": feats.contiguous()}, tmp)
     return replace(enc, features=feats)
 
 

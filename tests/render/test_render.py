@@ -169,3 +169,16 @@ def test_holm_and_tost_columns_equal_statsmodels():
     expected = ttost_ind(np.array([50., 52, 51]), np.array([48., 49, 47]), -2, 2,
                          usevar="unequal")[0]
     assert table.cell("r", "e").mean == pytest.approx(expected)
+
+
+def test_render_cli_names_the_cell_that_has_no_metrics(tmp_path, capsys):
+    from dfil.cli import main
+
+    out = tmp_path / "t.tex"
+    rc = main(["render", "--config", str(ROOT / "config/smoke.yaml"), "--tables",
+               str(ROOT / "config/tables.yaml"), "--runs", str(tmp_path / "runs"),
+               "--table", "lambda_sweep", "--out", str(out)])
+    assert rc == 2 and not out.exists()
+    err = capsys.readouterr().err
+    assert "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42/metrics.json" in err
+    assert "lambda_sweep" in err

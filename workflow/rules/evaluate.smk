@@ -19,4 +19,4 @@ rule evaluate_cell:
         runtime=cell_resource("runtime"),
         cpus_per_task=cell_resource("cpus_per_task"),
     shell:
-        "dfil evaluate --run {RES}/runs/{wildcards.key} > {log} 2>&1"
+        "OMP_NUM_THREADS={resources.cpus_per_task} dfil evaluate --run {RES}/runs/{wildcards.key} > {log} 2>&1"

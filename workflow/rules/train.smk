@@ -33,4 +33,4 @@ rule train_cell:
         runtime=cell_resource("runtime"),
         cpus_per_task=cell_resource("cpus_per_task"),
     shell:
-        "dfil train --cell {input.cell} --out {RES}/runs/{wildcards.key} >> {log} 2>&1"
+        "OMP_NUM_THREADS={resources.cpus_per_task} dfil train --cell {input.cell} --out {RES}/runs/{wildcards.key} >> {log} 2>&1"
