@@ -40,6 +40,9 @@ class DataConfig:
     truncation_side: Literal["left", "right"] = "left"
     probes_dir: str = ""
     qure_source: str = ""
+    #: ``paper``: App. C.2's multiple-choice prompt; ``compact``: the sentence and
+    #: "Answer:" only, ~40% of the tokens, for CPU runs (note R-compact-prompt).
+    prompt: Literal["paper", "compact"] = "paper"
     #: Say so in every output when the data is a synthetic stand-in.
     standin: bool = False
 
@@ -84,6 +87,9 @@ class EvalConfig:
     #: How a CSMC pair with equal predicted classes counts (note R-csmc-ties).
     csmc_ties: Literal["consistent", "violation"] = "consistent"
     probes: bool = True
+    #: Evaluate every k-th item of each probe set (1 = all, the paper's sizes); for CPU
+    #: runs only (note R-probe-stride).
+    probe_stride: int = 1
     qure: bool = True
 
 
@@ -100,6 +106,8 @@ class CellConfig:
 
 def resolve(cell: CellConfig) -> CellConfig:
     """Apply the paper's implicit rules: stop-gradient on p for budgets <= 256."""
+    if cell.eval.probe_stride < 1:
+        raise ConfigError(f"eval.probe_stride: must be >= 1, got {cell.eval.probe_stride}")
     budget = cell.data.budget
     if budget is not None and budget <= cell.train.stopgrad_max_budget:
         loss = replace(cell.model.loss, stop_grad_p=True)

@@ -39,9 +39,11 @@ from dfil.train import autocast_dtype, heads_centers
 def _probes(cell) -> dict[str, list[dict]]:
     if cell.data.probes_dir:
         root = Path(cell.data.probes_dir)
-        return {name: [r for _, r in read_records(root / f"{name}.jsonl")]
+        sets = {name: [r for _, r in read_records(root / f"{name}.jsonl")]
                 for name in PROBE_SETS}
-    return generate_probes(ProbeConfig())
+    else:
+        sets = generate_probes(ProbeConfig())
+    return {name: rows[::cell.eval.probe_stride] for name, rows in sets.items()}
 
 
 class _Scorer:
@@ -68,7 +70,8 @@ class _Scorer:
         if not self.spec.trains:
             from dfil.data.prompts import prompt_for
 
-            prompts = [prompt_for(task or self.cell.data.task, t) for t in frame[text_col]]
+            prompts = [prompt_for(task or self.cell.data.task, t, self.cell.data.prompt)
+                       for t in frame[text_col]]
             scores = option_logprobs(self.model, self.tokenizer, prompts, FROG_CLASSES,
                                      self.cell.train.eval_batch_size,
                                      autocast_dtype=autocast_dtype(self.cell, self.device))

@@ -77,7 +77,7 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
 def encode_frame(tokenizer, cell: CellConfig, frame: pd.DataFrame, task: str | None = None,
                  text_col: str = "text", label_col: str | None = "label",
                  p_col: str | None = "p") -> Encoded:
-    prompts = [prompt_for(task or cell.data.task, t) for t in frame[text_col]]
+    prompts = [prompt_for(task or cell.data.task, t, cell.data.prompt) for t in frame[text_col]]
     return encode(tokenizer, prompts,
                   frame[label_col].to_numpy() if label_col else None,
                   frame[p_col].to_numpy() if p_col and p_col in frame else None,

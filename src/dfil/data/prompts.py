@@ -12,9 +12,17 @@ _ORDINAL = {
 }
 
 
-def prompt_for(task: str, text: str) -> str:
-    """The prompt a model of ``task`` reads for ``text`` (the probes use FRoG's)."""
+COMPACT_FROG = "{sentence}\nAnswer:"
+
+
+def prompt_for(task: str, text: str, style: str = "paper") -> str:
+    """The prompt a model of ``task`` reads for ``text`` (the probes use FRoG's).
+
+    ``style="compact"`` drops FRoG's instruction and option list (the ordinal tasks'
+    prompts are short already)."""
     if task == "frog":
+        if style == "compact":
+            return COMPACT_FROG.format(sentence=text.replace("[MASK]", "___"))
         return format_prompt(text)
     if task in _ORDINAL:
         template, classes = _ORDINAL[task]

@@ -1,0 +1,24 @@
+"""dfil.data.prompts: the paper's prompt and the compact CPU prompt."""
+
+import pytest
+
+from dfil.cell import CellConfig, EvalConfig, resolve
+from dfil.config import ConfigError
+from dfil.data.prompts import prompt_for
+
+
+def test_compact_frog_prompt_is_the_sentence_and_answer():
+    text = "[MASK] of the 20 students passed; specifically 15 out of 20."
+    assert prompt_for("frog", text, "compact") == (
+        "___ of the 20 students passed; specifically 15 out of 20.\nAnswer:")
+    paper = prompt_for("frog", text)
+    assert paper.endswith("Answer:") and "(H) all" in paper and len(paper) > 2 * len(text)
+
+
+def test_ordinal_prompts_do_not_depend_on_the_style():
+    assert prompt_for("sst5", "Fine.", "compact") == prompt_for("sst5", "Fine.")
+
+
+def test_probe_stride_must_be_positive():
+    with pytest.raises(ConfigError, match="eval.probe_stride"):
+        resolve(CellConfig(eval=EvalConfig(probe_stride=0)))
