@@ -77,3 +77,20 @@ def test_cell_outside_the_grid(tmp_path, capsys):
     assert main(["grid", "cell", "--config", str(CONFIGS / "paper.yaml"), "--key",
                  "frog/qwen2.5-7b/corn/lamna/nfull/na/seed7777", "--out", str(out)]) == 2
     assert "not in the configured grid" in capsys.readouterr().err
+
+
+def test_group_cell_overrides_keep_keys_and_must_agree():
+    cfg = {"name": "t", "backbones": {"b": {"size": "cpu"}},
+           "resources": {"cpu": {"mem_mb": 1, "runtime": 1}}, "tasks": {"frog": {}},
+           "groups": {"g": {"tasks": ["frog"], "backbones": ["b"], "methods": ["attn_pool"],
+                            "lambdas": [0.5], "budgets": ["full"], "inits": ["qure"],
+                            "seeds": [42], "cell": {"train": {"epochs": 2}}}}}
+    grid = Grid(cfg)
+    key = "frog/b/attn_pool/lam0.5/nfull/qure/seed42"
+    assert grid.cells[key].config["train"]["epochs"] == 2
+    cfg["groups"]["h"] = {**cfg["groups"]["g"], "cell": {"train": {"epochs": 3}}}
+    with pytest.raises(ConfigError, match="different configuration"):
+        Grid(cfg)
+    cfg["groups"]["h"]["cell"] = {"train": {"epochz": 3}}
+    with pytest.raises(ConfigError, match="epochz"):
+        Grid(cfg)

@@ -90,6 +90,9 @@ def grid_schema() -> dict:
         "seeds": {"anyOf": [{"type": "string"},
                             {"type": "array", "items": {"type": "integer"}, "minItems": 1}]},
         "variant": {"type": "string"},
+        # Overrides for this group's cells that do not change their keys (a key built by
+        # two groups with different overrides is an error).
+        "cell": cell,
         "tables": {"type": "array", "items": {"type": "string"}},
     }, required=("tasks", "backbones", "methods", "lambdas", "budgets", "inits", "seeds"))
     return {
@@ -212,7 +215,7 @@ class Grid:
             lam_s, init_s, seed_s = _applicable(method, lam, init, seed)
             key = _key(task, bb, method, variant, lam_s, budget, init_s, seed_s)
             cell = self._cell_config(key, task, bb, method, variant, lam_s, budget, init_s,
-                                     seed_s)
+                                     seed_s, group.get("cell", {}))
             size = cfg["backbones"][bb]["size"]
             if size not in cfg["resources"]:
                 raise ConfigError(f"config backbones.{bb}.size: {size!r} is not in resources")
@@ -228,12 +231,14 @@ class Grid:
                 cell_groups, tables = (gname,), tuple(group.get("tables", ()))
             self.cells[key] = Cell(key, cell, size, cell_groups, tables)
 
-    def _cell_config(self, key, task, bb, method, variant, lam, budget, init, seed) -> dict:
+    def _cell_config(self, key, task, bb, method, variant, lam, budget, init, seed,
+                     group_cell) -> dict:
         cfg = self.config
         entry = {k: v for k, v in cfg["backbones"][bb].items() if k not in ("size", "label")}
         cell = _merge(cfg.get("defaults", {}), cfg["tasks"][task].get("cell", {}))
         if variant:
             cell = _merge(cell, cfg["variants"][variant].get("cell", {}))
+        cell = _merge(cell, group_cell)
         # Keys that do not apply to a method ("na") are left at their defaults, so that
         # e.g. a fine-tune cell is one cell whichever lambda its group lists.
         model = {"method": method, "backbone": {"name": bb, **entry}}
