@@ -211,11 +211,19 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
     assert m["note"].startswith("frozen backbone")
     mf = json.loads((tmp_path / "run" / "mf.json").read_text())
     assert mf["note"] == m["note"]
-    assert list((tmp_path / "cache" / "features").glob("*.safetensors"))
+    cached = sorted((tmp_path / "cache" / "features").glob("*.safetensors"))
+    assert {p.name.endswith(".states.safetensors") for p in cached} == {True, False}
     from safetensors.torch import load_file
 
     tensors = load_file(str(tmp_path / "run" / "model.safetensors"))
     assert all(k.startswith("heads.") for k in tensors)
+    # Attention pooling reads the token states the same pass cached: no new backbone pass.
+    data["model"]["method"] = "attn_pool"
+    path.write_text(yaml.safe_dump(data))
+    assert main(["train", "--cell", str(path), "--out", str(tmp_path / "attn")]) == 0
+    assert main(["evaluate", "--run", str(tmp_path / "attn")]) == 0
+    assert sorted((tmp_path / "cache" / "features").glob("*.safetensors")) == cached
+    assert "heads.attn.score.weight" in load_file(str(tmp_path / "attn" / "model.safetensors"))
 
 
 def test_zero_shot_needs_no_training(tmp_path, frog_dir):

@@ -15,15 +15,22 @@ class Encoded:
 
     ``features [N, d]``, when set, are the frozen backbone's pooled states of the prompts
     (frozen-backbone mode): the heads then read them instead of running the backbone.
+    ``states [sum_i T_i, d]``, set for attention pooling in that mode, are its final-layer
+    states of every token, prompt i's at rows ``offsets()[i]:offsets()[i + 1]``.
     """
 
     ids: tuple[tuple[int, ...], ...]
     labels: np.ndarray
     p: np.ndarray
     features: torch.Tensor | None = None
+    states: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    def offsets(self) -> np.ndarray:
+        """``[N + 1]`` start of each prompt's tokens in a flat ``[sum_i T_i, ...]`` array."""
+        return np.concatenate([[0], np.cumsum([len(x) for x in self.ids])])
 
 
 def encode(tokenizer, prompts: Sequence[str], labels=None, p=None, max_length: int = 256,
@@ -57,6 +64,18 @@ def collate(enc: Encoded, index: Sequence[int], pad_id: int, device="cpu"):
         ids[j, : len(r)] = torch.tensor(r, dtype=torch.long)
         mask[j, : len(r)] = 1
     return (ids.to(device), mask.to(device), *targets(enc, index, device))
+
+
+def collate_states(enc: Encoded, index: Sequence[int], device="cpu"):
+    """Cached token states of rows ``index``, right-padded like :func:`collate`:
+    ``states [B, T, d]`` and ``attention_mask [B, T]``."""
+    offsets = enc.offsets()
+    rows = [enc.states[offsets[i]:offsets[i + 1]] for i in index]
+    states = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True)
+    mask = torch.zeros(states.shape[:2], dtype=torch.long)
+    for j, r in enumerate(rows):
+        mask[j, : len(r)] = 1
+    return states.to(device), mask.to(device)
 
 
 def collate_packed(enc: Encoded, index: Sequence[int], device="cpu"):

@@ -17,12 +17,9 @@ from safetensors.torch import load_file, safe_open, save_file
 
 from dfil.atomic import atomic_path
 from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
+from dfil.errors import CheckpointError
 
 FORMAT = "dfil-checkpoint/1"
-
-
-class CheckpointError(RuntimeError):
-    """A checkpoint file is missing, truncated, corrupt or does not fit its model."""
 
 
 def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:

@@ -209,8 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dfil.checkpoint import CheckpointError
-    from dfil.render.pdf import LatexError
+    from dfil.errors import CheckpointError, LatexError
 
     args = build_parser().parse_args(argv)
     try:

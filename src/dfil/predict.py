@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dfil.batching import Encoded, collate, collate_packed, targets
+from dfil.batching import Encoded, collate, collate_packed, collate_states, targets
 from dfil.inference import softmax
 from dfil.model import last_token_pool, main_class_probs
 from dfil.model.backbone import hidden_size
@@ -47,29 +47,41 @@ def forward_batch(model, enc: Encoded, index, pad_id: int, device, packed: bool 
         ids, positions, last, y, p = collate_packed(enc, index, device)
         return model.forward_packed(ids, positions, last), y, p
     if enc.features is not None:
-        out = model.heads(enc.features[torch.as_tensor(np.asarray(index))].to(device))
+        h = enc.features[torch.as_tensor(np.asarray(index))].to(device)
+        if model.heads.attn is None:
+            out = model.heads(h)
+        else:
+            out = model.heads(h, *collate_states(enc, index, device))
         return (out, *targets(enc, index, device))
     ids, mask, y, p = collate(enc, index, pad_id, device)
     return model(ids, mask), y, p
 
 
 @torch.no_grad()
-def pooled_features(model, enc: Encoded, pad_id: int, batch_size: int = 32,
-                    autocast_dtype: torch.dtype | None = None) -> torch.Tensor:
-    """Last-token states ``[N, d]`` of the (frozen) backbone for every prompt of ``enc``,
-    under ``autocast_dtype`` autocast when given (bf16 is ~4x faster on a CPU)."""
+def frozen_states(model, enc: Encoded, pad_id: int, batch_size: int = 32,
+                  autocast_dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The frozen backbone's final-layer states of every prompt of ``enc``, in one pass:
+    last-token states ``[N, d]`` (the pooled features) and every token's ``[sum_i T_i, d]``
+    (prompt i's at rows ``enc.offsets()[i]:...[i + 1]``, for attention pooling), under
+    ``autocast_dtype`` autocast when given."""
     model.eval()
     device = next(model.parameters()).device
     order = np.argsort([len(x) for x in enc.ids], kind="stable")
-    rows = torch.empty(len(enc), hidden_size(model.backbone))
+    offsets = enc.offsets()
+    d = hidden_size(model.attach_backbone())
+    pooled = torch.empty(len(enc), d)
+    tokens = torch.empty(int(offsets[-1]), d)
     for start in progress(range(0, len(enc), batch_size), desc=f"features {len(enc)} examples"):
         chunk = order[start:start + batch_size]
         ids, mask, _, _ = collate(enc, chunk, pad_id, device)
         with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
                             enabled=autocast_dtype is not None):
             states = model.encode(ids, mask)
-        rows[torch.as_tensor(chunk)] = last_token_pool(states, mask).float().cpu()
-    return rows
+        states, mask = states.float().cpu(), mask.cpu()
+        pooled[torch.as_tensor(chunk)] = last_token_pool(states, mask)
+        for j, i in enumerate(chunk):
+            tokens[offsets[i]:offsets[i + 1]] = states[j, : offsets[i + 1] - offsets[i]]
+    return pooled, tokens
 
 
 @torch.no_grad()

@@ -29,7 +29,7 @@ from dfil.data.ordinal import label_proportion
 from dfil.data.prompts import prompt_for
 from dfil.data.synthetic import ordinal_standin_records
 from dfil.model import build_model, load_tokenizer, method_spec
-from dfil.predict import pooled_features
+from dfil.predict import frozen_states
 from dfil.provenance import provenance
 from dfil.train import (
     BEST,
@@ -42,7 +42,8 @@ from dfil.train import (
 )
 
 SUMMARY = "train_summary.json"
-FROZEN_NOTE = "frozen backbone: heads trained on cached last-token features, no LoRA"
+FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (last token; "
+               "every token for attention pooling), no LoRA")
 
 
 def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
@@ -85,13 +86,21 @@ def encode_frame(tokenizer, cell: CellConfig, frame: pd.DataFrame, task: str | N
 
 
 def with_features(model, enc: Encoded, cell: CellConfig, pad_id: int) -> Encoded:
-    """Frozen-backbone mode: attach pooled features, cached on disk per backbone and inputs."""
-    if cell.model.adapter != "none" or method_spec(cell.model.method).attn_pool:
+    """Frozen-backbone mode: attach the backbone's pooled features and, for attention
+    pooling, its token states, cached on disk per backbone and inputs.
+
+    One pass writes both files (``<key>.safetensors``, ``<key>.states.safetensors``), so
+    an attention-pooling cell reuses the pass the other cells paid for; a cell reads only
+    the file it needs.
+    """
+    if cell.model.adapter != "none":
         return enc
+    tokens = method_spec(cell.model.method).attn_pool
     inputs = [to_dict(cell.model.backbone), cell.data.max_length, cell.train.precision,
               enc.ids]
     key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
     path = cache_dir() / "features" / f"{key[:32]}.safetensors"
+    states_path = path.with_suffix(".states.safetensors")
     from safetensors.torch import load_file, save_file
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -99,14 +108,19 @@ def with_features(model, enc: Encoded, cell: CellConfig, pad_id: int) -> Encoded
     # parallel) wait for it and then read it, instead of all computing the same thing.
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.is_file():
+        if path.is_file() and (states_path.is_file() or not tokens):
             feats = load_file(str(path))["features"]
+            states = load_file(str(states_path))["states"] if tokens else None
         else:
             dtype = autocast_dtype(cell, next(model.parameters()).device)
-            feats = pooled_features(model, enc, pad_id, cell.train.eval_batch_size, dtype)
+            feats, states = frozen_states(model, enc, pad_id, cell.train.eval_batch_size,
+                                          dtype)
+            with atomic_path(states_path) as tmp:
+                save_file({"states": states}, tmp)
             with atomic_path(path) as tmp:
-                save_file({"features": feats.contiguous()}, tmp)
-    return replace(enc, features=feats)
+                save_file({"features": feats}, tmp)
+            states = states if tokens else None
+    return replace(enc, features=feats, states=states)
 
 
 def _write_cell(run_dir: Path, cell: CellConfig) -> None:
@@ -149,7 +163,10 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
                     f"{cell.train.collapse_threshold}: retraining with stop-gradient on p")
             if len(attempts_done) >= attempt:
                 continue
-            model = build_model(attempt_cell.model, seed=cell.train.seed).to(device)
+            # Frozen mode builds the heads alone; the backbone is loaded only if a
+            # feature set is not cached yet (with_features).
+            model = build_model(attempt_cell.model, seed=cell.train.seed,
+                                backbone=cell.model.adapter != "none").to(device)
             pad = tokenizer.pad_token_id
             data = TrainData(
                 train=with_features(model, encode_frame(tokenizer, cell, frames["train"]),
@@ -183,6 +200,6 @@ def load_trained(run_dir: Path, device):
     config, tensors, _ = read_checkpoint(run_dir / BEST)
     if config.method != cell.model.method:
         raise CheckpointError(f"{run_dir / BEST}: method {config.method} != cell's")
-    model = build_model(config).to(device)
+    model = build_model(config, backbone=config.adapter != "none").to(device)
     load_into(model, tensors, run_dir / BEST)
     return cell, model

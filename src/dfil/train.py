@@ -155,8 +155,11 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
     steps_per_epoch = math.ceil(n_train / cfg.batch_size)
     total = cfg.epochs * steps_per_epoch
     warmup = max(1, int(round(cfg.warmup_ratio * total)))
+    # foreach: one multi-tensor update per step (the CUDA default; on the CPU it is ~3x
+    # faster than the per-tensor loop for a heads-only model's many small tensors).
     optimizer = torch.optim.AdamW(param_groups(model, cell), betas=tuple(cfg.betas),
-                                  eps=cfg.adam_eps, weight_decay=cfg.weight_decay)
+                                  eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
+                                  foreach=True)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: lr_factor(s, total, warmup))
     weights = None

@@ -200,3 +200,21 @@ def test_packed_batch_equals_padded_batch():
         other = model.forward_packed(*collate_packed(enc2, range(4))[:3])
     torch.testing.assert_close(other.p[1:], packed.p[1:], atol=1e-6, rtol=1e-6)
     assert not torch.allclose(other.p[0], packed.p[0])
+
+
+def test_frozen_model_built_without_backbone_loads_it_on_demand():
+    cfg = tiny_config("dfil", adapter="none")
+    full, lazy = build_model(cfg, seed=5), build_model(cfg, seed=5, backbone=False)
+    assert lazy.backbone is None
+    for a, b in zip(full.heads.parameters(), lazy.heads.parameters(), strict=True):
+        assert torch.equal(a, b)
+    ids, mask, _ = batch()
+    rng = torch.get_rng_state()
+    with torch.no_grad():
+        a, b = full.eval()(ids, mask), lazy.eval()(ids, mask)
+    assert lazy.backbone is not None and not any(
+        p.requires_grad for p in lazy.backbone.parameters())
+    assert torch.equal(rng, torch.get_rng_state())  # loading left the RNG alone
+    torch.testing.assert_close(b.p, a.p)
+    with pytest.raises(ValueError, match="frozen"):
+        build_model(tiny_config("dfil"), backbone=False)

@@ -7,14 +7,15 @@ targets (q, k, v, o) onto each architecture, Phi-3's fused ``qkv_proj`` included
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import torch
-from peft import LoraConfig as PeftLoraConfig
-from peft import get_peft_model, prepare_model_for_kbit_training
-from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, PreTrainedModel
 
 from dfil.backbones import resolve_model_id
 from dfil.config import BackboneConfig, LoraConfig
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -64,6 +65,10 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
     returns hidden states. ``trust_remote_code`` is passed through only when the backbone
     entry enables it. Quantized backbones need CUDA (bitsandbytes 4-bit kernels).
     """
+    # transformers' model classes are imported here: their import (~4 s on a 2-core CPU)
+    # is only worth paying by a job that runs the backbone.
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+
     auto = AutoModelForCausalLM if causal_lm else AutoModel
     dtype = DTYPES[spec.dtype]
     if spec.arch is not None:
@@ -131,8 +136,13 @@ def apply_lora(model: PreTrainedModel, lora: LoraConfig, quantized: bool = False
     """Wrap ``model`` with peft LoRA on the family's modules for ``lora.targets``.
 
     Only the LoRA matrices are trainable afterwards; quantized models are first prepared
-    for k-bit training (fp32 norms, input grads) as QLoRA prescribes.
+    for k-bit training (fp32 norms, input grads) as QLoRA prescribes. peft is imported
+    here, not at module level: importing it loads bitsandbytes and torch's compiler stack
+    (~9 s on a 2-core CPU), which a frozen-backbone job never needs.
     """
+    from peft import LoraConfig as PeftLoraConfig
+    from peft import get_peft_model, prepare_model_for_kbit_training
+
     if quantized:
         model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
     config = PeftLoraConfig(
@@ -165,4 +175,17 @@ def last_token_pool(states: torch.Tensor, attention_mask: torch.Tensor) -> torch
 
 def hidden_size(model: PreTrainedModel) -> int:
     config = model.config
+    return getattr(config, "hidden_size", None) or config.get_text_config().hidden_size
+
+
+def backbone_hidden_size(spec: BackboneConfig) -> int:
+    """``d`` of the backbone ``spec`` names, read from its config without loading weights."""
+    if spec.arch is not None:
+        return int(spec.arch["hidden_size"])
+    if not spec.model_id:
+        raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
+    from transformers import AutoConfig
+
+    config = AutoConfig.from_pretrained(resolve_model_id(spec.model_id),
+                                        trust_remote_code=spec.trust_remote_code)
     return getattr(config, "hidden_size", None) or config.get_text_config().hidden_size

@@ -12,9 +12,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dfil.config import HeadsConfig, LossConfig, ModelConfig
+from dfil.config import BackboneConfig, HeadsConfig, LossConfig, ModelConfig
 from dfil.model.backbone import (
     apply_lora,
+    backbone_hidden_size,
     hidden_size,
     last_token_pool,
     load_backbone,
@@ -98,16 +99,37 @@ class DualPathHeads(nn.Module):
 
 
 class DualPathModel(nn.Module):
-    """LoRA-adapted decoder plus :class:`DualPathHeads` (Sec. 4.1, Fig. architecture)."""
+    """LoRA-adapted decoder plus :class:`DualPathHeads` (Sec. 4.1, Fig. architecture).
 
-    def __init__(self, backbone: nn.Module, heads: DualPathHeads):
+    A frozen-backbone model may start without its backbone (``backbone=None``): its heads
+    train and predict on cached features, and :meth:`attach_backbone` loads the frozen
+    decoder only when features must be computed.
+    """
+
+    def __init__(self, backbone: nn.Module | None, heads: DualPathHeads,
+                 backbone_spec: BackboneConfig | None = None):
         super().__init__()
         self.backbone = backbone
         self.heads = heads
+        self.backbone_spec = backbone_spec
+
+    def attach_backbone(self) -> nn.Module:
+        """The backbone, loading the frozen one now if the model was built without it.
+
+        Loading does not touch the global RNG (a random-weight backbone seeds its own
+        initialisation), so training draws the same numbers either way."""
+        if self.backbone is None:
+            if self.backbone_spec is None:
+                raise ValueError("model was built without a backbone and without its spec")
+            device = next(self.heads.parameters()).device
+            with torch.random.fork_rng(devices=[]):
+                backbone = load_backbone(self.backbone_spec).requires_grad_(False)
+                self.backbone = backbone.to(device).train(self.training)
+        return self.backbone
 
     def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         """Final-layer states ``[B, T, d]``; positions count real tokens only."""
-        out = self.backbone(
+        out = self.attach_backbone()(
             input_ids=input_ids,
             attention_mask=attention_mask,
             position_ids=position_ids_from_mask(attention_mask),
@@ -123,7 +145,8 @@ class DualPathModel(nn.Module):
         Not for attention pooling, which needs each example's own token span."""
         if self.heads.attn is not None:
             raise ValueError("attention pooling needs padded batches, not packed ones")
-        out = self.backbone(input_ids=input_ids, position_ids=position_ids, use_cache=False)
+        out = self.attach_backbone()(input_ids=input_ids, position_ids=position_ids,
+                                     use_cache=False)
         h = out.last_hidden_state[0, last]
         return self.heads(h.to(next(self.heads.parameters()).dtype))
 
@@ -139,23 +162,34 @@ def build_heads(config: ModelConfig, d: int) -> DualPathHeads:
     return DualPathHeads(d, config.num_classes, spec, config.heads, config.loss.stop_grad_p)
 
 
-def build_model(config: ModelConfig, seed: int | None = None) -> DualPathModel:
+def build_model(config: ModelConfig, seed: int | None = None,
+                backbone: bool = True) -> DualPathModel:
     """Backbone (LoRA-wrapped) + heads for ``config``; heads in float32.
 
     ``seed`` seeds the LoRA and head initialisation (after a random-weight backbone has
     been built from its own ``init_seed``), so each training seed starts elsewhere.
+    ``backbone=False`` (frozen backbone only) builds the heads alone, with the same
+    initialisation; the backbone is loaded by :meth:`DualPathModel.attach_backbone` if
+    features must be computed.
     """
     spec = method_spec(config.method)
     if not spec.trains:
         raise ValueError(f"method {config.method!r} trains nothing; use dfil.model.zero_shot")
-    backbone = load_backbone(config.backbone)
+    if not backbone:
+        if config.adapter != "none":
+            raise ValueError("only a frozen backbone (model.adapter: none) can be left out")
+        d = backbone_hidden_size(config.backbone)
+        if seed is not None:
+            torch.manual_seed(seed)
+        return DualPathModel(None, build_heads(config, d), config.backbone)
+    model = load_backbone(config.backbone)
     if seed is not None:
         torch.manual_seed(seed)
     if config.adapter == "lora":
-        backbone = apply_lora(backbone, config.lora, quantized=config.backbone.quantized)
+        model = apply_lora(model, config.lora, quantized=config.backbone.quantized)
     else:
-        backbone.requires_grad_(False)
-    return DualPathModel(backbone, build_heads(config, hidden_size(backbone)))
+        model.requires_grad_(False)
+    return DualPathModel(model, build_heads(config, hidden_size(model)), config.backbone)
 
 
 def count_trainable(module: nn.Module) -> int:

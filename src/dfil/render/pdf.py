@@ -7,10 +7,7 @@ import subprocess
 from pathlib import Path
 
 from dfil.atomic import atomic_write_bytes
-
-
-class LatexError(RuntimeError):
-    """pdflatex is missing or failed; the message names the log's first error."""
+from dfil.errors import LatexError
 
 
 def compile_pdf(tex: Path, runs: int = 2, timeout: int = 300) -> Path:

@@ -1,0 +1,92 @@
+"""Frozen-backbone features: one backbone pass gives the last-token features and every
+token's states, and heads on those cached states equal the live model (attention pooling
+included). Tiny random Llama, no download."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from dfil.batching import Encoded, collate_states
+from dfil.model import build_model
+from dfil.predict import forward_batch, frozen_states, predict
+from tinymodel import tiny_config
+
+PAD = 0
+
+
+def encoded(lengths=(5, 9, 3, 12, 7, 1), seed=0) -> Encoded:
+    rng = np.random.default_rng(seed)
+    ids = tuple(tuple(int(t) for t in rng.integers(1, 96, n)) for n in lengths)
+    n = len(lengths)
+    return Encoded(ids=ids, labels=rng.integers(0, 8, n), p=rng.random(n).astype(np.float32))
+
+
+def frozen_model(method: str):
+    model = build_model(tiny_config(method, adapter="none"), seed=3)
+    with torch.no_grad():  # make the attention scores non-uniform
+        for prm in model.heads.parameters():
+            prm.add_(0.1 * torch.randn_like(prm))
+    return model.eval()
+
+
+def test_offsets_index_the_flat_token_array():
+    enc = encoded(lengths=(2, 3, 1))
+    assert enc.offsets().tolist() == [0, 2, 5, 6]
+
+
+def test_frozen_states_are_each_prompts_own_states():
+    model = frozen_model("dfil")
+    enc = encoded()
+    pooled, tokens = frozen_states(model, enc, PAD, batch_size=4)
+    offsets = enc.offsets()
+    assert pooled.shape == (len(enc), 32) and tokens.shape == (offsets[-1], 32)
+    for i, row in enumerate(enc.ids):  # each prompt alone: no padding anywhere
+        with torch.no_grad():
+            alone = model.encode(torch.tensor([row]), torch.ones(1, len(row), dtype=torch.long))
+        torch.testing.assert_close(tokens[offsets[i]:offsets[i + 1]], alone[0],
+                                   atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(pooled[i], alone[0, -1], atol=1e-5, rtol=1e-5)
+
+
+def test_collate_states_pads_right_with_its_mask():
+    enc = encoded(lengths=(2, 3, 1))
+    enc = replace(enc, states=torch.arange(6.0).unsqueeze(1).repeat(1, 4))
+    states, mask = collate_states(enc, [2, 0, 1])
+    assert mask.tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    assert states[:, :, 0].tolist() == [[5, 0, 0], [0, 1, 0], [2, 3, 4]]
+
+
+@pytest.mark.parametrize("method", ["dfil", "attn_pool"])
+def test_heads_on_cached_states_equal_the_live_model(method):
+    model = frozen_model(method)
+    enc = encoded()
+    pooled, tokens = frozen_states(model, enc, PAD, batch_size=3)
+    cached = replace(enc, features=pooled, states=tokens if method == "attn_pool" else None)
+    index = [3, 0, 5, 1]
+    with torch.no_grad():
+        live, y_live, _ = forward_batch(model, enc, index, PAD, "cpu")
+        fast, y_fast, _ = forward_batch(model, cached, index, PAD, "cpu")
+    assert torch.equal(y_live, y_fast)
+    for field in ("main_logits", "p", "mf_scores"):
+        torch.testing.assert_close(getattr(fast, field), getattr(live, field),
+                                   atol=1e-5, rtol=1e-5)
+    a, b = predict(model, enc, PAD, batch_size=4), predict(model, cached, PAD, batch_size=4)
+    np.testing.assert_allclose(b.p, a.p, atol=1e-5)
+
+
+def test_attention_pooling_reads_more_than_the_last_token():
+    model = frozen_model("attn_pool")
+    enc = encoded()
+    pooled, tokens = frozen_states(model, enc, PAD)
+    moved = tokens.clone()
+    moved[enc.offsets()[1]] += 1.0  # the first token of prompt 1 only
+    with torch.no_grad():
+        base = forward_batch(model, replace(enc, features=pooled, states=tokens), [1], PAD,
+                             "cpu")[0].p
+        shifted = forward_batch(model, replace(enc, features=pooled, states=moved), [1], PAD,
+                                "cpu")[0].p
+    assert not torch.allclose(base, shifted)
