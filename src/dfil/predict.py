@@ -10,7 +10,7 @@ import torch
 
 from dfil.batching import Encoded, collate, collate_packed, collate_states, targets
 from dfil.inference import softmax
-from dfil.model import last_token_pool, main_class_probs
+from dfil.model import main_class_probs
 from dfil.model.backbone import hidden_size
 
 
@@ -69,7 +69,6 @@ def frozen_states(model, enc: Encoded, pad_id: int, batch_size: int = 32,
     order = np.argsort([len(x) for x in enc.ids], kind="stable")
     offsets = enc.offsets()
     d = hidden_size(model.attach_backbone())
-    pooled = torch.empty(len(enc), d)
     tokens = torch.empty(int(offsets[-1]), d)
     for start in progress(range(0, len(enc), batch_size), desc=f"features {len(enc)} examples"):
         chunk = order[start:start + batch_size]
@@ -77,11 +76,11 @@ def frozen_states(model, enc: Encoded, pad_id: int, batch_size: int = 32,
         with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
                             enabled=autocast_dtype is not None):
             states = model.encode(ids, mask)
-        states, mask = states.float().cpu(), mask.cpu()
-        pooled[torch.as_tensor(chunk)] = last_token_pool(states, mask)
+        states = states.float().cpu()
         for j, i in enumerate(chunk):
             tokens[offsets[i]:offsets[i + 1]] = states[j, : offsets[i + 1] - offsets[i]]
-    return pooled, tokens
+    # Right padding: each prompt's last real token is the last of its rows.
+    return tokens[torch.as_tensor(offsets[1:] - 1)].clone(), tokens
 
 
 @torch.no_grad()

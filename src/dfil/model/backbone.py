@@ -174,7 +174,10 @@ def last_token_pool(states: torch.Tensor, attention_mask: torch.Tensor) -> torch
 
 
 def hidden_size(model: PreTrainedModel) -> int:
-    config = model.config
+    return _config_hidden_size(model.config)
+
+
+def _config_hidden_size(config) -> int:
     return getattr(config, "hidden_size", None) or config.get_text_config().hidden_size
 
 
@@ -186,6 +189,5 @@ def backbone_hidden_size(spec: BackboneConfig) -> int:
         raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(resolve_model_id(spec.model_id),
-                                        trust_remote_code=spec.trust_remote_code)
-    return getattr(config, "hidden_size", None) or config.get_text_config().hidden_size
+    return _config_hidden_size(AutoConfig.from_pretrained(
+        resolve_model_id(spec.model_id), trust_remote_code=spec.trust_remote_code))
