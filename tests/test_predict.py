@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from dfil.batching import Encoded, collate_states
+from dfil.batching import Encoded, collate_states, encode_ids
 from dfil.model import build_model
 from dfil.predict import forward_batch, frozen_states, predict
 from tinymodel import tiny_config
@@ -36,6 +36,23 @@ def frozen_model(method: str):
 def test_offsets_index_the_flat_token_array():
     enc = encoded(lengths=(2, 3, 1))
     assert enc.offsets().tolist() == [0, 2, 5, 6]
+
+
+def test_take_keeps_each_prompts_features_and_states():
+    enc = encoded(lengths=(2, 3, 1))
+    enc = replace(enc, features=torch.arange(3.0).unsqueeze(1),
+                  states=torch.arange(6.0).unsqueeze(1))
+    sub = enc.take([2, 0])
+    assert sub.ids == (enc.ids[2], enc.ids[0])
+    assert sub.labels.tolist() == [enc.labels[2], enc.labels[0]]
+    assert sub.features[:, 0].tolist() == [2, 0]
+    assert sub.states[:, 0].tolist() == [5, 0, 1] and sub.offsets().tolist() == [0, 1, 3]
+
+
+def test_encode_ids_rebuilds_prompts_from_flat_ids():
+    enc = encode_ids(torch.tensor([7, 8, 9, 4, 5, 6]), torch.tensor([2, 3, 1]), [1, 0, 2])
+    assert enc.ids == ((7, 8), (9, 4, 5), (6,))
+    assert enc.labels.tolist() == [1, 0, 2] and np.isnan(enc.p).all()
 
 
 def test_frozen_states_are_each_prompts_own_states():

@@ -217,13 +217,26 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
 
     tensors = load_file(str(tmp_path / "run" / "model.safetensors"))
     assert all(k.startswith("heads.") for k in tensors)
-    # Attention pooling reads the token states the same pass cached: no new backbone pass.
+    # Attention pooling reads the token states the same pass cached: no new backbone pass,
+    # and (ids cached too) no tokenizer.
+    def no_tokenizer(spec):
+        raise AssertionError("a cached frozen-backbone job loaded the tokenizer")
+
+    monkeypatch.setattr("dfil.runner.load_tokenizer", no_tokenizer)
     data["model"]["method"] = "attn_pool"
     path.write_text(yaml.safe_dump(data))
     assert main(["train", "--cell", str(path), "--out", str(tmp_path / "attn")]) == 0
     assert main(["evaluate", "--run", str(tmp_path / "attn")]) == 0
     assert sorted((tmp_path / "cache" / "features").glob("*.safetensors")) == cached
     assert "heads.attn.score.weight" in load_file(str(tmp_path / "attn" / "model.safetensors"))
+    # A few-shot subset reads its rows of the full training split's features.
+    data["model"]["method"] = "dfil"
+    data["data"]["budget"] = 16
+    path.write_text(yaml.safe_dump(data))
+    assert main(["train", "--cell", str(path), "--out", str(tmp_path / "few")]) == 0
+    assert sorted((tmp_path / "cache" / "features").glob("*.safetensors")) == cached
+    assert json.loads((tmp_path / "few" / "train_summary.json").read_text())[
+        "train_examples"] == 16
 
 
 def test_zero_shot_needs_no_training(tmp_path, frog_dir):

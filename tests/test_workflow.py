@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def dry(*args) -> str:
+    """A dry run of every job of the target, whatever is already built (``--forceall``)."""
     snakemake = Path(sys.executable).with_name("snakemake")
-    out = subprocess.run([str(snakemake), "-n", *args], cwd=ROOT, capture_output=True,
+    out = subprocess.run([str(snakemake), "-n", "--forceall", *args], cwd=ROOT, capture_output=True,
                          text=True, timeout=600)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out.stdout + out.stderr

@@ -32,6 +32,19 @@ class Encoded:
         """``[N + 1]`` start of each prompt's tokens in a flat ``[sum_i T_i, ...]`` array."""
         return np.concatenate([[0], np.cumsum([len(x) for x in self.ids])])
 
+    def take(self, rows: Sequence[int]) -> Encoded:
+        """Prompts ``rows`` (in that order), with their features and token states."""
+        rows = np.array(rows, dtype=np.int64)
+        states = None
+        if self.states is not None:
+            o = self.offsets()
+            states = torch.cat([self.states[o[i]:o[i + 1]] for i in rows])
+        return Encoded(ids=tuple(self.ids[i] for i in rows), labels=self.labels[rows],
+                       p=self.p[rows],
+                       features=None if self.features is None
+                       else self.features[torch.as_tensor(rows)],
+                       states=states)
+
 
 def encode(tokenizer, prompts: Sequence[str], labels=None, p=None, max_length: int = 256,
            truncation_side: str = "left") -> Encoded:
@@ -39,9 +52,19 @@ def encode(tokenizer, prompts: Sequence[str], labels=None, p=None, max_length: i
     since the prediction is read at the final token."""
     tokenizer.truncation_side = truncation_side
     out = tokenizer(list(prompts), truncation=True, max_length=max_length)
-    n = len(prompts)
+    return _encoded(tuple(tuple(x) for x in out["input_ids"]), labels, p)
+
+
+def encode_ids(flat, lengths, labels=None, p=None) -> Encoded:
+    """Encoded prompts from token ids stored flat ``[sum_i T_i]`` with lengths ``[N]``."""
+    rows = np.split(np.asarray(flat), np.cumsum(np.asarray(lengths))[:-1])
+    return _encoded(tuple(tuple(r.tolist()) for r in rows), labels, p)
+
+
+def _encoded(ids: tuple[tuple[int, ...], ...], labels, p) -> Encoded:
+    n = len(ids)
     return Encoded(
-        ids=tuple(tuple(x) for x in out["input_ids"]),
+        ids=ids,
         labels=np.array(labels if labels is not None else np.zeros(n), dtype=np.int64),
         p=np.array(p if p is not None else np.full(n, np.nan), dtype=np.float32),
     )

@@ -39,10 +39,11 @@ def progress(iterable, **kwargs):
                 mininterval=5.0, leave=False, dynamic_ncols=True, **kwargs)
 
 
-def forward_batch(model, enc: Encoded, index, pad_id: int, device, packed: bool = False):
+def forward_batch(model, enc: Encoded, index, pad_id: int | None, device,
+                  packed: bool = False):
     """Head outputs, labels ``[B]`` and proportions ``[B]`` for rows ``index`` of ``enc``:
     through the backbone (padded, or padding-free when ``packed``), or straight from cached
-    features in frozen-backbone mode."""
+    features in frozen-backbone mode (``pad_id`` unused, may be None)."""
     if packed and enc.features is None and model.heads.attn is None:
         ids, positions, last, y, p = collate_packed(enc, index, device)
         return model.forward_packed(ids, positions, last), y, p
@@ -84,7 +85,7 @@ def frozen_states(model, enc: Encoded, pad_id: int, batch_size: int = 32,
 
 
 @torch.no_grad()
-def predict(model, enc: Encoded, pad_id: int, batch_size: int = 32,
+def predict(model, enc: Encoded, pad_id: int | None, batch_size: int = 32,
             autocast_dtype: torch.dtype | None = None, order: str = "length") -> Predictions:
     """Run ``model`` over ``enc`` in batches (sorted by length to cut padding)."""
     model.eval()

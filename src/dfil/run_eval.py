@@ -25,14 +25,13 @@ from dfil.model import (
     OrderedGaussianMF,
     count_trainable,
     load_backbone,
-    load_tokenizer,
     method_spec,
 )
 from dfil.model.zero_shot import option_logprobs
 from dfil.predict import Predictions, predict
 from dfil.provenance import provenance
 from dfil.quantifiers import FROG_CLASSES
-from dfil.runner import SUMMARY, encode_frame, load_trained, task_frames, with_features
+from dfil.runner import SUMMARY, LazyTokenizer, encode_frame, load_trained, task_frames
 from dfil.train import autocast_dtype, heads_centers
 
 
@@ -52,7 +51,7 @@ class _Scorer:
     def __init__(self, cell, run_dir: Path, device):
         self.cell, self.device = cell, device
         self.spec = method_spec(cell.model.method)
-        self.tokenizer = load_tokenizer(cell.model.backbone)
+        self.tokenizer = LazyTokenizer(cell.model.backbone)
         if self.spec.trains:
             _, self.model = load_trained(run_dir, device)
             self.dtype = autocast_dtype(cell, device)
@@ -72,13 +71,14 @@ class _Scorer:
 
             prompts = [prompt_for(task or self.cell.data.task, t, self.cell.data.prompt)
                        for t in frame[text_col]]
-            scores = option_logprobs(self.model, self.tokenizer, prompts, FROG_CLASSES,
+            scores = option_logprobs(self.model, self.tokenizer(), prompts, FROG_CLASSES,
                                      self.cell.train.eval_batch_size,
                                      autocast_dtype=autocast_dtype(self.cell, self.device))
             return Predictions(main_probs=softmax(scores), p=None, mf_scores=None)
-        enc = encode_frame(self.tokenizer, self.cell, frame, task, text_col, label_col, p_col)
-        enc = with_features(self.model, enc, self.cell, self.tokenizer.pad_token_id)
-        return predict(self.model, enc, self.tokenizer.pad_token_id,
+        enc = encode_frame(self.model, self.tokenizer, self.cell, frame, task, text_col,
+                           label_col, p_col)
+        pad_id = None if enc.features is not None else self.tokenizer.pad_id
+        return predict(self.model, enc, pad_id,
                        self.cell.train.eval_batch_size, self.dtype)
 
 

@@ -20,7 +20,7 @@ import torch
 
 from dfil.atomic import atomic_path, atomic_write_bytes, atomic_write_json
 from dfil.backbones import cache_dir
-from dfil.batching import Encoded, encode
+from dfil.batching import Encoded, encode, encode_ids
 from dfil.cell import CellConfig, dump_cell, load_cell
 from dfil.checkpoint import CheckpointError, load_into, read_checkpoint
 from dfil.config import ConfigError, config_hash, to_dict
@@ -42,12 +42,18 @@ from dfil.train import (
 )
 
 SUMMARY = "train_summary.json"
+# Part of every feature-cache key: bump it when what a cached file holds changes.
+FEATURE_CACHE_FORMAT = 2
 FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (last token; "
                "every token for attention pooling), no LoRA")
 
 
 def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
-    """train / val / test frames (columns text, label, p, id) of the cell's task."""
+    """train / val / test frames (columns text, label, p, id) of the cell's task.
+
+    A few-shot cell's ``train`` is a subset of ``train_pool`` (also returned), at rows
+    ``train["pool_row"]``.
+    """
     d = cell.data
     if d.task == "frog":
         easy = load_frog(d.source, "easy", d.frog_task).rename(columns={"question": "text"})
@@ -66,38 +72,67 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
         pool = loader(d.source, "train")
         train, val = split_train_val(pool, d.train_frac, d.split_seed)
         test = loader(d.test_source, "test")
+    pool = None
     if d.budget is not None:
         seed = cell.train.seed if d.fewshot_seed is None else d.fewshot_seed
-        train = few_shot_subset(train, d.budget, seed, d.fewshot_min_per_class)
+        pool = train.reset_index(drop=True)
+        train = few_shot_subset(pool, d.budget, seed, d.fewshot_min_per_class)
+        train = train.assign(pool_row=train.index)
     frames = {"train": train, "val": val, "test": test}
     if d.max_examples:
         frames = {k: v.iloc[: d.max_examples] for k, v in frames.items()}
+    if pool is not None:
+        frames["train_pool"] = pool
     return {k: v.reset_index(drop=True) for k, v in frames.items()}
 
 
-def encode_frame(tokenizer, cell: CellConfig, frame: pd.DataFrame, task: str | None = None,
-                 text_col: str = "text", label_col: str | None = "label",
-                 p_col: str | None = "p") -> Encoded:
+class LazyTokenizer:
+    """The backbone's tokenizer, loaded on the first call: a frozen-backbone job whose
+    feature sets are cached never needs it (transformers' import and the tokenizer's
+    construction are ~5 s of every such job)."""
+
+    def __init__(self, spec):
+        self.spec, self._tokenizer = spec, None
+
+    def __call__(self):
+        if self._tokenizer is None:
+            self._tokenizer = load_tokenizer(self.spec)
+        return self._tokenizer
+
+    @property
+    def pad_id(self) -> int:
+        return self().pad_token_id
+
+
+def encode_frame(model, tokenizer: LazyTokenizer, cell: CellConfig, frame: pd.DataFrame,
+                 task: str | None = None, text_col: str = "text",
+                 label_col: str | None = "label", p_col: str | None = "p") -> Encoded:
+    """The prompts of ``frame`` encoded for ``model``: token ids, labels ``[N]``,
+    proportions ``[N]``; in frozen-backbone mode also the backbone's features (see
+    :func:`frozen_features`)."""
     prompts = [prompt_for(task or cell.data.task, t, cell.data.prompt) for t in frame[text_col]]
-    return encode(tokenizer, prompts,
-                  frame[label_col].to_numpy() if label_col else None,
-                  frame[p_col].to_numpy() if p_col and p_col in frame else None,
-                  cell.data.max_length, cell.data.truncation_side)
-
-
-def with_features(model, enc: Encoded, cell: CellConfig, pad_id: int) -> Encoded:
-    """Frozen-backbone mode: attach the backbone's pooled features and, for attention
-    pooling, its token states, cached on disk per backbone and inputs.
-
-    One pass writes both files (``<key>.safetensors``, ``<key>.states.safetensors``), so
-    an attention-pooling cell reuses the pass the other cells paid for; a cell reads only
-    the file it needs.
-    """
+    labels = frame[label_col].to_numpy() if label_col else None
+    p = frame[p_col].to_numpy() if p_col and p_col in frame else None
     if cell.model.adapter != "none":
-        return enc
+        return encode(tokenizer(), prompts, labels, p, cell.data.max_length,
+                      cell.data.truncation_side)
+    return frozen_features(model, tokenizer, cell, prompts, labels, p)
+
+
+def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: list[str],
+                    labels, p) -> Encoded:
+    """Frozen-backbone mode: ``prompts`` with the backbone's pooled features and, for
+    attention pooling, its token states, cached on disk per backbone and prompts.
+
+    One pass writes both files (``<key>.safetensors`` with the token ids and last-token
+    features, ``<key>.states.safetensors``), so an attention-pooling cell reuses the pass
+    the other cells paid for; a cell reads only the file it needs, and a cell whose
+    feature sets are all cached loads neither the backbone nor the tokenizer.
+    """
+    d = cell.data
     tokens = method_spec(cell.model.method).attn_pool
-    inputs = [to_dict(cell.model.backbone), cell.data.max_length, cell.train.precision,
-              enc.ids]
+    inputs = [FEATURE_CACHE_FORMAT, to_dict(cell.model.backbone), d.max_length,
+              d.truncation_side, cell.train.precision, prompts]
     key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
     path = cache_dir() / "features" / f"{key[:32]}.safetensors"
     states_path = path.with_suffix(".states.safetensors")
@@ -109,18 +144,24 @@ def with_features(model, enc: Encoded, cell: CellConfig, pad_id: int) -> Encoded
     with open(path.with_suffix(".lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file() and (states_path.is_file() or not tokens):
-            feats = load_file(str(path))["features"]
+            cached = load_file(str(path))
+            enc = replace(encode_ids(cached["ids"], cached["lengths"], labels, p),
+                          features=cached["features"])
             states = load_file(str(states_path))["states"] if tokens else None
         else:
+            enc = encode(tokenizer(), prompts, labels, p, d.max_length, d.truncation_side)
             dtype = autocast_dtype(cell, next(model.parameters()).device)
-            feats, states = frozen_states(model, enc, pad_id, cell.train.eval_batch_size,
-                                          dtype)
+            feats, states = frozen_states(model, enc, tokenizer.pad_id,
+                                          cell.train.eval_batch_size, dtype)
             with atomic_path(states_path) as tmp:
                 save_file({"states": states}, tmp)
+            lengths = torch.tensor([len(x) for x in enc.ids], dtype=torch.int64)
+            flat = torch.tensor([t for x in enc.ids for t in x], dtype=torch.int64)
             with atomic_path(path) as tmp:
-                save_file({"features": feats}, tmp)
+                save_file({"features": feats, "ids": flat, "lengths": lengths}, tmp)
+            enc = replace(enc, features=feats)
             states = states if tokens else None
-    return replace(enc, features=feats, states=states)
+    return replace(enc, states=states)
 
 
 def _write_cell(run_dir: Path, cell: CellConfig) -> None:
@@ -151,7 +192,7 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
         summary["trained"] = False
     else:
         frames = task_frames(cell)
-        tokenizer = load_tokenizer(cell.model.backbone)
+        tokenizer = LazyTokenizer(cell.model.backbone)
         attempts_done = _attempts_so_far(run_dir)
         attempt_cell = cell
         for attempt in (1, 2):
@@ -164,16 +205,19 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
             if len(attempts_done) >= attempt:
                 continue
             # Frozen mode builds the heads alone; the backbone is loaded only if a
-            # feature set is not cached yet (with_features).
+            # feature set is not cached yet (frozen_features).
+            frozen = cell.model.adapter == "none"
             model = build_model(attempt_cell.model, seed=cell.train.seed,
-                                backbone=cell.model.adapter != "none").to(device)
-            pad = tokenizer.pad_token_id
-            data = TrainData(
-                train=with_features(model, encode_frame(tokenizer, cell, frames["train"]),
-                                    cell, pad),
-                val=with_features(model, encode_frame(tokenizer, cell, frames["val"]),
-                                  cell, pad),
-                pad_id=pad)
+                                backbone=not frozen).to(device)
+            if frozen and "train_pool" in frames:
+                # A few-shot subset's features are rows of its pool's: one backbone pass
+                # serves every budget and seed drawn from that pool.
+                train = encode_frame(model, tokenizer, cell, frames["train_pool"]).take(
+                    frames["train"]["pool_row"])
+            else:
+                train = encode_frame(model, tokenizer, cell, frames["train"])
+            data = TrainData(train=train, val=encode_frame(model, tokenizer, cell, frames["val"]),
+                             pad_id=None if frozen else tokenizer.pad_id)
             result = train_attempt(model, attempt_cell, data, run_dir, attempt, log)
             if attempt == 1 and needs_remediation(result, cell):
                 shutil.copyfile(run_dir / BEST, run_dir / "attempt1_model.safetensors")

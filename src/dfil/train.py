@@ -43,7 +43,7 @@ class Preempted(RuntimeError):
 class TrainData:
     train: Encoded
     val: Encoded
-    pad_id: int
+    pad_id: int | None  # None in frozen-backbone mode: batches are cached features
 
 
 def lr_factor(step: int, total: int, warmup: int) -> float:

@@ -3,7 +3,7 @@ import torch
 
 from dfil.config import BackboneConfig, LoraConfig
 from dfil.model import apply_lora, build_model, count_trainable, load_backbone
-from dfil.model.backbone import bnb_4bit_config, lora_target_modules
+from dfil.model.backbone import backbone_hidden_size, bnb_4bit_config, lora_target_modules
 from tinymodel import TINY_LLAMA, tiny_config
 
 
@@ -62,6 +62,20 @@ def test_local_path_loads_and_remote_code_stays_off(tmp_path, monkeypatch):
     assert seen["trust_remote_code"] is False
     load_backbone(BackboneConfig(name="local", model_id=str(tmp_path), trust_remote_code=True))
     assert seen["trust_remote_code"] is True
+
+
+def test_hidden_size_from_a_local_config_without_transformers(tmp_path):
+    """A plain config.json read; nested text configs and renamed keys too (the latter
+    through AutoConfig's attribute map)."""
+    import json
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "llama", "hidden_size": 48}))
+    assert backbone_hidden_size(BackboneConfig(name="a", model_id=str(tmp_path))) == 48
+    (tmp_path / "config.json").write_text(json.dumps(
+        {"model_type": "llava", "text_config": {"model_type": "llama", "hidden_size": 40}}))
+    assert backbone_hidden_size(BackboneConfig(name="b", model_id=str(tmp_path))) == 40
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_embd": 24}))
+    assert backbone_hidden_size(BackboneConfig(name="c", model_id=str(tmp_path))) == 24
 
 
 def test_missing_model_id_is_a_clear_error():

@@ -6,7 +6,9 @@ targets (q, k, v, o) onto each architecture, Phi-3's fused ``qkv_proj`` included
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
@@ -187,6 +189,12 @@ def backbone_hidden_size(spec: BackboneConfig) -> int:
         return int(spec.arch["hidden_size"])
     if not spec.model_id:
         raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
+    local = Path(resolve_model_id(spec.model_id)) / "config.json"
+    if local.is_file():  # a plain JSON read spares a job transformers' import (~2.5 s)
+        raw = json.loads(local.read_text())
+        d = raw.get("hidden_size") or raw.get("text_config", {}).get("hidden_size")
+        if isinstance(d, int):
+            return d
     from transformers import AutoConfig
 
     return _config_hidden_size(AutoConfig.from_pretrained(
