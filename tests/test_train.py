@@ -237,6 +237,9 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
     assert sorted((tmp_path / "cache" / "features").glob("*.safetensors")) == cached
     assert json.loads((tmp_path / "few" / "train_summary.json").read_text())[
         "train_examples"] == 16
+    assert main(["evaluate", "--run", str(tmp_path / "few")]) == 0
+    total = json.loads((tmp_path / "few" / "metrics.json").read_text())["data"]["total"]
+    assert set(total) == {"train", "val", "test"} and total["train"] == 16
 
 
 def test_zero_shot_needs_no_training(tmp_path, frog_dir):

@@ -125,9 +125,10 @@ def evaluate_run(run_dir: str | Path) -> dict:
     if val_acc:  # App. D.2: the path with the best validation accuracy (first of equals)
         metrics["best_path"] = max(val_acc, key=val_acc.get)
         metrics["test"]["best"] = metrics["test"][metrics["best_path"]]
+    splits = {k: frames[k] for k in ("train", "val", "test")}  # not a few-shot train_pool
     metrics["data"] = {"counts": {split: np.bincount(f["label"].to_numpy(), minlength=q).tolist()
-                                  for split, f in frames.items()},
-                       "total": {split: len(f) for split, f in frames.items()}}
+                                  for split, f in splits.items()},
+                       "total": {split: len(f) for split, f in splits.items()}}
     if test_preds.p is not None:
         metrics["p_mae"] = float(np.abs(test_preds.p - p_test).mean())
     if centers is not None:

@@ -72,17 +72,17 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
         pool = loader(d.source, "train")
         train, val = split_train_val(pool, d.train_frac, d.split_seed)
         test = loader(d.test_source, "test")
-    pool = None
+    train_pool = None
     if d.budget is not None:
         seed = cell.train.seed if d.fewshot_seed is None else d.fewshot_seed
-        pool = train.reset_index(drop=True)
-        train = few_shot_subset(pool, d.budget, seed, d.fewshot_min_per_class)
+        train_pool = train.reset_index(drop=True)
+        train = few_shot_subset(train_pool, d.budget, seed, d.fewshot_min_per_class)
         train = train.assign(pool_row=train.index)
     frames = {"train": train, "val": val, "test": test}
     if d.max_examples:
         frames = {k: v.iloc[: d.max_examples] for k, v in frames.items()}
-    if pool is not None:
-        frames["train_pool"] = pool
+    if train_pool is not None:
+        frames["train_pool"] = train_pool
     return {k: v.reset_index(drop=True) for k, v in frames.items()}
 
 
