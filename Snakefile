@@ -5,6 +5,8 @@
 # results/<name>/runs/<key>/metrics.json, one table by asking for its .tex. The grid
 # comes from the config (config/config.yaml by default; the slurm profile selects
 # config/paper.yaml).
+import json
+
 from dfil.grid import Grid
 
 # The embedded default unless --configfile (or a profile) names another grid; a grid file
@@ -15,7 +17,6 @@ if not workflow.configfiles:
 
 GRID = Grid(config)
 RES = GRID.results
-CONFIG_FILES = " ".join(str(f) for f in workflow.configfiles) or "config/config.yaml"
 
 wildcard_constraints:
     key=GRID.key_pattern(),

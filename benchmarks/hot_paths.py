@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from dfil.evaluate import grid_check
+from dfil.evaluate.protocols import grid_check
 from dfil.metrics import pairwise_violations
 from dfil.quantifiers import QURE_CENTERS
 

@@ -28,11 +28,12 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
+from archs import arch
 
-from dfil.archs import arch
-from dfil.batching import Encoded, collate, collate_packed
 from dfil.config import BackboneConfig, LoraConfig, ModelConfig
-from dfil.model import build_model, compute_loss, method_spec
+from dfil.engine.batching import Encoded, collate, collate_packed
+from dfil.methods import method_spec
+from dfil.model import build_model, compute_loss
 from dfil.model.backbone import apply_lora, load_backbone
 from dfil.model.losses import inverse_frequency_weights
 

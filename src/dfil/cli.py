@@ -30,8 +30,8 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from dfil.runner import train_cell
-    from dfil.train import Preempted
+    from dfil.train.driver import train_cell
+    from dfil.train.resume import Preempted
 
     try:
         train_cell(args.cell, args.out)
@@ -43,7 +43,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from dfil.run_eval import evaluate_run
+    from dfil.evaluate.run import evaluate_run
 
     metrics = evaluate_run(args.run)
     test = metrics["test"]
@@ -52,7 +52,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch_backbone(args: argparse.Namespace) -> int:
-    from dfil.backbones import fetch_backbone
+    from dfil.model.embedded import fetch_backbone
 
     path = fetch_backbone(args.name, force=args.force)
     if args.stamp:
@@ -64,30 +64,52 @@ def cmd_fetch_backbone(args: argparse.Namespace) -> int:
 
 
 def cmd_grid(args: argparse.Namespace) -> int:
-    from dfil.grid import grid_schema, load_grid_files
+    import yaml
+
+    from dfil.atomic import atomic_write_bytes
+    from dfil.cell import CellConfig, dump_cell, resolve
+    from dfil.config import ConfigError, from_dict
+    from dfil.grid import Grid, load_grid_files
+    from dfil.grid_schema import grid_schema
 
     if args.action == "schema":
         print(json.dumps(grid_schema(), indent=2))
         return 0
-    grid = load_grid_files(args.config)
+    if args.action == "cell" and args.json:
+        # The cell exactly as the DAG resolved it (Snakemake passes it as a parameter, so
+        # a config edit that changes it reruns this job and everything downstream).
+        try:
+            cell = resolve(from_dict(CellConfig, json.loads(args.json)))
+        except json.JSONDecodeError as err:
+            raise ConfigError(f"--json: not a JSON cell ({err})") from None
+        _require(args.out, "dfil grid cell --json needs --out")
+        atomic_write_bytes(args.out, dump_cell(cell).encode())
+        return 0
+    if args.action == "resolve" and args.json:
+        grid = Grid(json.loads(args.json))
+    else:
+        grid = load_grid_files(args.config)
     if args.action == "list":
         for key in sorted(grid.cells):
             print(key)
-        return 0
-    if not args.key or not args.out:
-        raise ValueError("dfil grid cell needs --key and --out")
-    import yaml
-
-    from dfil.atomic import atomic_write_bytes
-
-    cell = grid.cell(args.key)
-    atomic_write_bytes(args.out, yaml.safe_dump(cell.config, sort_keys=False).encode())
+    elif args.action == "resolve":
+        _require(args.out, "dfil grid resolve needs --out")
+        atomic_write_bytes(args.out, yaml.safe_dump(grid.config, sort_keys=False).encode())
+    else:
+        _require(args.key and args.out, "dfil grid cell needs --key and --out (or --json)")
+        cell = grid.cell(args.key)
+        atomic_write_bytes(args.out, yaml.safe_dump(cell.config, sort_keys=False).encode())
     return 0
 
 
+def _require(ok, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
 def cmd_aggregate(args: argparse.Namespace) -> int:
-    from dfil.aggregate import aggregate
     from dfil.atomic import atomic_path
+    from dfil.results.aggregate import aggregate
 
     files = args.metrics or sorted(args.runs.rglob("metrics.json"))
     table = aggregate(files, args.runs)
@@ -161,8 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_evaluate)
 
     p = sub.add_parser("grid", help="the experiment grid: list cells, write one cell's "
-                       "YAML, or print the config schema")
-    p.add_argument("action", choices=["list", "cell", "schema"])
+                       "YAML, write the resolved grid, or print the config schema")
+    p.add_argument("action", choices=["list", "cell", "resolve", "schema"])
+    p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
+                   "as JSON, as the DAG passes it; instead of --config/--key")
     p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
                    help="grid config files, merged in order")
     p.add_argument("--key", help="cell key (run-directory path below runs/)")

@@ -7,6 +7,7 @@ YAML files hold overrides only; :func:`from_dict` rejects unknown keys with thei
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import json
@@ -166,6 +167,16 @@ def _coerce(hint: Any, value: Any, path: str) -> Any:
             raise ConfigError(f"{path}: expected {hint.__name__}, got {value!r}")
         return value
     raise ConfigError(f"{path}: unsupported type {hint!r}")  # pragma: no cover
+
+
+def deep_merge(base: Mapping, over: Mapping) -> dict:
+    """``base`` with ``over`` laid on top: nested mappings merge key by key, any other
+    value (lists included) replaces the base's. Neither input is modified."""
+    out = copy.deepcopy(dict(base))
+    for k, v in over.items():
+        both = isinstance(v, Mapping) and isinstance(out.get(k), Mapping)
+        out[k] = deep_merge(out[k], v) if both else copy.deepcopy(v)
+    return out
 
 
 def to_dict(config: Any) -> dict[str, Any]:

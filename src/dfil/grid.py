@@ -2,129 +2,24 @@
 seed) expanded into cells, each trained once however many tables it feeds (pure Python).
 
 A grid config (``config/paper.yaml``, ``config/config.yaml``, ``config/smoke.yaml``) is
-validated against a strict JSON schema (:func:`grid_schema`, committed as
-``config/schema.json``; ``additionalProperties: false`` at every level). A cell's run
-directory is ``results/<name>/runs/<key>``, with the key
-``<task>/<backbone>/<method>[+<variant>]/lam<lambda>/n<budget>/<init>/seed<seed>``.
+validated against a strict JSON schema (:mod:`dfil.grid_schema`). A cell's run directory
+is ``results/<name>/runs/<key>``, its key built by :func:`dfil.runkey.run_key`.
 """
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import itertools
+import json
 import re
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args, get_origin, get_type_hints
 
 import jsonschema
 
 from dfil.cell import CellConfig, resolve
-from dfil.config import ConfigError, from_dict, to_dict
-from dfil.model.methods import METHODS, method_spec
-
-#: Methods whose loss has no membership CE: lambda_DFIL does not apply ("na").
-_NO_LAMBDA = {name for name, s in METHODS.items() if s.mf is None}
-#: Methods without an MF: the init does not apply ("na").
-_NO_INIT = {name for name, s in METHODS.items() if s.mf is None}
-
-
-def dataclass_schema(cls) -> dict:
-    """JSON schema of a (partial) config dataclass: every key optional, none unknown."""
-    hints = get_type_hints(cls)
-    props = {f.name: _type_schema(hints[f.name]) for f in dataclasses.fields(cls)}
-    return {"type": "object", "additionalProperties": False, "properties": props}
-
-
-def _type_schema(hint) -> dict:
-    origin = get_origin(hint)
-    if dataclasses.is_dataclass(hint):
-        return dataclass_schema(hint)
-    if origin in (typing.Union, types.UnionType):
-        return {"anyOf": [_type_schema(a) for a in get_args(hint)]}
-    if origin is Literal:
-        return {"enum": list(get_args(hint))}
-    if origin is tuple:
-        return {"type": "array", "items": _type_schema(get_args(hint)[0])}
-    if origin is dict:  # a transformers config for random weights: free-form by nature
-        return {"type": "object"}
-    return {int: {"type": "integer"}, float: {"type": "number"}, bool: {"type": "boolean"},
-            str: {"type": "string"}, type(None): {"type": "null"}}[hint]
-
-
-def grid_schema() -> dict:
-    """The strict schema of a grid config."""
-    cell = {"$ref": "#/$defs/cell"}
-    names = {"type": "array", "items": {"type": "string"}, "minItems": 1}
-
-    def mapping(value: dict) -> dict:
-        return {"type": "object", "additionalProperties": value}
-
-    def obj(props: dict, required=()) -> dict:
-        return {"type": "object", "additionalProperties": False, "properties": props,
-                "required": list(required)}
-
-    backbone = obj({
-        "model_id": {"type": "string"}, "tokenizer": {"type": "string"},
-        "arch": {"type": "object"}, "quantized": {"type": "boolean"},
-        "trust_remote_code": {"type": "boolean"},
-        "dtype": {"enum": ["float32", "bfloat16", "float16"]},
-        "attn_implementation": {"enum": ["sdpa", "eager", "flash_attention_2"]},
-        "size": {"type": "string"}, "label": {"type": "string"},
-    }, required=("size",))
-    resource = obj({"gpu": {"type": "integer", "minimum": 0},
-                    "gpu_model": {"type": "string"}, "mem_mb": {"type": "integer"},
-                    "runtime": {"type": "integer"}, "cpus_per_task": {"type": "integer"}},
-                   required=("mem_mb", "runtime"))
-    group = obj({
-        "description": {"type": "string"},
-        "tasks": names, "backbones": names,
-        "methods": {"type": "array", "items": {"enum": sorted(METHODS)}, "minItems": 1},
-        "lambdas": {"type": "array", "items": {"type": "number"}, "minItems": 1},
-        "budgets": {"type": "array", "minItems": 1,
-                    "items": {"anyOf": [{"const": "full"}, {"type": "integer", "minimum": 1}]}},
-        "inits": {"type": "array", "items": {"enum": ["qure", "uniform"]}, "minItems": 1},
-        "seeds": {"anyOf": [{"type": "string"},
-                            {"type": "array", "items": {"type": "integer"}, "minItems": 1}]},
-        "variant": {"type": "string"},
-        # Overrides for this group's cells that do not change their keys (a key built by
-        # two groups with different overrides is an error).
-        "cell": cell,
-        "tables": {"type": "array", "items": {"type": "string"}},
-    }, required=("tasks", "backbones", "methods", "lambdas", "budgets", "inits", "seeds"))
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "title": "dfil grid config",
-        **obj({
-            "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
-            "description": {"type": "string"},
-            "defaults": cell,
-            "embedded_data": obj({"frog": obj({"seed": {"type": "integer"},
-                                               "n_easy": {"type": "integer"},
-                                               "n_hard": {"type": "integer"}})}),
-            "fetch_backbones": {"type": "array", "items": {"type": "string"}},
-            "probe_seed": {"type": "integer"},
-            "seed_sets": mapping({"type": "array", "items": {"type": "integer"}}),
-            "backbones": mapping(backbone),
-            "resources": mapping(resource),
-            "tasks": mapping(obj({"cell": cell})),
-            "variants": mapping(obj({"description": {"type": "string"}, "cell": cell})),
-            "groups": mapping(group),
-            # How config/tables.yaml's paper coordinates map onto this grid's cells.
-            "render": obj({
-                "standin": {"type": "string"},
-                "backbones": mapping({"type": "string"}),
-                "tasks": mapping({"type": "string"}),
-                "lambdas": mapping({"type": "number"}),
-                "variants": mapping({"type": "string"}),
-                "seed_sets": mapping({"type": "string"}),
-            }),
-        }, required=("name", "backbones", "resources", "tasks", "groups")),
-        "$defs": {"cell": dataclass_schema(CellConfig)},
-    }
+from dfil.config import ConfigError, deep_merge, from_dict, to_dict
+from dfil.grid_schema import grid_schema
+from dfil.runkey import applicable, format_key
 
 
 @dataclass(frozen=True)
@@ -136,40 +31,6 @@ class Cell:
     size: str
     groups: tuple[str, ...]
     tables: tuple[str, ...]
-
-
-def _merge(base: dict, over: Mapping) -> dict:
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        out[k] = _merge(out[k], v) if isinstance(v, Mapping) and isinstance(out.get(k),
-                                                                             dict) else v
-    return out
-
-
-def _fmt(x: float) -> str:
-    return f"{x:g}"
-
-
-def _applicable(method, lam, init, seed) -> tuple[str, str, str]:
-    """lambda, init and seed as written in a key: "na" where they do not apply to the
-    method (and a method's fixed lambda in place of the group's), so that e.g. a
-    fine-tune cell is one cell whichever lambda or init its group lists."""
-    spec = method_spec(method)
-    lam_s = "na" if method in _NO_LAMBDA else _fmt(
-        spec.lambda_dfil if spec.lambda_dfil is not None else float(lam))
-    return (lam_s, "na" if method in _NO_INIT else init,
-            "na" if not spec.trains else str(seed))
-
-
-def _key(task, backbone, method, variant, lam, budget, init, seed) -> str:
-    m = method + (f"+{variant}" if variant else "")
-    return f"{task}/{backbone}/{m}/lam{lam}/n{budget}/{init}/seed{seed}"
-
-
-def cell_key(task, backbone, method, variant, lam, budget, init, seed) -> str:
-    """The run-directory key of a cell given in the grid's own terms."""
-    lam_s, init_s, seed_s = _applicable(method, lam, init, seed)
-    return _key(task, backbone, method, variant, lam_s, budget, init_s, seed_s)
 
 
 class Grid:
@@ -212,8 +73,8 @@ class Grid:
                                    group["lambdas"], group["budgets"], group["inits"],
                                    self._seeds(gname, group))
         for task, bb, method, lam, budget, init, seed in combos:
-            lam_s, init_s, seed_s = _applicable(method, lam, init, seed)
-            key = _key(task, bb, method, variant, lam_s, budget, init_s, seed_s)
+            lam_s, init_s, seed_s = applicable(method, lam, init, seed)
+            key = format_key(task, bb, method, variant, lam_s, budget, init_s, seed_s)
             cell = self._cell_config(key, task, bb, method, variant, lam_s, budget, init_s,
                                      seed_s, group.get("cell", {}))
             size = cfg["backbones"][bb]["size"]
@@ -235,10 +96,10 @@ class Grid:
                      group_cell) -> dict:
         cfg = self.config
         entry = {k: v for k, v in cfg["backbones"][bb].items() if k not in ("size", "label")}
-        cell = _merge(cfg.get("defaults", {}), cfg["tasks"][task].get("cell", {}))
+        cell = deep_merge(cfg.get("defaults", {}), cfg["tasks"][task].get("cell", {}))
         if variant:
-            cell = _merge(cell, cfg["variants"][variant].get("cell", {}))
-        cell = _merge(cell, group_cell)
+            cell = deep_merge(cell, cfg["variants"][variant].get("cell", {}))
+        cell = deep_merge(cell, group_cell)
         # Keys that do not apply to a method ("na") are left at their defaults, so that
         # e.g. a fine-tune cell is one cell whichever lambda its group lists.
         model = {"method": method, "backbone": {"name": bb, **entry}}
@@ -249,7 +110,7 @@ class Grid:
         pinned = {"name": key.replace("/", "_"), "model": model,
                   "data": {"budget": None if budget == "full" else int(budget)},
                   "train": {"seed": 0 if seed == "na" else int(seed)}}
-        cell = _merge(cell, pinned)
+        cell = deep_merge(cell, pinned)
         cell = _substitute(cell, {"results": self.results})
         try:
             return to_dict(resolve(from_dict(CellConfig, cell)))
@@ -263,6 +124,12 @@ class Grid:
         except KeyError:
             raise ConfigError(f"cell {key!r} is not in the configured grid of "
                               f"{self.name!r} ({len(self.cells)} cells)") from None
+
+    def cell_json(self, key: str) -> str:
+        """The resolved config of cell ``key`` as canonical JSON: what its ``cell.yaml``
+        holds, handed to the job by the DAG (so a config edit that changes it reruns the
+        cell, and no job parses the grid again)."""
+        return json.dumps(self.cell(key).config, sort_keys=True, separators=(",", ":"))
 
     def key_pattern(self) -> str:
         """A regex matching exactly the configured keys (Snakemake wildcard constraint)."""
@@ -290,7 +157,7 @@ def load_grid_files(paths) -> Grid:
     for path in paths:
         try:
             with open(path, encoding="utf-8") as fh:
-                merged = _merge(merged, yaml.safe_load(fh) or {})
+                merged = deep_merge(merged, yaml.safe_load(fh) or {})
         except (OSError, yaml.YAMLError) as err:
             raise ConfigError(f"{path}: {err}") from None
     try:

@@ -36,6 +36,17 @@ def nearest_center(p, centers) -> np.ndarray:
     return out.reshape(p.shape)
 
 
+def mf_labels(p, mf_scores, centers) -> np.ndarray | None:
+    """MF-branch labels ``[N]``: nearest center on ``p [N]`` (Sec. 4.2), or the argmax of
+    ``mf_scores [N, Q]`` (the no-MF ablation's Linear(1, Q) logits) when ``centers`` is
+    None; None when the method has no MF path (``p`` or ``mf_scores`` None)."""
+    if p is None or mf_scores is None:
+        return None
+    if centers is None:
+        return np.asarray(mf_scores).argmax(axis=1)
+    return nearest_center(p, centers)
+
+
 def shift_factor(centers, outer) -> np.ndarray | float:
     """prod_i c[outer_i]: ``outer`` a sequence of class indices, or ``[N, depth]`` per row."""
     c = np.asarray(centers, dtype=np.float64)

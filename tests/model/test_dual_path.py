@@ -1,16 +1,15 @@
 import pytest
 import torch
 
-from dfil.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
 from dfil.config import LossConfig
+from dfil.engine.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
+from dfil.methods import METHODS, method_spec
 from dfil.model import (
-    METHODS,
     build_model,
     compute_loss,
     last_token_pool,
     main_class_probs,
     main_labels,
-    method_spec,
 )
 from dfil.model.dual_path import effective_lambda_dfil
 from dfil.model.losses import inverse_frequency_weights
@@ -167,7 +166,7 @@ def test_corrupt_and_truncated_checkpoints_raise_clear_errors(tmp_path):
 
 
 def test_checkpoint_of_another_method_does_not_fit(tmp_path):
-    from dfil.checkpoint import load_into
+    from dfil.engine.checkpoint import load_into
 
     path = tmp_path / "ft.safetensors"
     save_checkpoint(build_model(tiny_config("finetune")), tiny_config("finetune"), path)
@@ -177,7 +176,7 @@ def test_checkpoint_of_another_method_does_not_fit(tmp_path):
 
 
 def test_packed_batch_equals_padded_batch():
-    from dfil.batching import collate, collate_packed, encode
+    from dfil.engine.batching import collate, collate_packed, encode
     from dfil.model.backbone import char_tokenizer
 
     tok = char_tokenizer()

@@ -2,9 +2,9 @@
 
 import pytest
 import torch
+from archs import arch
 from transformers import AutoConfig, AutoModel
 
-from dfil.archs import arch
 from dfil.config import LoraConfig, ModelConfig
 from dfil.model import apply_lora, build_heads, count_trainable
 

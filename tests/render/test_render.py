@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dfil.aggregate import parse_key
 from dfil.config import ConfigError
 from dfil.grid import Grid, load_grid_files
 from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
@@ -17,6 +16,7 @@ from dfil.render.build import render_one, report
 from dfil.render.latex import Tex, environment
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
+from dfil.runkey import parse_key
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = load_specs(ROOT / "config/tables.yaml")

@@ -20,6 +20,7 @@ for _name, _tex in TABLE_FILES.items():
             metrics=expand(f"{RES}/runs/{{key}}/metrics.json",
                            key=table_keys(TABLE_SPECS, GRID, _name)),
             tables="config/tables.yaml",
+            grid=f"{RES}/grid.yaml",
         output:
             _tex,
         params:
@@ -31,7 +32,7 @@ for _name, _tex in TABLE_FILES.items():
         resources:
             **GRID.config["resources"]["cpu"],
         shell:
-            "dfil render --config {CONFIG_FILES} --tables {input.tables} --runs {RES}/runs "
+            "dfil render --config {input.grid} --tables {input.tables} --runs {RES}/runs "
             "--table {params.table} --out {output} > {log} 2>&1"
 
 
@@ -40,6 +41,7 @@ rule render_report:
         tex=list(TABLE_FILES.values()),
         aggregate=f"{RES}/aggregate/metrics.parquet",
         tables="config/tables.yaml",
+        grid=f"{RES}/grid.yaml",
     output:
         REPORT_FILES,
     log:
@@ -49,5 +51,5 @@ rule render_report:
     resources:
         **GRID.config["resources"]["cpu"],
     shell:
-        "dfil report --config {CONFIG_FILES} --tables {input.tables} "
+        "dfil report --config {input.grid} --tables {input.tables} "
         "--aggregate {input.aggregate} --tex-dir {TABLES_OUT} > {log} 2>&1"

@@ -1,8 +1,25 @@
 # Training stage: one job per cell, GPU resources scaled by the backbone's size class.
+# The resolved grid and each cell's config reach their jobs as parameters: a config edit
+# reruns exactly the cells whose resolved config it changes (and what depends on them).
+
+rule grid_config:
+    output:
+        f"{RES}/grid.yaml",
+    params:
+        grid=lambda wildcards: json.dumps(GRID.config, sort_keys=True),
+    log:
+        f"{RES}/logs/grid_config.log",
+    resources:
+        **GRID.config["resources"]["cpu"],
+    shell:
+        "dfil grid resolve --json {params.grid:q} --out {output} > {log} 2>&1"
+
 
 rule cell_config:
     output:
         f"{RES}/runs/{{key}}/cell.yaml",
+    params:
+        cell=lambda wildcards: GRID.cell_json(wildcards.key),
     log:
         f"{RES}/logs/cells/{{key}}.log",
     benchmark:
@@ -10,7 +27,7 @@ rule cell_config:
     resources:
         **GRID.config["resources"]["cpu"],
     shell:
-        "dfil grid cell --config {CONFIG_FILES} --key {wildcards.key} --out {output} > {log} 2>&1"
+        "dfil grid cell --json {params.cell:q} --out {output} > {log} 2>&1"
 
 
 def cell_resource(name):

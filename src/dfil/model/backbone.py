@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from dfil.backbones import resolve_model_id
 from dfil.config import BackboneConfig, LoraConfig
+from dfil.model.embedded import resolve_model_id
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel

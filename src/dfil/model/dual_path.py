@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dfil.config import BackboneConfig, HeadsConfig, LossConfig, ModelConfig
+from dfil.methods import MethodSpec, method_spec
 from dfil.model.backbone import (
     apply_lora,
     backbone_hidden_size,
@@ -32,7 +33,6 @@ from dfil.model.losses import (
     distillation_loss,
     exceedance_to_class_probs,
 )
-from dfil.model.methods import MethodSpec, method_spec
 from dfil.model.mf import OrderedGaussianMF, ProportionClassifier, UnorderedGaussianMF
 
 

@@ -22,7 +22,6 @@ def option_logprobs(
     batch_size: int = 16,
     length_normalize: bool = False,
     option_prefix: str = " ",
-    autocast_dtype: torch.dtype | None = None,
 ) -> np.ndarray:
     """Scores ``[N, Q]``: log P(option_prefix + option | prompt) per prompt and option.
 
@@ -31,7 +30,8 @@ def option_logprobs(
     restarting at each prompt's first token) is encoded once; every option then runs
     only its own tokens on the prompts' KV cache, which is cropped back to the prompts
     afterwards - one prompt pass instead of Q. With ``length_normalize`` the sum is
-    divided by the option's token count (note R-zero-shot).
+    divided by the option's token count (note R-zero-shot). Precision: the caller's
+    autocast context (:func:`dfil.engine.device.autocast`).
     """
     option_ids = [tokenizer(option_prefix + o, add_special_tokens=False)["input_ids"]
                   for o in options]
@@ -50,31 +50,29 @@ def option_logprobs(
             mask[i, width - len(s):] = 1
         ids, mask = ids.to(device), mask.to(device)
         lengths = mask.sum(1, keepdim=True)
-        with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
-                            enabled=autocast_dtype is not None):
-            # Only the last position's logits are needed: skipping the LM head over the
-            # others saves ~20% of the pass on a small-vocabulary-heavy model (SmolLM2).
-            out = model(input_ids=ids, attention_mask=mask,
-                        position_ids=(mask.cumsum(1) - 1).clamp(min=0), use_cache=True,
-                        logits_to_keep=1)
-            first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
-            cache = out.past_key_values
-            for j, opt in enumerate(option_ids):
-                # The prompt's last position predicts the first option token; the option's
-                # own tokens (all but its last) predict the rest.
-                total = first[:, opt[0]].clone()
-                if len(opt) > 1:
-                    k = len(opt) - 1
-                    logits = model(
-                        input_ids=torch.tensor(opt[:-1], device=device).expand(b, k),
-                        attention_mask=torch.cat([mask, mask.new_ones(b, k)], dim=1),
-                        position_ids=lengths + torch.arange(k, device=device),
-                        past_key_values=cache, use_cache=True).logits
-                    logp = torch.log_softmax(logits.float(), dim=-1)
-                    nxt = torch.tensor(opt[1:], device=device).expand(b, k)
-                    total += logp.gather(2, nxt.unsqueeze(-1)).squeeze(-1).sum(1)
-                    cache.crop(-k)  # back to the prompts (negative: tokens to drop)
-                if length_normalize:
-                    total /= len(opt)
-                scores[start:start + b, j] = total.cpu().numpy()
+        # Only the last position's logits are needed: skipping the LM head over the
+        # others saves ~20% of the pass on a small-vocabulary-heavy model (SmolLM2).
+        out = model(input_ids=ids, attention_mask=mask,
+                    position_ids=(mask.cumsum(1) - 1).clamp(min=0), use_cache=True,
+                    logits_to_keep=1)
+        first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
+        cache = out.past_key_values
+        for j, opt in enumerate(option_ids):
+            # The prompt's last position predicts the first option token; the option's
+            # own tokens (all but its last) predict the rest.
+            total = first[:, opt[0]].clone()
+            if len(opt) > 1:
+                k = len(opt) - 1
+                logits = model(
+                    input_ids=torch.tensor(opt[:-1], device=device).expand(b, k),
+                    attention_mask=torch.cat([mask, mask.new_ones(b, k)], dim=1),
+                    position_ids=lengths + torch.arange(k, device=device),
+                    past_key_values=cache, use_cache=True).logits
+                logp = torch.log_softmax(logits.float(), dim=-1)
+                nxt = torch.tensor(opt[1:], device=device).expand(b, k)
+                total += logp.gather(2, nxt.unsqueeze(-1)).squeeze(-1).sum(1)
+                cache.crop(-k)  # back to the prompts (negative: tokens to drop)
+            if length_normalize:
+                total /= len(opt)
+            scores[start:start + b, j] = total.cpu().numpy()
     return scores

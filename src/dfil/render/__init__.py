@@ -13,7 +13,8 @@ from pathlib import Path
 import yaml
 
 from dfil.config import ConfigError
-from dfil.render.resolve import Resolver, Table
+from dfil.render.entries import Table
+from dfil.render.resolve import Resolver
 from dfil.render.source import SELECTORS, Source
 
 _TABLE_KEYS = {"number", "label", "caption", "where", "defaults", "columns", "rows", "bold",

@@ -8,7 +8,6 @@ from pathlib import Path
 import pandas as pd
 
 from dfil import __version__
-from dfil.aggregate import aggregate
 from dfil.atomic import atomic_path
 from dfil.grid import Grid
 from dfil.provenance import git_commit
@@ -17,6 +16,7 @@ from dfil.render.latex import environment, render_document, render_table, substi
 from dfil.render.pdf import compile_pdf
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
+from dfil.results.aggregate import aggregate
 
 
 def _write_text(path: Path, text: str) -> None:

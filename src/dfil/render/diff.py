@@ -12,8 +12,8 @@ from __future__ import annotations
 import html
 import math
 
+from dfil.render.entries import Table
 from dfil.render.fmt import parse_published
-from dfil.render.resolve import Table
 
 COLUMNS = ["table", "row", "column", "paper", "paper_std", "reproduced", "std", "n", "diff",
            "within_spread", "computed_on"]

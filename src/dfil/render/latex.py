@@ -14,8 +14,8 @@ from importlib import resources
 
 import jinja2
 
+from dfil.render.entries import Table
 from dfil.render.fmt import escape
-from dfil.render.resolve import Table
 
 
 class Tex(str):

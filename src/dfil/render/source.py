@@ -14,10 +14,11 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dfil.grid import Grid, _applicable, _fmt, _key
+from dfil.grid import Grid
+from dfil.runkey import FIELDS, applicable, fmt_lambda, format_key
 
 #: The coordinates of a cell (everything in a run key but the seed).
-COORDS = ("task", "backbone", "method", "variant", "lam", "budget", "init")
+COORDS = FIELDS[:-1]
 #: Keys a ``where`` may hold besides the coordinates.
 SELECTORS = COORDS + ("seeds", "seed", "metric", "scale")
 
@@ -25,7 +26,7 @@ SELECTORS = COORDS + ("seeds", "seed", "metric", "scale")
 class Source:
     """Per-seed values of one metric for one cell, from an aggregate frame.
 
-    ``frame`` is :func:`dfil.aggregate.aggregate`'s table (or ``None`` to only ask which
+    ``frame`` is :func:`dfil.results.aggregate.aggregate`'s table (or ``None`` to only ask which
     cells a table needs, :meth:`keys`).
     """
 
@@ -37,13 +38,13 @@ class Source:
         self.requested: set[tuple[str, str]] = set()
         self._values: dict[tuple[str, str], float] = {}
         if frame is not None and len(frame):
-            keys = [_key(*r) for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
+            keys = [format_key(*r) for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
             self._values = dict(zip(zip(keys, frame["metric"], strict=True), frame["value"],
                                     strict=True))
 
     def _mapped(self, kind: str, value):
         table = self.map.get(kind, {})
-        key = _fmt(float(value)) if kind == "lambdas" else str(value)
+        key = fmt_lambda(value) if kind == "lambdas" else str(value)
         if key in table:
             new = table[key]
             if str(new) != key:
@@ -72,8 +73,8 @@ class Source:
         backbone = self._mapped("backbones", where["backbone"])
         variant = self._mapped("variants", where.get("variant", ""))
         lam = self._mapped("lambdas", where.get("lam", 0.5))
-        lam_s, init_s, _ = _applicable(where["method"], lam, where.get("init", "qure"), 0)
-        prefix = _key(task, backbone, where["method"], variant, lam_s,
+        lam_s, init_s, _ = applicable(where["method"], lam, where.get("init", "qure"), 0)
+        prefix = format_key(task, backbone, where["method"], variant, lam_s,
                       where.get("budget", "full"), init_s, "")
         seeds = self._seeds(where)
         found = [k for k in self.grid.cells if k.startswith(prefix)

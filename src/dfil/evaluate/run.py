@@ -1,7 +1,8 @@
 """Evaluating a trained run directory: every metric of the paper from its one checkpoint.
 
-Writes ``metrics.json`` (all numbers, with provenance), ``predictions.parquet`` (one row per
-evaluated example and set) and ``mf.json`` (learned centers and widths).
+Writes ``metrics.json`` (all numbers, with provenance; contract:
+:mod:`dfil.contracts.metrics`), ``predictions.parquet`` (one row per evaluated example and
+set) and ``mf.json`` (learned centers and widths).
 """
 
 from __future__ import annotations
@@ -12,27 +13,23 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import torch
 
-from dfil import evaluate as ev
 from dfil.atomic import atomic_path, atomic_write_json
 from dfil.cell import load_cell
+from dfil.config import config_hash
+from dfil.contracts.metrics import write_metrics
+from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY
 from dfil.data.io import read_records
 from dfil.data.probes import PROBE_SETS, ProbeConfig, generate_probes
 from dfil.data.qure import load_qure
-from dfil.inference import softmax
-from dfil.model import (
-    OrderedGaussianMF,
-    count_trainable,
-    load_backbone,
-    method_spec,
-)
-from dfil.model.zero_shot import option_logprobs
-from dfil.predict import Predictions, predict
+from dfil.engine.device import pick_device
+from dfil.engine.frames import task_frames
+from dfil.engine.predict import Predictions
+from dfil.evaluate import protocols as ev
+from dfil.evaluate.scorer import Scorer
+from dfil.methods import method_spec
+from dfil.model.mf import OrderedGaussianMF
 from dfil.provenance import provenance
-from dfil.quantifiers import FROG_CLASSES
-from dfil.runner import SUMMARY, LazyTokenizer, encode_frame, load_trained, task_frames
-from dfil.train import autocast_dtype, heads_centers
 
 
 def _probes(cell) -> dict[str, list[dict]]:
@@ -43,43 +40,6 @@ def _probes(cell) -> dict[str, list[dict]]:
     else:
         sets = generate_probes(ProbeConfig())
     return {name: rows[::cell.eval.probe_stride] for name, rows in sets.items()}
-
-
-class _Scorer:
-    """Predictions for any list of texts, from a dual-path model or by option scoring."""
-
-    def __init__(self, cell, run_dir: Path, device):
-        self.cell, self.device = cell, device
-        self.spec = method_spec(cell.model.method)
-        self.tokenizer = LazyTokenizer(cell.model.backbone)
-        if self.spec.trains:
-            _, self.model = load_trained(run_dir, device)
-            self.dtype = autocast_dtype(cell, device)
-            self.centers = heads_centers(self.model.heads)
-            self.trainable = count_trainable(self.model)
-            mf = self.model.heads.mf
-            self.widths = (mf.widths().detach().double().cpu().numpy()
-                           if hasattr(mf, "widths") else None)
-        else:
-            self.model = load_backbone(cell.model.backbone, causal_lm=True).to(device).eval()
-            self.centers = self.widths = self.trainable = None
-
-    def __call__(self, frame: pd.DataFrame, text_col: str = "text", task: str | None = None,
-                 label_col: str | None = None, p_col: str | None = None) -> Predictions:
-        if not self.spec.trains:
-            from dfil.data.prompts import prompt_for
-
-            prompts = [prompt_for(task or self.cell.data.task, t, self.cell.data.prompt)
-                       for t in frame[text_col]]
-            scores = option_logprobs(self.model, self.tokenizer(), prompts, FROG_CLASSES,
-                                     self.cell.train.eval_batch_size,
-                                     autocast_dtype=autocast_dtype(self.cell, self.device))
-            return Predictions(main_probs=softmax(scores), p=None, mf_scores=None)
-        enc = encode_frame(self.model, self.tokenizer, self.cell, frame, task, text_col,
-                           label_col, p_col)
-        pad_id = None if enc.features is not None else self.tokenizer.pad_id
-        return predict(self.model, enc, pad_id,
-                       self.cell.train.eval_batch_size, self.dtype)
 
 
 def _main(preds: Predictions):
@@ -97,13 +57,28 @@ def _rows(set_name, ids, gold, p_true, preds, labels) -> pd.DataFrame:
     return frame
 
 
+def _train_summary(run_dir: Path, expected_hash: str) -> dict:
+    """The run's training summary, checked before any work: a run still training (or
+    never trained) has none, and one trained for another config is refused."""
+    path = run_dir / SUMMARY
+    if not path.is_file():
+        raise ValueError(f"{run_dir}: not trained yet (no {SUMMARY}); run `dfil train` on "
+                         "it first, or wait for the training job to finish")
+    summary = json.loads(path.read_text())
+    if summary.get("config_hash") != expected_hash:
+        raise ValueError(f"{path}: trained for config {summary.get('config_hash')}, but "
+                         f"{CELL} is config {expected_hash}; retrain the run")
+    return summary
+
+
 def evaluate_run(run_dir: str | Path) -> dict:
     """Compute every metric for the run in ``run_dir`` and write its output files."""
     started = time.perf_counter()
     run_dir = Path(run_dir)
-    cell = load_cell(run_dir / "cell.yaml")
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    score = _Scorer(cell, run_dir, device)
+    cell = load_cell(run_dir / CELL)
+    summary = _train_summary(run_dir, config_hash(cell))
+    device = pick_device()
+    score = Scorer(cell, run_dir, device)
     centers, q = score.centers, cell.model.num_classes
     frames = task_frames(cell)
     val_preds = score(frames["val"], label_col="label", p_col="p")
@@ -150,7 +125,6 @@ def evaluate_run(run_dir: str | Path) -> dict:
                            for path, lab in labels.items()}
         predictions.append(_rows("qure", qure["id"], qure["label"].to_numpy(),
                                  qure["p"].to_numpy(), preds, labels))
-    summary = json.loads((run_dir / SUMMARY).read_text())
     metrics["train"] = summary
     metrics["config_hash"] = summary["config_hash"]
     for key in ("note", "data_note"):
@@ -158,14 +132,14 @@ def evaluate_run(run_dir: str | Path) -> dict:
             metrics[key] = summary[key]
     metrics["seed"] = cell.train.seed
     metrics["provenance"] = provenance(device, time.perf_counter() - started)
-    with atomic_path(run_dir / "predictions.parquet") as tmp:
+    with atomic_path(run_dir / PREDICTIONS) as tmp:
         pd.concat(predictions, ignore_index=True).to_parquet(tmp, index=False)
     mf = {"centers": None if centers is None else centers.tolist(),
           "widths": None if score.widths is None else score.widths.tolist(),
           "init": cell.model.heads.mf_init}
     mf.update({k: metrics[k] for k in ("note", "data_note") if k in metrics})
-    atomic_write_json(run_dir / "mf.json", mf)
-    atomic_write_json(run_dir / "metrics.json", metrics)
+    atomic_write_json(run_dir / MF, mf)
+    write_metrics(run_dir / METRICS, metrics)
     return metrics
 
 

@@ -1,17 +1,18 @@
-"""Batched inference of a trained dual-path model over encoded prompts."""
+"""Batched forward passes of a dual-path model over encoded prompts: a training or
+validation batch, the frozen backbone's states, and predictions of every path."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from dfil.batching import Encoded, collate, collate_packed, collate_states, targets
+from dfil.engine.batching import Encoded, collate, collate_packed, collate_states, targets
+from dfil.engine.device import autocast, progress
 from dfil.inference import softmax
-from dfil.model import main_class_probs
 from dfil.model.backbone import hidden_size
+from dfil.model.dual_path import main_class_probs
 
 
 @dataclass
@@ -29,14 +30,6 @@ class Predictions:
     def mf_probs(self) -> np.ndarray | None:
         """softmax of the MF scores (note R-mf-probs)."""
         return None if self.mf_scores is None else softmax(self.mf_scores)
-
-
-def progress(iterable, **kwargs):
-    """A tqdm bar on stderr (SLURM and Snakemake logs keep it); DFIL_PROGRESS=0 hides it."""
-    from tqdm.auto import tqdm
-
-    return tqdm(iterable, disable=os.environ.get("DFIL_PROGRESS", "1") == "0",
-                mininterval=5.0, leave=False, dynamic_ncols=True, **kwargs)
 
 
 def forward_batch(model, enc: Encoded, index, pad_id: int | None, device,
@@ -74,8 +67,7 @@ def frozen_states(model, enc: Encoded, pad_id: int, batch_size: int = 32,
     for start in progress(range(0, len(enc), batch_size), desc=f"features {len(enc)} examples"):
         chunk = order[start:start + batch_size]
         ids, mask, _, _ = collate(enc, chunk, pad_id, device)
-        with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
-                            enabled=autocast_dtype is not None):
+        with autocast(device, autocast_dtype):
             states = model.encode(ids, mask)
         states = states.float().cpu()
         for j, i in enumerate(chunk):
@@ -97,8 +89,7 @@ def predict(model, enc: Encoded, pad_id: int | None, batch_size: int = 32,
     spec = model.heads.spec
     for start in progress(range(0, n, batch_size), desc=f"predict {n} examples"):
         chunk = idx[start:start + batch_size]
-        with torch.autocast(device.type, dtype=autocast_dtype or torch.float32,
-                            enabled=autocast_dtype is not None):
+        with autocast(device, autocast_dtype):
             out, _, _ = forward_batch(model, enc, chunk, pad_id, device)
         probs = main_class_probs(out, spec)
         for key, value in (("main", probs), ("p", out.p), ("mf", out.mf_scores)):
@@ -111,3 +102,15 @@ def predict(model, enc: Encoded, pad_id: int | None, batch_size: int = 32,
         return np.concatenate(parts[key])[inverse] if parts[key] else None
 
     return Predictions(main_probs=gather("main"), p=gather("p"), mf_scores=gather("mf"))
+
+
+def heads_centers(heads) -> np.ndarray | None:
+    """The heads' MF centers as numpy ``[Q]`` float64, or None (no Gaussian MF)."""
+    c = heads.centers()
+    return None if c is None else c.detach().cpu().double().numpy()
+
+
+def heads_widths(heads) -> np.ndarray | None:
+    """The heads' MF widths as numpy ``[Q]`` float64, or None (no Gaussian MF)."""
+    mf = heads.mf
+    return mf.widths().detach().cpu().double().numpy() if hasattr(mf, "widths") else None

@@ -1,6 +1,6 @@
 """Everything the paper measures on one trained model, from its predictions (numpy only).
 
-Inputs are :class:`dfil.predict.Predictions` (or label arrays) for each evaluation set plus
+Inputs are :class:`dfil.engine.predict.Predictions` (or label arrays) for each evaluation set plus
 the model's MF centers; outputs are plain dicts that go into ``metrics.json``.
 Accuracies are fractions in [0, 1]; tables turn them into percentages.
 """
@@ -11,18 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dfil.inference import ensemble, gaussian_argmax, nearest_center, shift_factor
+from dfil.inference import ensemble, gaussian_argmax, mf_labels, nearest_center, shift_factor
 from dfil.metrics import pairwise_violations
-
-
-def mf_labels(preds, centers) -> np.ndarray | None:
-    """MF-branch labels: nearest center on p_hat (Sec. 4.2), or argmax of the no-MF
-    ablation's Linear(1, Q) logits when there are no centers."""
-    if preds.p is None or preds.mf_scores is None:
-        return None
-    if centers is None:
-        return preds.mf_scores.argmax(axis=1)
-    return nearest_center(preds.p, centers)
 
 
 def path_labels(preds, centers, alpha: float | None) -> dict[str, np.ndarray]:
@@ -30,7 +20,7 @@ def path_labels(preds, centers, alpha: float | None) -> dict[str, np.ndarray]:
     out = {}
     if preds.main_probs is not None:
         out["main"] = preds.main_probs.argmax(axis=1)
-    mf = mf_labels(preds, centers)
+    mf = mf_labels(preds.p, preds.mf_scores, centers)
     if mf is not None:
         out["mf"] = mf
     if alpha is not None and preds.main_probs is not None and preds.mf_scores is not None:

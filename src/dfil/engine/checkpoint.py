@@ -16,7 +16,9 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, safe_open, save_file
 
 from dfil.atomic import atomic_path
+from dfil.cell import load_cell
 from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
+from dfil.contracts.rundir import BEST, CELL
 from dfil.errors import CheckpointError
 
 FORMAT = "dfil-checkpoint/1"
@@ -88,11 +90,23 @@ def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Pa
             params[name].copy_(value)
 
 
-def load_model(path: Path):
-    """Rebuild the model a checkpoint was saved from: base weights, then trained tensors."""
-    from dfil.model import build_model
+def load_model(path: Path, device: torch.device | str = "cpu"):
+    """Rebuild the model a checkpoint was saved from (base weights, then trained tensors)
+    on ``device``; returns it with its config. The one loader of trained models."""
+    from dfil.model.dual_path import build_model
 
     config, tensors, _ = read_checkpoint(path)
-    model = build_model(config)
+    model = build_model(config, backbone=config.adapter != "none").to(device)
     load_into(model, tensors, path)
     return model, config
+
+
+def load_trained(run_dir: Path, device: torch.device | str = "cpu"):
+    """The cell and best model of a trained run directory, checked against each other."""
+    run_dir = Path(run_dir)
+    cell = load_cell(run_dir / CELL)
+    model, config = load_model(run_dir / BEST, device)
+    if config.method != cell.model.method:
+        raise CheckpointError(f"{run_dir / BEST}: method {config.method} != its cell's "
+                              f"{cell.model.method}")
+    return cell, model

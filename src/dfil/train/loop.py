@@ -1,42 +1,34 @@
-"""Training one cell (App. C.1 recipe), preemptible and deterministic.
+"""The training loop of one attempt (App. C.1 recipe), preemptible and deterministic.
 
-A linear loop with small named helpers. The run directory holds the best checkpoint by
-validation loss (``model.safetensors``), ``train_log.jsonl`` (one record per epoch) and,
-while training, ``resume.pt``: the trained tensors, optimizer, scheduler, RNG state and
-position (epoch, step). It is written at every epoch end and when SIGTERM or SIGUSR1
-arrives (what SLURM sends before it kills a job), so rerunning the same command continues
-exactly where the run stopped and ends with the same numbers as an uninterrupted run.
+A linear loop with small named helpers. Per epoch it appends a record to
+``train_log.jsonl``, saves the best checkpoint by validation loss (``model.safetensors``)
+and the resume state (:mod:`dfil.train.resume`), so a rerun continues exactly where a
+preempted run stopped and ends with the same numbers as an uninterrupted one.
 """
 
 from __future__ import annotations
 
 import math
-import signal
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from dfil.atomic import atomic_path, atomic_write_bytes
-from dfil.batching import Encoded, batches, epoch_order
+from dfil.atomic import atomic_write_bytes
 from dfil.cell import CellConfig
-from dfil.checkpoint import CheckpointError, load_into, save_checkpoint, trained_state
 from dfil.config import config_hash
+from dfil.contracts.rundir import BEST, LOG, RESUME
 from dfil.data.io import dumps_jsonl
-from dfil.evaluate import mf_labels
-from dfil.model import compute_loss
+from dfil.engine.batching import Encoded, batches, epoch_order
+from dfil.engine.checkpoint import load_into, save_checkpoint, trained_state
+from dfil.engine.device import autocast, autocast_dtype, progress
+from dfil.engine.predict import forward_batch, heads_centers, predict
+from dfil.inference import mf_labels
+from dfil.model.dual_path import compute_loss
 from dfil.model.losses import inverse_frequency_weights
-from dfil.predict import forward_batch, predict, progress
-
-RESUME = "resume.pt"
-BEST = "model.safetensors"
-LOG = "train_log.jsonl"
-
-
-class Preempted(RuntimeError):
-    """Training stopped on SIGTERM/SIGUSR1 after saving its resume state."""
+from dfil.train.resume import Preempted, StopFlag, load_resume, save_resume
 
 
 @dataclass(frozen=True)
@@ -67,59 +59,6 @@ def param_groups(model, cell: CellConfig) -> list[dict]:
     return [{"params": ps, "lr": lrs[k], "name": k} for k, ps in groups.items() if ps]
 
 
-def autocast_dtype(cell: CellConfig, device: torch.device) -> torch.dtype | None:
-    """bf16 autocast on CUDA by default (the paper's H200 runs), fp32 on CPU."""
-    mode = cell.train.precision
-    if mode == "bf16" or (mode == "auto" and device.type == "cuda"):
-        return torch.bfloat16
-    return None
-
-
-class _StopFlag:
-    """Installs SIGTERM/SIGUSR1 handlers that only raise a flag, checked between steps."""
-
-    signals = (signal.SIGTERM, signal.SIGUSR1)
-
-    def __enter__(self):
-        self.raised = None
-        self.previous = {s: signal.signal(s, self._handle) for s in self.signals}
-        return self
-
-    def _handle(self, signum, frame):
-        self.raised = signal.Signals(signum).name
-
-    def __exit__(self, *exc):
-        for s, handler in self.previous.items():
-            signal.signal(s, handler)
-        return False
-
-
-def load_resume(path: Path, expected_hash: str) -> dict | None:
-    """The resume state at ``path`` or None; a damaged file is an error, never a restart."""
-    if not path.exists():
-        return None
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises several types for truncated pickles/zips
-        raise CheckpointError(
-            f"{path}: resume checkpoint is corrupt or truncated ({type(err).__name__}: {err}); "
-            "delete it to start this run from scratch"
-        ) from err
-    if not isinstance(state, dict) or state.get("format") != "dfil-resume/1":
-        raise CheckpointError(f"{path}: not a dfil resume checkpoint")
-    if state["config_hash"] != expected_hash:
-        raise CheckpointError(
-            f"{path}: written for config {state['config_hash']}, this cell is {expected_hash}; "
-            "delete it or use the original cell.yaml"
-        )
-    return state
-
-
-def _save_resume(path: Path, state: dict) -> None:
-    with atomic_path(path) as tmp:
-        torch.save(state, tmp)
-
-
 def _validate(model, cell, data: TrainData, weights, device, dtype) -> dict:
     """Validation loss (same weighted loss as training) and accuracies of each path."""
     spec = model.heads.spec
@@ -127,8 +66,7 @@ def _validate(model, cell, data: TrainData, weights, device, dtype) -> dict:
     total, n = 0.0, 0
     with torch.no_grad():
         for index in batches(np.arange(len(data.val)), cell.train.eval_batch_size):
-            with torch.autocast(device.type, dtype=dtype or torch.float32,
-                                enabled=dtype is not None):
+            with autocast(device, dtype):
                 out, y, p = forward_batch(model, data.val, index, data.pad_id, device)
             terms = compute_loss(out, y, p, spec, cell.model.loss, weights)
             total += float(terms.total) * len(index)
@@ -137,7 +75,7 @@ def _validate(model, cell, data: TrainData, weights, device, dtype) -> dict:
     result = {"val_loss": total / n}
     if preds.main_probs is not None:
         result["val_acc_main"] = float((preds.main_probs.argmax(1) == data.val.labels).mean())
-    mf = mf_labels(preds, heads_centers(model.heads))
+    mf = mf_labels(preds.p, preds.mf_scores, heads_centers(model.heads))
     if mf is not None:
         result["val_acc_mf"] = float((mf == data.val.labels).mean())
     return result
@@ -148,7 +86,7 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
     """Train ``model`` in place for one attempt; returns its summary. Raises Preempted."""
     run_dir = Path(run_dir)
     device = next(model.parameters()).device
-    dtype = autocast_dtype(cell, device)
+    dtype = autocast_dtype(cell.train.precision, device)
     spec = model.heads.spec
     cfg = cell.train
     n_train = len(data.train)
@@ -190,7 +128,7 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
                 "sums": running}
 
     started = time.perf_counter()
-    with _StopFlag() as stop:
+    with StopFlag() as stop:
         while epoch < cfg.epochs:
             model.train()
             plan = batches(epoch_order(n_train, cfg.seed, epoch), cfg.batch_size)
@@ -198,8 +136,7 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
             bar = progress(range(step, len(plan)), total=len(plan), initial=step,
                            desc=f"attempt {attempt} epoch {epoch + 1}/{cfg.epochs}")
             for s in bar:
-                with torch.autocast(device.type, dtype=dtype or torch.float32,
-                                    enabled=dtype is not None):
+                with autocast(device, dtype):
                     out, y, p = forward_batch(model, data.train, plan[s], data.pad_id, device,
                                               packed=cfg.packing)
                 terms = compute_loss(out, y, p, spec, cell.model.loss, weights)
@@ -212,7 +149,7 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
                     running[k] = running.get(k, 0.0) + v.detach() * len(plan[s])
                 if stop.raised:
                     done = {k: v.detach().cpu() for k, v in running.items()}
-                    _save_resume(run_dir / RESUME, snapshot(epoch, s + 1, done))
+                    save_resume(run_dir / RESUME, snapshot(epoch, s + 1, done))
                     raise Preempted(f"{stop.raised} at epoch {epoch + 1}, step {s + 1}; "
                                     f"state saved to {run_dir / RESUME}")
             record = {"attempt": attempt, "epoch": epoch + 1}
@@ -227,18 +164,12 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
                 save_checkpoint(model, cell.model, run_dir / BEST,
                                 extra={"epoch": str(epoch + 1), "attempt": str(attempt)})
             epoch, step, sums = epoch + 1, 0, {}
-            _save_resume(run_dir / RESUME, snapshot(epoch, 0, {}))
+            save_resume(run_dir / RESUME, snapshot(epoch, 0, {}))
             atomic_write_bytes(run_dir / LOG, dumps_jsonl(history))
             log(_epoch_line(record))
     return {"attempt": attempt, "stop_grad_p": cell.model.loss.stop_grad_p,
             "best_epoch": best["epoch"], "best_val_loss": best["val_loss"],
             "final": history[-1], "train_seconds_this_process": time.perf_counter() - started}
-
-
-def heads_centers(heads) -> np.ndarray | None:
-    """The heads' MF centers as numpy ``[Q]``, or None (no Gaussian MF)."""
-    c = heads.centers()
-    return None if c is None else c.detach().cpu().double().numpy()
 
 
 def _epoch_line(r: dict) -> str:
@@ -252,15 +183,3 @@ def _epoch_line(r: dict) -> str:
     if "centers" in r:
         parts.append("centers " + " ".join(f"{c:.3f}" for c in r["centers"]))
     return " | ".join(parts)
-
-
-def needs_remediation(summary: dict, cell: CellConfig) -> bool:
-    """App. D.2: an MF branch ending below the threshold is retrained with stop-gradient."""
-    acc = summary["final"].get("val_acc_mf")
-    return (acc is not None and cell.train.collapse_threshold > 0
-            and not cell.model.loss.stop_grad_p and acc < cell.train.collapse_threshold)
-
-
-def remediated(cell: CellConfig) -> CellConfig:
-    loss = replace(cell.model.loss, stop_grad_p=True)
-    return replace(cell, model=replace(cell.model, loss=loss))

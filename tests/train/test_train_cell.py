@@ -4,6 +4,7 @@ collapse remediation, damaged checkpoints. Tiny random Llama, synthetic FRoG dat
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -66,7 +67,7 @@ def interrupted(cell: Path, out: Path, sig: str, at_step: int) -> subprocess.Com
     ``at_step`` (counted over loss computations), through the real signal machinery."""
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import dfil.train as t
+        import dfil.train.loop as t
         real, calls = t.compute_loss, [0]
         def counting(*a, **k):
             calls[0] += 1
@@ -174,7 +175,7 @@ def test_few_shot_budget_turns_stop_gradient_on(tmp_path, frog_dir):
     assert load_cell(path).model.loss.stop_grad_p is True
 
 
-def test_corrupt_checkpoints_are_clear_errors(tmp_path, frog_dir, capsys):
+def test_corrupt_checkpoints_are_clear_errors(tmp_path, frog_dir, reference, capsys):
     cell = make_cell(tmp_path, frog_dir)
     run = tmp_path / "run"
     assert interrupted(cell, run, "SIGTERM", 5).returncode == 143
@@ -184,9 +185,13 @@ def test_corrupt_checkpoints_are_clear_errors(tmp_path, frog_dir, capsys):
     err = capsys.readouterr().err
     assert "resume.pt: resume checkpoint is corrupt or truncated" in err
     assert resume.exists()  # nothing is thrown away
-    best = run / "model.safetensors"
-    best.write_bytes(b"garbage")
+    # A run still training is refused before any evaluation work.
     assert main(["evaluate", "--run", str(run)]) == 2
+    assert "not trained yet (no train_summary.json)" in capsys.readouterr().err
+    done = tmp_path / "done"
+    shutil.copytree(reference, done)
+    (done / "model.safetensors").write_bytes(b"garbage")
+    assert main(["evaluate", "--run", str(done)]) == 2
     assert "model.safetensors: not a readable safetensors checkpoint" in capsys.readouterr().err
 
 
@@ -222,7 +227,7 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
     def no_tokenizer(spec):
         raise AssertionError("a cached frozen-backbone job loaded the tokenizer")
 
-    monkeypatch.setattr("dfil.runner.load_tokenizer", no_tokenizer)
+    monkeypatch.setattr("dfil.engine.features.load_tokenizer", no_tokenizer)
     data["model"]["method"] = "attn_pool"
     path.write_text(yaml.safe_dump(data))
     assert main(["train", "--cell", str(path), "--out", str(tmp_path / "attn")]) == 0

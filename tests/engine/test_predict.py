@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from dfil.batching import Encoded, collate_states, encode_ids
+from dfil.engine.batching import Encoded, collate_states, encode_ids
+from dfil.engine.predict import forward_batch, frozen_states, predict
 from dfil.model import build_model
-from dfil.predict import forward_batch, frozen_states, predict
 from tinymodel import tiny_config
 
 PAD = 0

@@ -1,0 +1,118 @@
+"""The contract of ``metrics.json``: its JSON Schema, the one writer, the one reader, and
+which of its numbers are measurements (pure: json, jsonschema).
+
+The schema (``metrics.schema.json``, shipped with the package) says what every key holds.
+A subtree whose schema carries ``"x-measure": false`` describes the run (identity,
+provenance, the training summary, per-item lists) rather than measuring it; every other
+number is a measurement, addressed by its dotted path (``test.mf.acc``,
+``csmc.mf.by_domain.finance``) in the aggregate table and in ``config/tables.yaml``.
+Non-finite numbers are refused on write and on read: a NaN never becomes a table number.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from dfil.atomic import atomic_write_bytes
+
+
+class MetricsError(ValueError):
+    """A metrics.json breaks its contract; the message names the file and the key."""
+
+
+@cache
+def schema() -> dict:
+    """The JSON Schema of ``metrics.json``."""
+    text = resources.files("dfil.contracts").joinpath("metrics.schema.json").read_text()
+    return json.loads(text)
+
+
+def _non_finite(tree, path: str = "") -> Iterator[str]:
+    if isinstance(tree, Mapping):
+        for k, v in tree.items():
+            yield from _non_finite(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(tree, list):
+        for i, v in enumerate(tree):
+            yield from _non_finite(v, f"{path}.{i}")
+    elif isinstance(tree, float) and not math.isfinite(tree):
+        yield f"{path} = {tree}"
+
+
+def validate_metrics(metrics: Mapping, where: str) -> None:
+    """Raise :class:`MetricsError` naming ``where`` (a path or run) and the first offending
+    key if ``metrics`` is not a valid, finite metrics record."""
+    bad = list(_non_finite(metrics))
+    if bad:
+        raise MetricsError(f"{where}: non-finite metric {bad[0]}"
+                           + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
+                           + "; a diverged or damaged run cannot be evaluated into a table")
+    validator = jsonschema.Draft202012Validator(schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(metrics))
+    if error is not None:
+        key = ".".join(str(p) for p in error.absolute_path) or "<root>"
+        raise MetricsError(f"{where}: metrics key {key}: {error.message}")
+
+
+def write_metrics(path: str | Path, metrics: Mapping) -> None:
+    """Validate ``metrics`` and write it to ``path`` atomically (sorted keys)."""
+    validate_metrics(metrics, str(path))
+    text = json.dumps(metrics, indent=2, sort_keys=True, allow_nan=False)
+    atomic_write_bytes(path, (text + "\n").encode())
+
+
+def read_metrics(path: str | Path) -> dict:
+    """The validated metrics record at ``path``; :class:`MetricsError` if it is damaged."""
+    path = Path(path)
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise MetricsError(f"{path}: unreadable metrics file ({err})") from None
+    validate_metrics(metrics, str(path))
+    return metrics
+
+
+def _resolve(node: Mapping) -> Mapping:
+    while "$ref" in node:
+        node = schema()["$defs"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def _child(node: Mapping, key: str) -> Mapping:
+    node = _resolve(node)
+    if key in node.get("properties", {}):
+        return node["properties"][key]
+    extra = node.get("additionalProperties", {})
+    return extra if isinstance(extra, Mapping) else {}
+
+
+def _items(node: Mapping) -> Mapping:
+    node = _resolve(node)
+    for option in node.get("anyOf", ()):  # an array-or-null: the array's items
+        if _resolve(option).get("type") == "array":
+            return _resolve(option).get("items", {})
+    return node.get("items", {})
+
+
+def measures(metrics: Mapping, node: Mapping | None = None,
+             prefix: str = "") -> Iterator[tuple[str, float]]:
+    """(dotted path, value) of every measurement in a validated ``metrics`` record: each
+    numeric or boolean leaf outside the subtrees the schema marks ``x-measure: false``.
+    Lists are indexed (``test.mf.per_class_acc.3``); null leaves are skipped."""
+    node = schema() if node is None else node
+    if _resolve(node).get("x-measure", True) is False or node.get("x-measure", True) is False:
+        return
+    if isinstance(metrics, Mapping):
+        for k, v in metrics.items():
+            yield from measures(v, _child(node, k), f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(metrics, list):
+        for i, v in enumerate(metrics):
+            yield from measures(v, _items(node), f"{prefix}.{i}")
+    elif isinstance(metrics, (bool, int, float)):
+        yield prefix, float(metrics)

@@ -1,0 +1,19 @@
+"""The files of a run directory (DESIGN "Results and provenance"): the names that
+training writes and evaluation and aggregation read.
+
+``results/<grid>/runs/<key>/`` (key: :mod:`dfil.runkey`) holds the resolved cell, the
+training outputs, and after evaluation the metrics (schema: :mod:`dfil.contracts.metrics`),
+the per-example predictions and the learned membership functions.
+"""
+
+CELL = "cell.yaml"
+#: Best checkpoint by validation loss: LoRA adapter, heads and MF (safetensors).
+BEST = "model.safetensors"
+#: Resume state while training (removed when an attempt ends).
+RESUME = "resume.pt"
+LOG = "train_log.jsonl"
+ATTEMPTS = "attempts.json"
+SUMMARY = "train_summary.json"
+METRICS = "metrics.json"
+PREDICTIONS = "predictions.parquet"
+MF = "mf.json"

@@ -1,0 +1,53 @@
+"""A cell's data as frames: its task's train / val / test splits (and a few-shot pool).
+
+Columns ``text``, ``label``, ``p``, ``id``. Training and evaluation both call
+:func:`task_frames`, so they see the same splits of the same files.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dfil.cell import CellConfig
+from dfil.config import ConfigError
+from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_train_val
+from dfil.data.ordinal import label_proportion
+from dfil.data.synthetic import ordinal_standin_records
+
+
+def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
+    """train / val / test frames (columns text, label, p, id) of the cell's task.
+
+    A few-shot cell's ``train`` is a subset of ``train_pool`` (also returned), at rows
+    ``train["pool_row"]``.
+    """
+    d = cell.data
+    if d.task == "frog":
+        easy = load_frog(d.source, "easy", d.frog_task).rename(columns={"question": "text"})
+        train, val = split_train_val(easy, d.train_frac, d.split_seed)
+        test = load_frog(d.test_source or d.source, "hard", d.frog_task).rename(
+            columns={"question": "text"})
+    elif d.task == "ordinal_standin":
+        rows = pd.DataFrame(ordinal_standin_records(1500, d.split_seed))
+        rows["p"] = label_proportion(rows["label"], 5)
+        pool, test = rows.iloc[:1000], rows.iloc[1000:].reset_index(drop=True)
+        train, val = split_train_val(pool.reset_index(drop=True), d.train_frac, d.split_seed)
+    else:
+        loader = load_sst5 if d.task == "sst5" else load_sts22
+        if not d.test_source:
+            raise ConfigError(f"data.test_source: task {d.task} needs a test file or split")
+        pool = loader(d.source, "train")
+        train, val = split_train_val(pool, d.train_frac, d.split_seed)
+        test = loader(d.test_source, "test")
+    train_pool = None
+    if d.budget is not None:
+        seed = cell.train.seed if d.fewshot_seed is None else d.fewshot_seed
+        train_pool = train.reset_index(drop=True)
+        train = few_shot_subset(train_pool, d.budget, seed, d.fewshot_min_per_class)
+        train = train.assign(pool_row=train.index)
+    frames = {"train": train, "val": val, "test": test}
+    if d.max_examples:
+        frames = {k: v.iloc[: d.max_examples] for k, v in frames.items()}
+    if train_pool is not None:
+        frames["train_pool"] = train_pool
+    return {k: v.reset_index(drop=True) for k, v in frames.items()}

@@ -1,0 +1,44 @@
+"""Run directories -> one tidy long-format table of numbers (pure: json, pandas).
+
+One row per (run, measurement): the run key's parts (:func:`dfil.runkey.parse_key`), the
+metric as a dotted path into ``metrics.json`` (``test.mf.acc``,
+``test.main.per_class_acc.3``, ``csmc.mf.by_domain.finance``), its value, and provenance
+(run directory, config hash, package version, git commit). Which numbers are measurements
+is the metrics contract's to say (:func:`dfil.contracts.metrics.measures`); every file is
+validated against it on the way in. Every number a table prints is one of these rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+
+from dfil.contracts.metrics import measures, read_metrics
+from dfil.runkey import FIELDS, parse_key
+
+COLUMNS = [*FIELDS, "metric", "value", "run_dir", "config_hash", "package_version",
+           "git_commit"]
+
+
+def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
+    """Rows of one run's ``metrics.json`` (validated), plus ``train.attempts``."""
+    metrics_path = Path(metrics_path)
+    run_dir = metrics_path.parent
+    key = parse_key(run_dir.relative_to(runs_root).as_posix())
+    metrics = read_metrics(metrics_path)
+    prov = metrics["provenance"]
+    base = {**key, "run_dir": run_dir.as_posix(), "config_hash": metrics["config_hash"],
+            "package_version": prov["package_version"], "git_commit": prov["git_commit"]}
+    rows = [{**base, "metric": name, "value": value} for name, value in measures(metrics)]
+    attempts = metrics["train"].get("attempts", [])
+    rows.append({**base, "metric": "train.attempts", "value": float(len(attempts))})
+    return rows
+
+
+def aggregate(metrics_files: Iterable[Path], runs_root: Path) -> pd.DataFrame:
+    """The tidy table of all ``metrics_files`` (each below ``runs_root``)."""
+    rows = [row for path in sorted(map(Path, metrics_files))
+            for row in run_rows(path, Path(runs_root))]
+    return pd.DataFrame(rows, columns=COLUMNS)
