@@ -76,6 +76,13 @@ def test_resolve_hand_computed_cells():
     assert len(table.keys) == 6
 
 
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_non_finite_number_never_reaches_a_table(bad):
+    key = "frog/b/dfil/lam0.5/nfull/qure/seed1"
+    with pytest.raises(ValueError, match=f"{key}: metric test.main.acc is {bad}"):
+        Source(grid_with_render(), frame({(key, "test.main.acc"): bad}))
+
+
 def test_latex_escapes_data_strings_but_not_template_source():
     grid = grid_with_render(RENDER)
     table = Resolver(SPEC, Source(grid, frame({}))).table("demo")

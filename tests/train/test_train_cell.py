@@ -258,3 +258,28 @@ def test_zero_shot_needs_no_training(tmp_path, frog_dir):
     assert main(["evaluate", "--run", str(run)]) == 0
     m = json.loads((run / "metrics.json").read_text())
     assert set(m["test"]) == {"main", "best"} and m["train"]["trained"] is False
+
+
+def test_changed_config_trains_afresh_and_keeps_the_old_outputs(tmp_path, frog_dir, capsys):
+    run = tmp_path / "run"
+    first = make_cell(tmp_path, frog_dir, name="first", epochs=1)
+    assert main(["train", "--cell", str(first), "--out", str(run)]) == 0
+    old_model = (run / "model.safetensors").read_bytes()
+    old_hash = json.loads((run / "train_summary.json").read_text())["config_hash"]
+    # The DAG's way: the run's own cell.yaml is rewritten, then trained in place.
+    data = yaml.safe_load((run / "cell.yaml").read_text())
+    data["model"]["lora"]["r"] = 8
+    data["train"]["epochs"] = 2
+    (run / "cell.yaml").write_text(yaml.safe_dump(data))
+    assert main(["train", "--cell", str(run / "cell.yaml"), "--out", str(run)]) == 0
+    summary = json.loads((run / "train_summary.json").read_text())
+    assert summary["config_hash"] != old_hash
+    assert summary["attempts"][0]["config_hash"] == summary["config_hash"]
+    assert summary["attempts"][0]["final"]["epoch"] == 2
+    assert (run / "model.safetensors").read_bytes() != old_model
+    kept = run / "superseded" / old_hash
+    assert (kept / "model.safetensors").read_bytes() == old_model
+    assert f"trained for config {old_hash}" in capsys.readouterr().out
+    # Same config again: nothing to do, nothing moved.
+    assert main(["train", "--cell", str(run / "cell.yaml"), "--out", str(run)]) == 0
+    assert sorted(p.name for p in (run / "superseded").iterdir()) == [old_hash]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import numpy as np
 import pandas as pd
 
 from dfil.grid import Grid
@@ -38,6 +39,12 @@ class Source:
         self.requested: set[tuple[str, str]] = set()
         self._values: dict[tuple[str, str], float] = {}
         if frame is not None and len(frame):
+            bad = frame[~np.isfinite(frame["value"].to_numpy(dtype=float))]
+            if len(bad):
+                row = bad.iloc[0]
+                raise ValueError(f"{row.get('run_dir', '?')}: metric {row['metric']} is "
+                                 f"{row['value']}; a non-finite number never becomes a table "
+                                 f"number ({len(bad)} such rows)")
             keys = [format_key(*r) for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
             self._values = dict(zip(zip(keys, frame["metric"], strict=True), frame["value"],
                                     strict=True))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dfil.atomic import atomic_write_bytes, atomic_write_json
 from dfil.cell import CellConfig, dump_cell, load_cell
-from dfil.config import ConfigError, config_hash
+from dfil.config import config_hash
 from dfil.contracts.rundir import ATTEMPTS, BEST, CELL, RESUME, SUMMARY
 from dfil.engine.device import pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
@@ -25,18 +25,20 @@ from dfil.methods import method_spec
 from dfil.model.dual_path import build_model
 from dfil.provenance import provenance
 from dfil.train.loop import TrainData, train_attempt
+from dfil.train.superseded import supersede, trained_for
 
 FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (last token; "
                "every token for attention pooling), no LoRA")
 
 
-def _write_cell(run_dir: Path, cell: CellConfig) -> None:
-    text = dump_cell(cell)
-    existing = run_dir / CELL
-    if existing.is_file() and existing.read_text() != text and (run_dir / RESUME).exists():
-        raise ConfigError(f"{existing}: differs from the cell being trained, and {RESUME} "
-                          "belongs to the old one; use a fresh run directory")
-    atomic_write_bytes(existing, text.encode())
+def _prepare(run_dir: Path, cell: CellConfig, chash: str, log) -> None:
+    """Write the cell's ``cell.yaml``, first moving aside outputs made for another config."""
+    old = trained_for(run_dir)
+    if old is not None and old != chash:
+        moved = supersede(run_dir, old)
+        log(f"{run_dir}: its outputs were trained for config {old}, this cell is {chash}: "
+            f"moved them to {moved} and training afresh")
+    atomic_write_bytes(run_dir / CELL, dump_cell(cell).encode())
 
 
 def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
@@ -45,10 +47,11 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
     cell = load_cell(cell_path)
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    _write_cell(run_dir, cell)
+    chash = config_hash(cell)
+    _prepare(run_dir, cell, chash, log)
     spec = method_spec(cell.model.method)
     device = pick_device()
-    summary = {"cell": cell.name, "config_hash": config_hash(cell), "method": spec.name,
+    summary = {"cell": cell.name, "config_hash": chash, "method": spec.name,
                "frozen_backbone": cell.model.adapter == "none", "attempts": []}
     if cell.model.adapter == "none":
         summary["note"] = FROZEN_NOTE
@@ -87,7 +90,7 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
             result = train_attempt(model, attempt_cell, data, run_dir, attempt, log)
             if attempt == 1 and needs_remediation(result, cell):
                 shutil.copyfile(run_dir / BEST, run_dir / "attempt1_model.safetensors")
-            attempts_done.append(result)
+            attempts_done.append({**result, "config_hash": chash})
             atomic_write_json(run_dir / ATTEMPTS, attempts_done)
             (run_dir / RESUME).unlink(missing_ok=True)
         summary["attempts"] = attempts_done

@@ -1,0 +1,65 @@
+"""A run directory whose outputs belong to another config: moved aside, never mixed.
+
+A run directory's model, ``cell.yaml`` and config hash must always agree. When a cell is
+trained into a directory whose training outputs were made for a different resolved config
+(an edited grid reruns the cell, or ``dfil train --cell other.yaml`` reuses a directory),
+those outputs are moved to ``superseded/<old hash>/`` inside it, nothing deleted, and the
+cell trains afresh from a clean state.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from dfil.contracts.rundir import (
+    ATTEMPTS,
+    BEST,
+    LOG,
+    METRICS,
+    MF,
+    PREDICTIONS,
+    RESUME,
+    SUMMARY,
+)
+
+#: Everything training and evaluation write besides cell.yaml.
+OUTPUTS = (BEST, RESUME, LOG, ATTEMPTS, SUMMARY, METRICS, PREDICTIONS, MF,
+           "attempt1_model.safetensors")
+
+
+def trained_for(run_dir: Path) -> str | None:
+    """The config hash the directory's training outputs were made for; None if it has
+    none. Read from the summary, else the attempts, else the resume state."""
+    summary = run_dir / SUMMARY
+    if summary.is_file():
+        return json.loads(summary.read_text()).get("config_hash")
+    attempts = run_dir / ATTEMPTS
+    if attempts.is_file():
+        hashes = {a.get("config_hash") for a in json.loads(attempts.read_text())}
+        # attempts written before hashes were recorded belong to an unknown config
+        return hashes.pop() if len(hashes) == 1 and None not in hashes else "unknown"
+    resume = run_dir / RESUME
+    if resume.is_file():
+        try:
+            state = torch.load(resume, map_location="cpu", weights_only=True)
+        except Exception:  # a damaged resume state is reported by load_resume
+            return None
+        return state.get("config_hash") if isinstance(state, dict) else None
+    return None
+
+
+def supersede(run_dir: Path, old_hash: str) -> Path:
+    """Move the directory's outputs to ``superseded/<old_hash>/``; returns that folder."""
+    target = run_dir / "superseded" / old_hash
+    n = 1
+    while target.exists():
+        n += 1
+        target = run_dir / "superseded" / f"{old_hash}.{n}"
+    target.mkdir(parents=True)
+    for name in OUTPUTS:
+        if (run_dir / name).exists():
+            (run_dir / name).rename(target / name)
+    return target
