@@ -2,6 +2,7 @@
 every check evaluates, and the audit covers what issue 18 asks for."""
 
 import copy
+import re
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,11 @@ def test_verdict_logic():
         ("consistent only under: c", "conditional")
     assert ac.verdict_of(r("a", no), ()) == ("inconsistent", "inconsistent")
     assert ac.verdict_of(r("a", na), (r("b", yes),)) == ("not recomputable", "not-recomputable")
+
+
+def test_reproduction_notes_link_existing_audit_rows(doc):
+    notes = (ROOT / "docs" / "reproduction-notes.md").read_text(encoding="utf-8")
+    linked = set(re.findall(r"\]\(\.\./paper_tables/embedded/audit\.md#([a-z0-9-]+)\)", notes))
+    ids = {c["id"] for c in doc["checks"]}
+    assert len(linked) >= 20
+    assert linked <= ids, linked - ids
