@@ -143,3 +143,32 @@ def test_reproduction_notes_link_existing_audit_rows(doc):
     ids = {c["id"] for c in doc["checks"]}
     assert len(linked) >= 20
     assert linked <= ids, linked - ids
+
+
+def _strings(x):
+    if isinstance(x, str):
+        yield x
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _strings(v)
+    elif isinstance(x, list):
+        for v in x:
+            yield from _strings(v)
+
+
+def test_quoted_inputs_are_printed_in_the_paper(doc):
+    """A transcription guard: every quoted number among the checks' inputs occurs in the
+    paper's source (bare numbers are exact constants and counts, and are exempt)."""
+    paper = ROOT.parent / "shared" / "spec" / "dfil-paper.tex"
+    if not paper.exists():
+        pytest.skip(f"{paper} is not beside this checkout")
+    tex = paper.read_text(encoding="utf-8").replace("{,}", ",")
+    words = ("expr", "predicate", "test", "alternative", "relation", "sense", "compare")
+    missing = set()
+    for c in doc["checks"]:
+        for inputs in [c["inputs"], *(a["inputs"] for a in c.get("alternatives", []))]:
+            for text in _strings({k: v for k, v in inputs.items() if k not in words}):
+                for num in re.findall(r"\d[\d,]*\.?\d*|\.\d+", text):
+                    if num.rstrip(".") not in tex:
+                        missing.add((c["id"], num))
+    assert not missing
