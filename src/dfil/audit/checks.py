@@ -67,15 +67,14 @@ def validate(doc: dict) -> list[dict]:
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
         raise ValueError(f"checks file: {where}: {err.message}")
     seen = set()
-    check_schema = {**sch["$defs"]["check"], "$defs": sch["$defs"]}
+    one_check = jsonschema.Draft202012Validator({**sch["$defs"]["check"], "$defs": sch["$defs"]})
     for check in doc["checks"]:
         if check["id"] in seen:
             raise ValueError(f"checks file: id {check['id']!r} appears twice")
         seen.add(check["id"])
         for i, alt in enumerate(check.get("alternatives", [])):
             merged = {**check, "inputs": _merge(check["inputs"], alt["inputs"])}
-            err = jsonschema.exceptions.best_match(
-                jsonschema.Draft202012Validator(check_schema).iter_errors(merged))
+            err = jsonschema.exceptions.best_match(one_check.iter_errors(merged))
             if err is not None:
                 raise ValueError(f"check {check['id']}: alternative {i + 1} "
                                  f"({alt['assumption']!r}): {err.message}")
@@ -84,8 +83,9 @@ def validate(doc: dict) -> list[dict]:
 
 def read_checks_file(path: str | Path) -> dict:
     """A YAML checks file, validated (``version``, ``source``, ``checks``)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
     with open(path, encoding="utf-8") as fh:
-        doc = yaml.safe_load(fh)
+        doc = yaml.load(fh, Loader=loader)  # a safe loader either way
     if not isinstance(doc, dict):
         raise ValueError(f"{path}: expected a mapping with 'checks', got {type(doc).__name__}")
     validate(doc)
