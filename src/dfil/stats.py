@@ -197,6 +197,22 @@ def ttest_pvalue_range(mean1: Interval, std1: Interval, nobs1: int, mean2: Inter
     each edge is scanned on a ``grid`` of points and the best point refined by bounded
     Brent search between its neighbours. For Student's test (fixed df) p rises with each
     sd and the extremes are the corners, which the scan includes.
+
+    Parameters
+    ----------
+    mean1, std1, mean2, std2 : (lo, hi)
+        Intervals of the two samples' means and sample sds (ddof=1).
+    nobs1, nobs2 : int
+        Sample sizes (>= 2 each).
+    equal_var : bool
+        Student's pooled test instead of Welch's.
+    grid : int
+        Points per edge in the scan before refinement.
+
+    Returns
+    -------
+    PvalueRange
+        ``low``/``high`` and the (mean1, sd1, mean2, sd2) attaining each.
     """
     _check_n(nobs1, nobs2)
     (m1lo, m1hi), (m2lo, m2hi) = _interval(mean1), _interval(mean2)
