@@ -26,11 +26,13 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/render.smk"
+include: "workflow/rules/audit.smk"
 
 rule all_tables:
     input:
         TABLE_FILES.values(),
         REPORT_FILES,
+        AUDIT_FILES,
     default_target: True
 
 rule all_runs:

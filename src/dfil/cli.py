@@ -155,6 +155,24 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_audit(args: argparse.Namespace) -> int:
+    from dfil.atomic import atomic_path
+    from dfil.audit import evaluate_all, read_checks_file, summary
+    from dfil.audit import report as audit_report
+
+    doc = read_checks_file(args.checks)
+    outcomes = evaluate_all(doc["checks"])
+    meta = {"title": args.title, "source": doc["source"], "checks_file": str(args.checks)}
+    for out, render in ((args.out_md, audit_report.markdown), (args.out_html, audit_report.html)):
+        with atomic_path(out) as tmp:
+            tmp.write_text(render(outcomes, **meta), encoding="utf-8")
+    counts = summary(outcomes)
+    print(f"{counts['total']} checks: {counts['consistent']} consistent, {counts['conditional']} "
+          f"consistent only under an assumption, {counts['inconsistent']} inconsistent, "
+          f"{counts['not-recomputable']} not recomputable -> {args.out_md}, {args.out_html}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dfil", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
@@ -222,6 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tex-dir", type=Path, required=True, help="where the tables' .tex are")
     p.add_argument("--no-pdf", action="store_true", help="skip compiling tables.pdf")
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("audit", help="audit the paper against itself: recompute every "
+                       "printed statistic from its printed inputs (audit.md, audit.html)")
+    p.add_argument("--checks", type=Path, default=Path("config/paper_audit.yaml"),
+                   help="the checks, transcribed from the paper")
+    p.add_argument("--out-md", type=Path, required=True, help="the markdown report to write")
+    p.add_argument("--out-html", type=Path, required=True, help="the HTML report to write")
+    p.add_argument("--title", default="DFIL paper", help="the reports' title")
+    p.set_defaults(func=cmd_audit)
 
     p = sub.add_parser("fetch-backbone",
                        help="obtain and convert an embedded backbone without the hub")
