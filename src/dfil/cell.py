@@ -14,6 +14,7 @@ from typing import Literal
 import yaml
 
 from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
+from dfil.yamlfile import load_yaml
 
 
 @dataclass(frozen=True)
@@ -118,12 +119,7 @@ def resolve(cell: CellConfig) -> CellConfig:
 def load_cell(path: str | Path) -> CellConfig:
     """Read and resolve a cell YAML; :class:`ConfigError` names the file and the key."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: invalid YAML ({err})") from err
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read ({err})") from err
+    data = load_yaml(path)
     try:
         return resolve(from_dict(CellConfig, data))
     except ConfigError as err:

@@ -284,15 +284,11 @@ def _substitute(value, names: dict):
 
 def load_grid_files(paths) -> Grid:
     """A :class:`Grid` from YAML files merged in order (later files override)."""
-    import yaml
+    from dfil.yamlfile import load_yaml
 
     merged: dict = {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                merged = _merge(merged, yaml.safe_load(fh) or {})
-        except (OSError, yaml.YAMLError) as err:
-            raise ConfigError(f"{path}: {err}") from None
+        merged = _merge(merged, load_yaml(path) or {})
     try:
         return Grid(merged)
     except ConfigError as err:
