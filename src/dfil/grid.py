@@ -18,14 +18,17 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args, get_origin, get_type_hints
+from typing import Annotated, Literal, get_args, get_origin, get_type_hints
 
 import jsonschema
 
 from dfil.cell import CellConfig, resolve
-from dfil.config import ConfigError, from_dict, to_dict
+from dfil.config import Bound, ConfigError, from_dict, to_dict
 from dfil.model.methods import METHODS, method_spec
 
+#: Names that become parts of run-directory paths and Snakemake wildcards (the grid's
+#: name, backbones, tasks, variants): no braces, shell characters, separators or spaces.
+NAME_PATTERN = "^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
 #: Methods whose loss has no membership CE: lambda_DFIL does not apply ("na").
 _NO_LAMBDA = {name for name, s in METHODS.items() if s.mf is None}
 #: Methods without an MF: the init does not apply ("na").
@@ -34,13 +37,17 @@ _NO_INIT = {name for name, s in METHODS.items() if s.mf is None}
 
 def dataclass_schema(cls) -> dict:
     """JSON schema of a (partial) config dataclass: every key optional, none unknown."""
-    hints = get_type_hints(cls)
+    hints = get_type_hints(cls, include_extras=True)
     props = {f.name: _type_schema(hints[f.name]) for f in dataclasses.fields(cls)}
     return {"type": "object", "additionalProperties": False, "properties": props}
 
 
 def _type_schema(hint) -> dict:
     origin = get_origin(hint)
+    if origin is Annotated:
+        base, *extras = get_args(hint)
+        limits = {k: v for b in extras if isinstance(b, Bound) for k, v in b.schema().items()}
+        return {**_type_schema(base), **limits}
     if dataclasses.is_dataclass(hint):
         return dataclass_schema(hint)
     if origin in (typing.Union, types.UnionType):
@@ -62,6 +69,9 @@ def grid_schema() -> dict:
 
     def mapping(value: dict) -> dict:
         return {"type": "object", "additionalProperties": value}
+
+    def named(value: dict) -> dict:  # a mapping whose keys end up in paths
+        return {**mapping(value), "propertyNames": {"pattern": NAME_PATTERN}}
 
     def obj(props: dict, required=()) -> dict:
         return {"type": "object", "additionalProperties": False, "properties": props,
@@ -99,7 +109,7 @@ def grid_schema() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "dfil grid config",
         **obj({
-            "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+            "name": {"type": "string", "pattern": NAME_PATTERN},
             "description": {"type": "string"},
             "defaults": cell,
             "embedded_data": obj({"frog": obj({"seed": {"type": "integer"},
@@ -108,10 +118,10 @@ def grid_schema() -> dict:
             "fetch_backbones": {"type": "array", "items": {"type": "string"}},
             "probe_seed": {"type": "integer"},
             "seed_sets": mapping({"type": "array", "items": {"type": "integer"}}),
-            "backbones": mapping(backbone),
+            "backbones": named(backbone),
             "resources": mapping(resource),
-            "tasks": mapping(obj({"cell": cell})),
-            "variants": mapping(obj({"description": {"type": "string"}, "cell": cell})),
+            "tasks": named(obj({"cell": cell})),
+            "variants": named(obj({"description": {"type": "string"}, "cell": cell})),
             "groups": mapping(group),
             # How config/tables.yaml's paper coordinates map onto this grid's cells.
             "render": obj({
@@ -180,6 +190,11 @@ class Grid:
             jsonschema.validate(dict(config), grid_schema())
         except jsonschema.ValidationError as err:
             where = ".".join(str(p) for p in err.absolute_path) or "<root>"
+            if "propertyNames" in err.schema_path:
+                raise ConfigError(
+                    f"config {where}: name {err.instance!r} may hold only letters, digits, "
+                    "'_', '.' and '-', and not start with '.' or '-': it becomes part of run "
+                    "directories and Snakemake wildcards") from None
             raise ConfigError(f"config {where}: {err.message}") from None
         self.config = dict(config)
         self.name = config["name"]
