@@ -33,17 +33,24 @@ _RANGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%?\s*(?:-|to|–)\s*(\d+(?:\.\d+)?)\
 def parse_percentage(text: str) -> float:
     """"5 %" -> 0.05, "31.1%" -> 0.311, "0%-2%" -> 0.01 (midpoint of a range).
 
-    ``ValueError`` naming the text for anything else.
+    ``ValueError`` naming the text for anything else, and for a value outside [0, 100] %
+    ("150 %" is a damaged record, not p = 1: it is refused, never clipped).
     """
     if not isinstance(text, str):
         raise ValueError(f"unparseable percentage {text!r}")
     m = _PERCENT.match(text)
     if m and "%" in text:
-        return float(m.group(1)) / 100
+        return _in_range(float(m.group(1)), text) / 100
     m = _RANGE.match(text)
     if m:
-        return (float(m.group(1)) + float(m.group(2))) / 200
+        return (_in_range(float(m.group(1)), text) + _in_range(float(m.group(2)), text)) / 200
     raise ValueError(f"unparseable percentage {text!r}")
+
+
+def _in_range(value: float, text: str) -> float:
+    if not 0.0 <= value <= 100.0:
+        raise ValueError(f"percentage {text!r} lies outside [0, 100] %")
+    return value
 
 
 def label_of(name: str, where: str, classes: tuple[str, ...] = FROG_CLASSES) -> int:
@@ -54,7 +61,7 @@ def label_of(name: str, where: str, classes: tuple[str, ...] = FROG_CLASSES) -> 
     return classes.index(key)
 
 
-def parse_frog_record(record: dict, where: str, clip_p: bool = True) -> dict:
+def parse_frog_record(record: dict, where: str) -> dict:
     """One FRoG item in either layout -> a row (id, question, label, label_name, p, ...)."""
     if "question" not in record:
         raise DataError(f"{where}: record has no 'question'")
@@ -70,27 +77,24 @@ def parse_frog_record(record: dict, where: str, clip_p: bool = True) -> dict:
     if mention is None:
         raise DataError(f"{where}: record has no percentage mention to read p from")
     try:
-        p_raw = parse_percentage(mention)
+        p = parse_percentage(mention)
     except ValueError as err:
         raise DataError(f"{where}: {err}") from None
-    if not 0.0 <= p_raw <= 1.0 and not clip_p:
-        raise DataError(f"{where}: proportion {p_raw} from {mention!r} lies outside [0, 1]")
     label = label_of(name, where)
     return {
         "id": str(record.get("id", where)),
         "question": record["question"],
         "label": label,
         "label_name": FROG_CLASSES[label],
-        "p": min(max(p_raw, 0.0), 1.0),
-        "p_raw": p_raw,
+        "p": p,
         "percentage_mention": mention,
         "origin": where,
     }
 
 
-def frog_frame(records, source: str, clip_p: bool = True) -> pd.DataFrame:
+def frog_frame(records, source: str) -> pd.DataFrame:
     """Rows of :func:`parse_frog_record` for ``(line, record)`` pairs from ``source``."""
-    rows = [parse_frog_record(r, f"{source}:{line}", clip_p) for line, r in records]
+    rows = [parse_frog_record(r, f"{source}:{line}") for line, r in records]
     if not rows:
         raise DataError(f"{source}: no records")
     return pd.DataFrame(rows)
@@ -108,8 +112,8 @@ def _local_file(root: Path, split: str, task: str) -> Path:
     raise DataError(f"{root}: no file for split {split!r}; looked for {patterns}")
 
 
-def load_frog(source: str | Path = FROG_HUB_ID, split: str = "easy", task: str = "mask_quant",
-              clip_p: bool = True) -> pd.DataFrame:
+def load_frog(source: str | Path = FROG_HUB_ID, split: str = "easy",
+              task: str = "mask_quant") -> pd.DataFrame:
     """FRoG ``task`` split ``split`` from a local file or directory, or from the hub.
 
     A local ``source`` may be a JSON/JSONL/parquet file (taken as the split itself) or a
@@ -127,12 +131,12 @@ def load_frog(source: str | Path = FROG_HUB_ID, split: str = "easy", task: str =
             records = ((i, r) for i, r in enumerate(table.to_dict("records"), start=1))
         else:
             records = read_records(file)
-        df = frog_frame(records, str(file), clip_p)
+        df = frog_frame(records, str(file))
     else:
         from datasets import load_dataset
 
         ds = load_dataset(str(source), task, split=split)
-        df = frog_frame(enumerate(ds, start=1), f"{source}/{task}/{split}", clip_p)
+        df = frog_frame(enumerate(ds, start=1), f"{source}/{task}/{split}")
     df["split"] = split
     return df
 

@@ -68,7 +68,7 @@ def load_qure(path: str | Path = QURE_HUB_ID,
         text, fallback = qure_text({**record, "quantifier": word})
         label = FROG_CLASSES.index(QURE_TO_FROG[word])
         rows.append({"id": f"qure-{line}", "text": text, "label": label,
-                     "label_name": FROG_CLASSES[label], "p": min(max(p, 0.0), 1.0),
+                     "label_name": FROG_CLASSES[label], "p": p,
                      "percentage": record["percentage"], "quantifier": word,
                      "text_fallback": fallback, "origin": where})
     if not rows:
