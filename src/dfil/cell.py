@@ -34,8 +34,12 @@ class DataConfig:
     task: Literal["frog", "sst5", "sts22", "ordinal_standin"] = "frog"
     #: FRoG: hub id, local file or directory (e.g. the synthetic stand-in's).
     source: str = "GAIR/FRoG"
-    #: Test split source when it differs from ``source`` (SST-5/STS22 local files).
+    #: Test split source when it differs from ``source`` (SST-5/STS22 local files; FRoG
+    #: when ``source`` is a single file).
     test_source: str = ""
+    #: Test items that may also be in train/val (by id or text). 0: any overlap is refused;
+    #: only for a benchmark whose own splits overlap (or a stand-in with repeated texts).
+    allowed_test_overlap: NonNegative = 0
     frog_task: str = "mask_quant"
     train_frac: Annotated[float, Bound(exclusive_minimum=0, exclusive_maximum=1)] = 0.8
     split_seed: int = 0
@@ -51,6 +55,9 @@ class DataConfig:
     truncation_side: Literal["left", "right"] = "left"
     probes_dir: str = ""
     qure_source: str = ""
+    #: Rows QuRe's transfer set must have (the paper's 401 few/some/most/all sentences): a
+    #: truncated file is refused, not scored on what is left.
+    qure_rows: Count = 401
     #: ``paper``: App. C.2's multiple-choice prompt; ``compact``: the sentence and
     #: "Answer:" only, ~40% of the tokens, for CPU runs (note R-compact-prompt).
     prompt: Literal["paper", "compact"] = "paper"

@@ -54,7 +54,7 @@ def test_hub_layout_loads_from_shared_samples_converted(shared_data, tmp_path):
     repo = load_frog(src, "hard")
     assert hub["label"].tolist() == repo["label"].tolist()
     assert hub["p"].tolist() == repo["p"].tolist()
-    assert hub["id"].iloc[3] == "frog-3"
+    assert hub["id"].iloc[3] == "hard/frog-3"  # the split names the record with its id
 
 
 def test_bad_rows_name_file_and_line(tmp_path):

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dfil.data.io import DataError, read_records
+from dfil.data.splits import check_unique_ids
 from dfil.quantifiers import FROG_CLASSES
 
 FROG_HUB_ID = "GAIR/FRoG"
@@ -61,8 +62,13 @@ def label_of(name: str, where: str, classes: tuple[str, ...] = FROG_CLASSES) -> 
     return classes.index(key)
 
 
-def parse_frog_record(record: dict, where: str) -> dict:
-    """One FRoG item in either layout -> a row (id, question, label, label_name, p, ...)."""
+def parse_frog_record(record: dict, where: str, split: str = "") -> dict:
+    """One FRoG item in either layout -> a row (id, question, label, label_name, p, ...).
+
+    The id is the record's own, prefixed with ``split`` (``"hard/17"``): the release may
+    number its easy and hard versions of one question set alike, and a row id must name
+    one record. A record without an id (the repository's layout) is named by ``where``.
+    """
     if "question" not in record:
         raise DataError(f"{where}: record has no 'question'")
     info = record.get("info")
@@ -81,8 +87,9 @@ def parse_frog_record(record: dict, where: str) -> dict:
     except ValueError as err:
         raise DataError(f"{where}: {err}") from None
     label = label_of(name, where)
+    rid = record.get("id")
     return {
-        "id": str(record.get("id", where)),
+        "id": where if rid is None else (f"{split}/{rid}" if split else str(rid)),
         "question": record["question"],
         "label": label,
         "label_name": FROG_CLASSES[label],
@@ -92,12 +99,15 @@ def parse_frog_record(record: dict, where: str) -> dict:
     }
 
 
-def frog_frame(records, source: str) -> pd.DataFrame:
-    """Rows of :func:`parse_frog_record` for ``(line, record)`` pairs from ``source``."""
-    rows = [parse_frog_record(r, f"{source}:{line}") for line, r in records]
+def frog_frame(records, source: str, split: str = "") -> pd.DataFrame:
+    """Rows of :func:`parse_frog_record` for ``(line, record)`` pairs from ``source``;
+    :class:`DataError` for an id given twice."""
+    rows = [parse_frog_record(r, f"{source}:{line}", split) for line, r in records]
     if not rows:
         raise DataError(f"{source}: no records")
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    check_unique_ids(df, source)
+    return df
 
 
 def _local_file(root: Path, split: str, task: str) -> Path:
@@ -131,14 +141,31 @@ def load_frog(source: str | Path = FROG_HUB_ID, split: str = "easy",
             records = ((i, r) for i, r in enumerate(table.to_dict("records"), start=1))
         else:
             records = read_records(file)
-        df = frog_frame(records, str(file))
+        df = frog_frame(records, str(file), split)
     else:
         from datasets import load_dataset
 
         ds = load_dataset(str(source), task, split=split)
-        df = frog_frame(enumerate(ds, start=1), f"{source}/{task}/{split}")
+        df = frog_frame(enumerate(ds, start=1), f"{source}/{task}/{split}", split)
     df["split"] = split
     return df
+
+
+def frog_test_source(source: str, test_source: str = "") -> str:
+    """Where FRoG-hard (the test split) is read from: ``test_source`` if set, else
+    ``source``, which must then hold both splits (a directory or a hub id).
+
+    A single file holds one split: used as both it would be its own test set (every test
+    item also trained on), so :class:`DataError` says how to give the test split its own.
+    """
+    test = test_source or source
+    if Path(test).is_file() and Path(test).resolve() == Path(source).resolve():
+        raise DataError(
+            f"data.source: {source} is a single file, so FRoG-hard would be read from the "
+            "same file as FRoG-easy (every test item also a training item). Set "
+            "data.test_source to the hard split's file, or point data.source at a "
+            "directory holding easy.jsonl and hard.jsonl")
+    return test
 
 
 def split_train_val(df: pd.DataFrame, train_frac: float = 0.8, seed: int = 0):
