@@ -18,6 +18,7 @@ import torch
 
 from dfil.backbones import resolve_model_id
 from dfil.config import BackboneConfig, ConfigError, LoraConfig
+from dfil.model.load_report import quiet_expected_lm_head
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -127,7 +128,10 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
             raise RuntimeError(f"backbone {spec.name!r} is 4-bit quantized and needs CUDA")
         kwargs.update(quantization_config=bnb_4bit_config(), dtype=torch.bfloat16,
                       device_map={"": torch.cuda.current_device()})
-    return auto.from_pretrained(model_id, **kwargs)
+    if causal_lm:
+        return auto.from_pretrained(model_id, **kwargs)
+    with quiet_expected_lm_head():  # the bare decoder never uses the checkpoint's LM head
+        return auto.from_pretrained(model_id, **kwargs)
 
 
 def load_tokenizer(spec: BackboneConfig):
