@@ -197,6 +197,12 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
         frames = task_frames(cell)
         tokenizer = LazyTokenizer(cell.model.backbone)
         attempts_done = _attempts_so_far(run_dir)
+        if attempts_done:  # a run counts as trained only with an intact checkpoint
+            try:
+                read_checkpoint(run_dir / BEST)
+            except CheckpointError as err:
+                raise CheckpointError(f"{err}; the run is not trained after all: delete "
+                                      f"{run_dir} and run dfil train again") from None
         attempt_cell = cell
         for attempt in (1, 2):
             if attempt == 2:
