@@ -86,11 +86,11 @@ def cmd_grid(args: argparse.Namespace) -> int:
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
-    from dfil.aggregate import aggregate
+    from dfil.aggregate import aggregate, check_replaceable, metrics_files
     from dfil.atomic import atomic_path
 
-    files = args.metrics or sorted(args.runs.rglob("metrics.json"))
-    table = aggregate(files, args.runs)
+    table = aggregate(metrics_files(args.runs, args.metrics), args.runs)
+    check_replaceable(table, args.out)
     with atomic_path(args.out) as tmp:
         table.to_parquet(tmp, index=False)
     with atomic_path(args.out.with_suffix(".csv")) as tmp:
