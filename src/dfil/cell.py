@@ -85,7 +85,7 @@ class TrainConfig:
     precision: Literal["auto", "fp32", "bf16"] = "auto"
     #: Collapse remediation (App. D.2): retrain with stop-gradient when the MF accuracy on
     #: validation ends below this; 0 disables it.
-    collapse_threshold: Share = 0.05
+    collapse_threshold: float = 0.05
     #: Stop-gradient on p is on by default for budgets <= this (App. D.2).
     stopgrad_max_budget: NonNegative = 256
     eval_batch_size: Count = 32

@@ -36,13 +36,18 @@ def _saved_causal_lm(path, extra=False):
         save_file(weights, str(path / "model.safetensors"), metadata={"format": "pt"})
 
 
-def test_bare_decoder_load_drops_only_the_expected_report(tmp_path, capfd):
+def test_bare_decoder_load_drops_only_the_expected_report(tmp_path, capfd, caplog):
+    def logged() -> str:  # transformers logs to stderr, or through root when propagating
+        text = capfd.readouterr().err + caplog.text
+        caplog.clear()
+        return text
+
     _saved_causal_lm(tmp_path / "lm")
-    capfd.readouterr()
+    logged()
     load_backbone(BackboneConfig(model_id=str(tmp_path / "lm")))
-    assert "LOAD REPORT" not in capfd.readouterr().err
+    assert "LOAD REPORT" not in logged()
     _saved_causal_lm(tmp_path / "odd", extra=True)
-    capfd.readouterr()
+    logged()
     load_backbone(BackboneConfig(model_id=str(tmp_path / "odd")))
-    err = capfd.readouterr().err
-    assert "LOAD REPORT" in err and "extra.weight" in err and "lm_head.weight" in err
+    text = logged()
+    assert "LOAD REPORT" in text and "extra.weight" in text and "lm_head.weight" in text
