@@ -8,12 +8,17 @@
 import json
 
 from dfil.grid import Grid
+from dfil.yamlfile import load_yaml
 
 # The embedded default unless --configfile (or a profile) names another grid; a grid file
 # is never merged with the default's groups.
 if not workflow.configfiles:
 
     configfile: "config/config.yaml"
+
+# Snakemake's own loader keeps the last of a duplicated key: read each file strictly first.
+for _configfile in workflow.configfiles:
+    load_yaml(_configfile)
 
 GRID = Grid(config)
 RES = GRID.results

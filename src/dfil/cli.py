@@ -109,10 +109,10 @@ def _require(ok, message: str) -> None:
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
     from dfil.atomic import atomic_path
-    from dfil.results.aggregate import aggregate
+    from dfil.results.aggregate import aggregate, check_replaceable, metrics_files
 
-    files = args.metrics or sorted(args.runs.rglob("metrics.json"))
-    table = aggregate(files, args.runs)
+    table = aggregate(metrics_files(args.runs, args.metrics), args.runs)
+    check_replaceable(table, args.out)
     with atomic_path(args.out) as tmp:
         table.to_parquet(tmp, index=False)
     with atomic_path(args.out.with_suffix(".csv")) as tmp:
