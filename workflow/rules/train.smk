@@ -1,6 +1,8 @@
 # Training stage: one job per cell, GPU resources scaled by the backbone's size class.
 
 rule cell_config:
+    # Light (a YAML from the grid): runs where Snakemake runs, never queued on the cluster.
+    localrule: True
     output:
         f"{RES}/runs/{{key}}/cell.yaml",
     log:
@@ -13,8 +15,9 @@ rule cell_config:
         "dfil grid cell --config {CONFIG_FILES} --key {wildcards.key} --out {output} > {log} 2>&1"
 
 
-def cell_resource(name):
-    return lambda wildcards: GRID.resources(wildcards.key).get(name, 0)
+def cell_resource(name, default=0):
+    """A resource of the cell's backbone size class (the grid config's ``resources:``)."""
+    return lambda wildcards: GRID.resources(wildcards.key).get(name, default)
 
 
 rule train_cell:
@@ -29,6 +32,7 @@ rule train_cell:
         f"{RES}/benchmarks/train_cell/{{key}}.tsv"
     resources:
         gpu=cell_resource("gpu"),
+        gpu_model=cell_resource("gpu_model", ""),
         mem_mb=cell_resource("mem_mb"),
         runtime=cell_resource("runtime"),
         cpus_per_task=cell_resource("cpus_per_task"),
