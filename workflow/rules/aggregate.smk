@@ -1,6 +1,7 @@
 # Aggregation stage: every evaluated cell -> one tidy table of numbers (CPU only).
 
 rule aggregate:
+    localrule: True  # reads small JSON files: not worth a cluster job
     input:
         metrics=expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
     output:

@@ -16,6 +16,7 @@ for _name, _tex in TABLE_FILES.items():
     rule:
         name:
             f"render_{_name}"
+        localrule: True  # seconds of CPU: not worth queueing behind training
         input:
             metrics=expand(f"{RES}/runs/{{key}}/metrics.json",
                            key=table_keys(TABLE_SPECS, GRID, _name)),
@@ -36,6 +37,7 @@ for _name, _tex in TABLE_FILES.items():
 
 
 rule render_report:
+    localrule: True
     input:
         tex=list(TABLE_FILES.values()),
         aggregate=f"{RES}/aggregate/metrics.parquet",
