@@ -5,7 +5,15 @@
 # results/<name>/runs/<key>/metrics.json, one table by asking for its .tex. The grid
 # comes from the config (config/config.yaml by default; the slurm profile selects
 # config/paper.yaml).
+import os
+import sys
+
 from dfil.grid import Grid
+from dfil.locks import lock_hint
+
+# After a hard kill, say how to unlock before Snakemake's LockException (which --quiet hides).
+if (_hint := lock_hint(os.getcwd(), sys.argv)):
+    print(_hint, file=sys.stderr)
 
 # The embedded default unless --configfile (or a profile) names another grid; a grid file
 # is never merged with the default's groups.
