@@ -3,7 +3,10 @@
 # beside this grid's tables. The diff report links to it.
 
 AUDIT_CHECKS = "config/paper_audit.yaml"
-AUDIT_FILES = [f"paper_tables/{GRID.name}/audit.md", f"paper_tables/{GRID.name}/audit.html"]
+AUDIT_FILES = [
+    f"paper_tables/{GRID.name}/audit.md",
+    f"paper_tables/{GRID.name}/audit.html",
+]
 
 
 rule paper_audit:
@@ -16,6 +19,7 @@ rule paper_audit:
         f"{RES}/logs/paper_audit.log",
     benchmark:
         f"{RES}/benchmarks/audit/paper_audit.tsv"
+    localrule: True  # a second of CPU
     resources:
         **GRID.config["resources"]["cpu"],
     shell:
