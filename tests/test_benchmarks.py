@@ -14,16 +14,21 @@ def run_script(name, args, capsys, monkeypatch):
     return capsys.readouterr().out
 
 
-def test_train_throughput_prints_both_paths(capsys, monkeypatch):
+def test_train_throughput_prints_every_path(capsys, monkeypatch):
     out = run_script("train_throughput.py", ["--arch", "tiny-llama", "--device", "cpu",
-                                             "--steps", "2", "--warmup", "1"],
+                                             "--steps", "2", "--warmup", "1", "--rounds", "2",
+                                             "--paths", "dfil,dfil-padded,dfil-grouped,plain"],
                      capsys, monkeypatch)
     report = json.loads(out[: out.rindex("}") + 1])
     paths = {r["path"] for r in report["results"]}
-    assert paths == {"dfil", "dfil-padded", "plain"}
+    assert paths == {"dfil", "dfil-padded", "dfil-grouped", "plain"}
     for r in report["results"]:
         assert r["tokens_per_s"] > 0 and r["projected_cell_minutes"] > 0
-    assert "MFU(6N)" in out
+        assert r["steps_per_s"] > 0 and len(r["steps_per_s_rounds"]) == 2
+    layouts = {r["path"]: r["layout"] for r in report["results"]}
+    assert layouts["dfil"] == "padded"  # SDPA on the CPU: no varlen kernel to pack for
+    assert report["ratio_dfil_to_plain_steps_per_s"] > 0
+    assert "MFU(6N)" in out and "dfil / plain steps/s" in out
 
 
 def test_hot_paths_prints_ratio(capsys, monkeypatch):

@@ -3,7 +3,8 @@ import torch
 
 from dfil.config import BackboneConfig, LoraConfig
 from dfil.model import apply_lora, build_model, count_trainable, load_backbone
-from dfil.model.backbone import backbone_hidden_size, bnb_4bit_config, lora_target_modules
+from dfil.model.backbone import backbone_hidden_size
+from dfil.model.lora import bnb_4bit_config, lora_target_modules
 from tinymodel import TINY_LLAMA, tiny_config
 
 
@@ -13,8 +14,13 @@ def test_lora_targets_per_family():
         "q_proj", "k_proj", "v_proj", "o_proj"
     ]
     assert lora_target_modules("phi3", ("q", "k", "v", "o")) == ["qkv_proj", "o_proj"]
+    assert lora_target_modules("gpt_neox", ("q", "k", "v", "o")) == ["query_key_value", "dense"]
+    assert lora_target_modules("gpt_neox", ("o",)) == ["dense"]
+    assert lora_target_modules("opt", ("q", "o")) == ["q_proj", "out_proj"]
     with pytest.raises(ValueError, match="fuses q,k,v into qkv_proj"):
         lora_target_modules("phi3", ("q", "v"))
+    with pytest.raises(ValueError, match="gpt_neox fuses q,k,v into query_key_value"):
+        lora_target_modules("gpt_neox", ("q", "v"))
     with pytest.raises(ValueError, match="unknown LoRA targets"):
         lora_target_modules("llama", ("q", "gate"))
 
