@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from dfil.engine.batching import Encoded, batches, token_rows
-from dfil.engine.device import autocast, progress
+from dfil.engine.device import autocast, progress, sync_guard
 from dfil.engine.loader import Batch, Loader
 from dfil.inference import softmax
 from dfil.model.attention import takes_varlen
@@ -71,13 +71,15 @@ def forward_batch(model, batch: Batch):
 
 def outputs(model, loader: Loader, plan, autocast_dtype: torch.dtype | None = None,
             desc: str = "") -> Iterable[tuple[Batch, object]]:
-    """(batch, head outputs) of every batch of ``plan``, in eval mode, without gradients."""
+    """(batch, head outputs) of every batch of ``plan``, in eval mode, without gradients;
+    from the second batch on, host syncs are reported (:class:`SyncGuard`)."""
     model.eval()
-    with torch.no_grad():
+    with torch.no_grad(), sync_guard() as guard:
         for batch in progress(loader(plan), total=len(plan), desc=desc):
             with autocast(loader.device, autocast_dtype):
                 out = forward_batch(model, batch)
             yield batch, out
+            guard.arm()
 
 
 class Collector:
