@@ -77,3 +77,37 @@ def test_family_trains_and_evaluates_a_cell(family, tmp_path, frog_dir, capsys):
     metrics = json.loads((run / "metrics.json").read_text())
     assert set(metrics["test"]) == {"main", "mf", "ensemble", "best"}
     assert metrics["params"]["trainable"] > 0
+
+
+#: Families mapped but not trained end to end here: config, LoRA modules for q,k,v,o.
+MAPPED = {
+    "gemma": ({**SHAPE, "num_key_value_heads": 2, "head_dim": 8},
+              {"q_proj", "k_proj", "v_proj", "o_proj"}),
+    "falcon": ({"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+                "vocab_size": 96}, {"query_key_value", "dense"}),
+    "bloom": ({"hidden_size": 32, "n_layer": 2, "n_head": 4, "vocab_size": 96},
+              {"query_key_value", "dense"}),
+    "gpt2": ({"n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 96, "n_positions": 512},
+             {"c_attn", "c_proj"}),
+    "phi": ({**SHAPE}, {"q_proj", "k_proj", "v_proj", "dense"}),
+    "opt": ({"hidden_size": 32, "ffn_dim": 64, "num_hidden_layers": 2,
+             "num_attention_heads": 4, "vocab_size": 96, "word_embed_proj_dim": 32,
+             "max_position_embeddings": 512}, {"q_proj", "k_proj", "v_proj", "out_proj"}),
+    "gptj": ({"n_embd": 32, "n_layer": 2, "n_head": 4, "vocab_size": 96, "rotary_dim": 4,
+              "n_positions": 512}, {"q_proj", "k_proj", "v_proj", "out_proj"}),
+}
+
+
+@pytest.mark.parametrize("family", sorted(MAPPED))
+def test_mapped_family_wraps_attention_only_and_runs(family):
+    import torch
+
+    config, expected = MAPPED[family]
+    model = load_backbone(BackboneConfig(name=family, arch={"model_type": family, **config}))
+    model = apply_lora(model, LoraConfig(r=2, alpha=4, targets=("q", "k", "v", "o")))
+    wrapped = {n.split(".lora_A")[0] for n, _ in model.named_parameters() if "lora_A" in n}
+    assert {w.split(".")[-1] for w in wrapped} == expected
+    assert not any("mlp" in w for w in wrapped)  # GPT-2's mlp.c_proj is left alone
+    out = model(input_ids=torch.randint(3, 96, (2, 5))).last_hidden_state
+    out.float().sum().backward()
+    assert all(p.grad is not None for n, p in model.named_parameters() if "lora_B" in n)
