@@ -105,9 +105,13 @@ def sync(device):
 class DfilPath:
     """The project's training step over a plan of batches."""
 
-    def __init__(self, name, backbone_cfg, data, device, dtype):
+    def __init__(self, name, backbone_cfg, data, device, dtype, compile_layers=False,
+                 pad_multiple=1):
         cfg = ModelConfig(method="dfil", backbone=backbone_cfg, lora=LoraConfig(r=16, alpha=32))
         self.model = build_model(cfg, seed=0).to(device)
+        if compile_layers:  # each decoder layer on its own: one graph, dynamic lengths
+            for layer in self.model.backbone.get_base_model().layers:
+                layer.compile(dynamic=True)
         self.cfg, self.spec, self.device, self.dtype = cfg, method_spec("dfil"), device, dtype
         self.trainable = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = make_optimizer([{"params": self.trainable, "lr": 1e-4}],
@@ -115,7 +119,7 @@ class DfilPath:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: 1.0)
         layout = layout_for(self.model, data, "auto" if name == "dfil" else "padded")
         self.layout = layout
-        self.loader = Loader(data, device, layout, pad_id=0)
+        self.loader = Loader(data, device, layout, pad_id=0, pad_multiple=pad_multiple)
         self.weights = inverse_frequency_weights(self.loader.labels, 8)
         self.grouped = name == "dfil-grouped"
         self.model.train()
@@ -134,7 +138,7 @@ class DfilPath:
 class PlainPath:
     """A plain transformers + peft loop, as one would write it without this project."""
 
-    def __init__(self, name, backbone_cfg, data, device, dtype):
+    def __init__(self, name, backbone_cfg, data, device, dtype, **_):
         base = load_backbone(backbone_cfg)
         torch.manual_seed(0)
         self.model = apply_lora(base, LoraConfig(r=16, alpha=32)).to(device)
@@ -213,6 +217,10 @@ def main(argv=None) -> None:
     ap.add_argument("--paths", default="dfil,dfil-padded,plain")
     ap.add_argument("--deterministic", choices=("on", "off"), default="on",
                     help="torch deterministic algorithms for every path (train.deterministic)")
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile each decoder layer of the dfil paths (dynamic=True)")
+    ap.add_argument("--pad-multiple", type=int, default=None,
+                    help="round padded lengths up to this (default 64 with --compile, else 1)")
     args = ap.parse_args(argv)
     paths = args.paths.split(",")
     unknown = sorted(set(paths) - set(PATHS))
@@ -237,8 +245,10 @@ def main(argv=None) -> None:
     flops_tok = train_flops_per_token(cfg, n_params, mean_len)
     plan = batches(np.arange(len(data)), args.batch)
     with deterministic(args.deterministic == "on"):
-        built = {p: (PlainPath if p == "plain" else DfilPath)(p, backbone, data, device, dtype)
-                 for p in paths}
+        multiple = args.pad_multiple or (64 if args.compile else 1)
+        built = {p: (PlainPath if p == "plain" else DfilPath)(
+            p, backbone, data, device, dtype, compile_layers=args.compile,
+            pad_multiple=multiple) for p in paths}
         for path in built.values():
             path.run(plan[:args.warmup])
         rounds = {p: [] for p in paths}
@@ -255,7 +265,8 @@ def main(argv=None) -> None:
                    device, mean_len, peaks[p]) for p in paths]
     rate = {r["path"]: r["steps_per_s"] for r in rows}
     out = {"arch": args.arch, "device": str(device), "torch_threads": torch.get_num_threads(),
-           "deterministic": args.deterministic, "peak_flops": peak, "peak_note": peak_note,
+           "deterministic": args.deterministic, "compile": args.compile,
+           "pad_multiple": multiple, "peak_flops": peak, "peak_note": peak_note,
            "params": n_params, "batch": args.batch, "mean_len": mean_len,
            "warmup": args.warmup, "rounds": args.rounds, "steps_per_round": args.steps,
            "results": rows, "nf4_weights_gib_estimate": nf4_weight_gib(n_params)}

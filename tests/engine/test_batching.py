@@ -125,3 +125,9 @@ def test_collation_weights_and_prediction_under_a_meta_default_device():
     # w_k = N / (Q_present n_k): 3 / (2 * 1) and 3 / (2 * 2)
     assert weights.tolist() == pytest.approx([1.5, 0, 0, 0.75, 0, 0, 0, 0])
     np.testing.assert_allclose(got.p, expected.p, rtol=1e-6)
+
+
+def test_padded_lengths_round_up_to_a_multiple():
+    out = padded(tiny_set(), [0, 2], pad_id=0, multiple=4)
+    assert out["input_ids"].tolist() == [[7, 8, 0, 0], [6, 0, 0, 0]]
+    assert out["last"].tolist() == [1, 4]

@@ -96,28 +96,29 @@ def _encoded(ids: tuple[tuple[int, ...], ...], labels, p) -> Encoded:
     )
 
 
-def token_rows(enc: Encoded, index) -> tuple[np.ndarray, np.ndarray]:
+def token_rows(enc: Encoded, index, multiple: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Right-padded token layout of rows ``index``: ``src [B, T]`` the position of each
     token in the flat ``[sum_i T_i]`` arrays (0 at pads) and ``mask [B, T]`` (True at real
-    tokens), ``T`` the longest prompt of the batch."""
+    tokens), ``T`` the longest prompt of the batch rounded up to a ``multiple`` (few
+    distinct shapes for compiled kernels)."""
     index = np.asarray(index, dtype=np.int64)
     lengths = enc.lengths[index]
     if len(lengths) == 0 or lengths.min() < 1:
         raise ValueError(f"a batch needs prompts of at least one token; rows {index.tolist()} "
                          f"have lengths {lengths.tolist()}")
-    cols = np.arange(int(lengths.max()), dtype=np.int64)
+    cols = np.arange(-(-int(lengths.max()) // multiple) * multiple, dtype=np.int64)
     mask = cols < lengths[:, None]
     src = np.where(mask, enc.offsets()[index][:, None] + cols, 0)
     return src, mask
 
 
-def padded(enc: Encoded, index, pad_id: int) -> dict[str, np.ndarray]:
-    """Right-padded batch of rows ``index`` (B of them):
+def padded(enc: Encoded, index, pad_id: int, multiple: int = 1) -> dict[str, np.ndarray]:
+    """Right-padded batch of rows ``index`` (B of them), T rounded up to a ``multiple``:
 
     ``input_ids [B, T]`` (``pad_id`` after each prompt), ``attention_mask [B, T]`` int64,
     ``last [B]`` each example's final token as a flat index into ``[B * T]``, ``rows [B]``.
     """
-    src, mask = token_rows(enc, index)
+    src, mask = token_rows(enc, index, multiple)
     ids = np.where(mask, enc.flat[src], pad_id)
     width = mask.shape[1]
     last = np.arange(len(mask), dtype=np.int64) * width + mask.sum(1) - 1

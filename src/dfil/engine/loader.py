@@ -67,19 +67,20 @@ def to_device(arrays: dict[str, np.ndarray], device: torch.device) -> dict[str, 
 class Loader:
     """Device batches of ``enc`` in one ``layout`` ("padded", "packed" or "features").
 
-    ``pad_id`` fills padded batches. Labels ``[N]``, proportions ``[N]`` and, in the
-    features layout, the cached features ``[N, d]`` (and token states) go to ``device``
-    once, here.
+    ``pad_id`` fills padded batches, whose length is rounded up to ``pad_multiple``.
+    Labels ``[N]``, proportions ``[N]`` and, in the features layout, the cached features
+    ``[N, d]`` (and token states) go to ``device`` once, here.
     """
 
-    def __init__(self, enc: Encoded, device, layout: str, pad_id: int | None = None):
+    def __init__(self, enc: Encoded, device, layout: str, pad_id: int | None = None,
+                 pad_multiple: int = 1):
         if layout not in LAYOUTS:
             raise ValueError(f"unknown batch layout {layout!r}; expected one of {LAYOUTS}")
         if layout == "padded" and pad_id is None:
             raise ValueError("padded batches need a pad_id")
         if layout == "features" and enc.features is None:
             raise ValueError("the features layout needs cached features (frozen backbone)")
-        self.enc, self.layout, self.pad_id = enc, layout, pad_id
+        self.enc, self.layout, self.pad_id, self.pad_multiple = enc, layout, pad_id, pad_multiple
         self.device = torch.device(device)
         self.labels = torch.from_numpy(enc.labels).to(self.device)
         self.p = torch.from_numpy(enc.p).to(self.device)
@@ -94,7 +95,7 @@ class Loader:
         index = np.asarray(index, dtype=np.int64)
         extra: dict = {}
         if self.layout == "padded":
-            arrays = padded(self.enc, index, self.pad_id)
+            arrays = padded(self.enc, index, self.pad_id, self.pad_multiple)
         elif self.layout == "packed":
             arrays, extra["max_length"] = packed(self.enc, index)
         else:
