@@ -1,18 +1,26 @@
-"""Training throughput of the paper's recipe: the project's path vs a plain loop.
+"""Training throughput of the paper's recipe: the project's step vs a plain loop.
 
 Builds a backbone from its published config with random weights (no download), draws
 FRoG-like prompt lengths, and times the same batches through
 
-- ``dfil``: the project's path (``dfil.model`` DualPathModel, full DFIL loss, padding-free
-  packed batches, bf16 autocast on GPU, no per-step host synchronisation);
+- ``dfil``: the project's training step (``dfil.train.step.train_step``: numpy batches
+  sent one step ahead by ``dfil.engine.loader.Loader``, the full DFIL loss, fused AdamW,
+  no host synchronisation), in the layout the project picks for the backbone's attention
+  (packed with flash attention, right-padded otherwise);
+- ``dfil-padded``: the same step, right-padded batches whatever the attention;
+- ``dfil-grouped``: right-padded batches grouped by length (``train.group_by_length``,
+  the default): other batches of the same examples, so compare tokens/s;
 - ``plain``: a plain transformers + peft loop (LoRA on the same modules, a linear
-  classifier on the last token of right-padded batches, ``loss.item()`` every step).
+  classifier on the last token of right-padded batches built per example, blocking
+  copies, gradient clipping, AdamW, ``loss.item()`` every step).
 
-Prints tokens/s, steps/s, model FLOPs utilisation, peak memory and the projected time of
-one paper cell (20 epochs x 1,636 examples, batch 8) for both. Example::
+Every path takes ``--warmup`` steps first; then ``--rounds`` rounds of ``--steps`` steps
+each, the paths' order reversed every other round, so a slow spell of a shared machine
+hits all of them. Prints the JSON report (``results[].path``, ``steps_per_s`` the median
+over rounds, each round's figure) and a table. Example::
 
     python benchmarks/train_throughput.py --arch qwen2.5-7b --batch 8 --steps 30
-    python benchmarks/train_throughput.py --arch tiny-llama --device cpu --steps 10
+    python benchmarks/train_throughput.py --arch tiny-llama --device cpu --batch 8
 
 MFU counts 6 N FLOPs per trained token (N = all backbone parameters, the usual convention)
 and also 4 N (a frozen backbone needs no weight gradients) plus attention, against the
@@ -23,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 
 import numpy as np
@@ -31,14 +40,20 @@ import torch.nn.functional as F
 from archs import arch
 
 from dfil.config import BackboneConfig, LoraConfig, ModelConfig
-from dfil.engine.batching import Encoded, collate, collate_packed
+from dfil.engine.batching import Encoded, batches, grouped_batches
+from dfil.engine.device import deterministic
+from dfil.engine.loader import Loader
+from dfil.engine.predict import layout_for
 from dfil.methods import method_spec
-from dfil.model import build_model, compute_loss
-from dfil.model.backbone import apply_lora, load_backbone
+from dfil.model import build_model
+from dfil.model.backbone import load_backbone
+from dfil.model.lora import apply_lora
 from dfil.model.losses import inverse_frequency_weights
+from dfil.train.step import make_optimizer, train_step
 
 PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
 PAPER_CELL_EXAMPLES = 1636 * 20
+PATHS = ("dfil", "dfil-padded", "dfil-grouped", "plain")
 
 
 def lengths_like_frog(n: int, seed: int, mean: float, spread: float) -> np.ndarray:
@@ -87,77 +102,105 @@ def sync(device):
         torch.cuda.synchronize(device)
 
 
-def timed(step, data: Encoded, batch: int, steps: int, warmup: int, device) -> tuple:
-    """Run ``step(index)`` on consecutive batches; seconds and tokens after ``warmup``."""
-    tokens = 0
-    for i in range(warmup + steps):
-        if i == warmup:
-            sync(device)
-            start, tokens = time.perf_counter(), 0
-            if device.type == "cuda":
-                torch.cuda.reset_peak_memory_stats(device)
-        index = np.arange(i * batch, (i + 1) * batch) % len(data)
-        step(index)
-        tokens += sum(len(data.ids[j]) for j in index)
+class DfilPath:
+    """The project's training step over a plan of batches."""
+
+    def __init__(self, name, backbone_cfg, data, device, dtype, compile_layers=False,
+                 pad_multiple=1):
+        cfg = ModelConfig(method="dfil", backbone=backbone_cfg, lora=LoraConfig(r=16, alpha=32))
+        self.model = build_model(cfg, seed=0).to(device)
+        if compile_layers:  # each decoder layer on its own: one graph, dynamic lengths
+            for layer in self.model.backbone.get_base_model().layers:
+                layer.compile(dynamic=True)
+        self.cfg, self.spec, self.device, self.dtype = cfg, method_spec("dfil"), device, dtype
+        self.trainable = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = make_optimizer([{"params": self.trainable, "lr": 1e-4}],
+                                        (0.9, 0.999), 1e-8, 0.01)
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: 1.0)
+        layout = layout_for(self.model, data, "auto" if name == "dfil" else "padded")
+        self.layout = layout
+        self.loader = Loader(data, device, layout, pad_id=0, pad_multiple=pad_multiple)
+        self.weights = inverse_frequency_weights(self.loader.labels, 8)
+        self.grouped = name == "dfil-grouped"
+        self.model.train()
+
+    def run(self, plan):
+        if self.grouped:  # the same examples, batched by length
+            rows = np.concatenate(plan)
+            plan = grouped_batches(rows, self.loader.enc.lengths, len(plan[0]), 0, 0)
+        for batch in self.loader(plan):
+            train_step(self.model, batch, self.spec, self.cfg.loss, self.weights,
+                       self.trainable, self.optimizer, self.scheduler, 1.0, self.device,
+                       self.dtype)
+        return plan
+
+
+class PlainPath:
+    """A plain transformers + peft loop, as one would write it without this project."""
+
+    def __init__(self, name, backbone_cfg, data, device, dtype, **_):
+        base = load_backbone(backbone_cfg)
+        torch.manual_seed(0)
+        self.model = apply_lora(base, LoraConfig(r=16, alpha=32)).to(device)
+        self.head = torch.nn.Linear(base.config.hidden_size, 8).to(device)
+        self.params = [p for p in self.model.parameters() if p.requires_grad] + list(
+            self.head.parameters())
+        self.opt = torch.optim.AdamW(self.params, lr=1e-4, weight_decay=0.01)
+        self.data, self.device, self.dtype, self.layout = data, device, dtype, "padded"
+        self.model.train()
+
+    def collate(self, index):
+        rows = [torch.tensor(self.data.ids[i], dtype=torch.long) for i in index]
+        ids = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=0)
+        mask = torch.nn.utils.rnn.pad_sequence([torch.ones_like(r) for r in rows],
+                                               batch_first=True)
+        y = torch.from_numpy(self.data.labels[np.asarray(index)])
+        return ids.to(self.device), mask.to(self.device), y.to(self.device)
+
+    def run(self, plan):
+        for index in plan:
+            ids, mask, y = self.collate(index)
+            with torch.autocast(self.device.type, dtype=self.dtype or torch.float32,
+                                enabled=self.dtype is not None):
+                states = self.model(input_ids=ids, attention_mask=mask).last_hidden_state
+                last = mask.sum(1) - 1
+                logits = self.head(states[torch.arange(len(index), device=self.device),
+                                          last].float())
+            loss = F.cross_entropy(logits, y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.params, 1.0)
+            self.opt.step()
+            self.opt.zero_grad(set_to_none=True)
+            loss.item()  # the usual per-step logging sync
+        return plan
+
+
+def timed(path, plan, device) -> tuple[float, int]:
+    """Seconds for ``plan`` through ``path`` and the real tokens it trained on."""
     sync(device)
-    return time.perf_counter() - start, tokens
+    start = time.perf_counter()
+    ran = path.run(plan)
+    sync(device)
+    seconds = time.perf_counter() - start
+    return seconds, int(sum(path_lengths(path)[np.concatenate(ran)]))
 
 
-def run_dfil(backbone_cfg, data, batch, steps, warmup, device, dtype, packed=True):
-    cfg = ModelConfig(method="dfil", backbone=backbone_cfg, lora=LoraConfig(r=16, alpha=32))
-    model = build_model(cfg, seed=0).to(device)
-    spec = method_spec("dfil")
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)
-    weights = inverse_frequency_weights(torch.from_numpy(data.labels), 8).to(device)
-
-    def step(index):
-        with torch.autocast(device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
-            if packed:
-                ids, pos, last, y, p = collate_packed(data, index, device)
-                out = model.forward_packed(ids, pos, last)
-            else:
-                ids, mask, y, p = collate(data, index, 0, device)
-                out = model(ids, mask)
-        compute_loss(out, y, p, spec, cfg.loss, weights).total.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-
-    return (*timed(step, data, batch, steps, warmup, device), model)
+def path_lengths(path) -> np.ndarray:
+    data = path.loader.enc if hasattr(path, "loader") else path.data
+    return data.lengths
 
 
-def run_plain(backbone_cfg, data, batch, steps, warmup, device, dtype):
-    base = load_backbone(backbone_cfg)
-    torch.manual_seed(0)
-    model = apply_lora(base, LoraConfig(r=16, alpha=32)).to(device)
-    head = torch.nn.Linear(base.config.hidden_size, 8).to(device)
-    params = [p for p in model.parameters() if p.requires_grad] + list(head.parameters())
-    opt = torch.optim.AdamW(params, lr=1e-4, weight_decay=0.01)
-
-    def step(index):
-        ids, mask, y, _ = collate(data, index, 0, device)
-        with torch.autocast(device.type, dtype=dtype or torch.float32, enabled=dtype is not None):
-            states = model(input_ids=ids, attention_mask=mask).last_hidden_state
-            last = mask.sum(1) - 1
-            logits = head(states[torch.arange(len(index), device=device), last].float())
-        loss = F.cross_entropy(logits, y)
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        loss.item()  # the usual per-step logging sync
-
-    return (*timed(step, data, batch, steps, warmup, device), model)
-
-
-def report(name, seconds, tokens, steps, n_params, flops_tok, peak, device, mean_len) -> dict:
-    tps = tokens / seconds
+def report(name, layout, rounds, steps, n_params, flops_tok, peak, device, mean_len,
+           peak_mem) -> dict:
+    rates = [steps / s for s, _ in rounds]
+    tps = statistics.median(t / s for s, t in rounds)
     cell_tokens = PAPER_CELL_EXAMPLES * mean_len
-    row = {"path": name, "tokens_per_s": tps, "steps_per_s": steps / seconds,
+    row = {"path": name, "layout": layout, "tokens_per_s": tps,
+           "steps_per_s": statistics.median(rates), "steps_per_s_rounds": rates,
            "mfu_6N": tps * flops_tok[0] / peak, "mfu_4N_attn": tps * flops_tok[1] / peak,
            "projected_cell_minutes": cell_tokens / tps / 60}
-    if device.type == "cuda":
-        row["peak_gpu_gib"] = torch.cuda.max_memory_allocated(device) / 2**30
+    if peak_mem is not None:
+        row["peak_gpu_gib"] = peak_mem / 2**30
     return row
 
 
@@ -166,60 +209,79 @@ def main(argv=None) -> None:
     ap.add_argument("--arch", default="qwen2.5-7b")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=30)
-    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=30, help="timed steps per round")
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--mean-len", type=float, default=120.0)
     ap.add_argument("--len-spread", type=float, default=30.0)
     ap.add_argument("--paths", default="dfil,dfil-padded,plain")
+    ap.add_argument("--deterministic", choices=("on", "off"), default="on",
+                    help="torch deterministic algorithms for every path (train.deterministic)")
+    ap.add_argument("--compile", action="store_true",
+                    help="torch.compile each decoder layer of the dfil paths (dynamic=True)")
+    ap.add_argument("--pad-multiple", type=int, default=None,
+                    help="round padded lengths up to this (default 64 with --compile, else 1)")
     args = ap.parse_args(argv)
+    paths = args.paths.split(",")
+    unknown = sorted(set(paths) - set(PATHS))
+    if unknown:
+        raise SystemExit(f"unknown paths {unknown}; expected some of {list(PATHS)}")
     device = torch.device(args.device)
     cfg = arch(args.arch)
     dtype = torch.bfloat16 if device.type == "cuda" else None
     backbone = BackboneConfig(name=args.arch, arch=cfg,
                               dtype="bfloat16" if device.type == "cuda" else "float32")
-    n_items = (args.warmup + args.steps) * args.batch
-    data = synthetic(n_items, cfg["vocab_size"], 0, args.mean_len, args.len_spread)
-    mean_len = float(np.mean([len(x) for x in data.ids]))
+    per_path = args.warmup + args.rounds * args.steps
+    data = synthetic(per_path * args.batch, cfg["vocab_size"], 0, args.mean_len,
+                     args.len_spread)
+    mean_len = float(data.lengths.mean())
     peak, peak_note = peak_flops(device)
-    with torch.device("meta"):
+    with torch.device("meta"):  # parameter count only: no memory, no loop
         from transformers import AutoConfig, AutoModel
 
         c = dict(cfg)
         n_params = sum(p.numel() for p in AutoModel.from_config(
             AutoConfig.for_model(c.pop("model_type"), **c)).parameters())
     flops_tok = train_flops_per_token(cfg, n_params, mean_len)
-    rows = []
-    with torch.device(device) if device.type == "cuda" else _null():
-        for path in args.paths.split(","):
-            if path == "plain":
-                seconds, tokens, model = run_plain(backbone, data, args.batch, args.steps,
-                                                   args.warmup, device, dtype)
-            else:
-                seconds, tokens, model = run_dfil(backbone, data, args.batch, args.steps,
-                                                  args.warmup, device, dtype,
-                                                  packed=path == "dfil")
-            rows.append(report(path, seconds, tokens, args.steps, n_params, flops_tok, peak,
-                               device, mean_len))
-            del model
-            if device.type == "cuda":
-                torch.cuda.empty_cache()
-    print(json.dumps({"arch": args.arch, "device": str(device), "peak_flops": peak,
-                      "peak_note": peak_note, "params": n_params, "batch": args.batch,
-                      "mean_len": mean_len, "results": rows,
-                      "nf4_weights_gib_estimate": nf4_weight_gib(n_params)}, indent=2))
+    plan = batches(np.arange(len(data)), args.batch)
+    with deterministic(args.deterministic == "on"):
+        multiple = args.pad_multiple or (64 if args.compile else 1)
+        built = {p: (PlainPath if p == "plain" else DfilPath)(
+            p, backbone, data, device, dtype, compile_layers=args.compile,
+            pad_multiple=multiple) for p in paths}
+        for path in built.values():
+            path.run(plan[:args.warmup])
+        rounds = {p: [] for p in paths}
+        peaks = dict.fromkeys(paths)
+        for r in range(args.rounds):
+            start = args.warmup + r * args.steps
+            for p in paths if r % 2 == 0 else paths[::-1]:
+                if device.type == "cuda":
+                    torch.cuda.reset_peak_memory_stats(device)
+                rounds[p].append(timed(built[p], plan[start:start + args.steps], device))
+                if device.type == "cuda":
+                    peaks[p] = max(peaks[p] or 0, torch.cuda.max_memory_allocated(device))
+    rows = [report(p, built[p].layout, rounds[p], args.steps, n_params, flops_tok, peak,
+                   device, mean_len, peaks[p]) for p in paths]
+    rate = {r["path"]: r["steps_per_s"] for r in rows}
+    out = {"arch": args.arch, "device": str(device), "torch_threads": torch.get_num_threads(),
+           "deterministic": args.deterministic, "compile": args.compile,
+           "pad_multiple": multiple, "peak_flops": peak, "peak_note": peak_note,
+           "params": n_params, "batch": args.batch, "mean_len": mean_len,
+           "warmup": args.warmup, "rounds": args.rounds, "steps_per_round": args.steps,
+           "results": rows, "nf4_weights_gib_estimate": nf4_weight_gib(n_params)}
+    if "dfil" in rate and "plain" in rate:
+        out["ratio_dfil_to_plain_steps_per_s"] = rate["dfil"] / rate["plain"]
+    print(json.dumps(out, indent=2))
     for r in rows:
-        print(f"{r['path']:>12}: {r['tokens_per_s']:10.0f} tok/s  {r['steps_per_s']:6.2f} step/s"
-              f"  MFU(6N) {100 * r['mfu_6N']:5.1f}%  MFU(4N+attn) {100 * r['mfu_4N_attn']:5.1f}%"
+        spread = f"[{min(r['steps_per_s_rounds']):.2f}-{max(r['steps_per_s_rounds']):.2f}]"
+        print(f"{r['path']:>12} ({r['layout']}): {r['tokens_per_s']:10.0f} tok/s "
+              f"{r['steps_per_s']:7.2f} step/s {spread:>15}  MFU(6N) {100 * r['mfu_6N']:5.1f}%"
+              f"  MFU(4N+attn) {100 * r['mfu_4N_attn']:5.1f}%"
               f"  paper cell {r['projected_cell_minutes']:7.1f} min"
               + (f"  peak {r['peak_gpu_gib']:.1f} GiB" if "peak_gpu_gib" in r else ""))
-
-
-class _null:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+    if "ratio_dfil_to_plain_steps_per_s" in out:
+        print(f"dfil / plain steps/s: {out['ratio_dfil_to_plain_steps_per_s']:.2f}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@ import runpy
 import sys
 from pathlib import Path
 
+import pytest
+import torch
+
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
@@ -14,18 +17,40 @@ def run_script(name, args, capsys, monkeypatch):
     return capsys.readouterr().out
 
 
-def test_train_throughput_prints_both_paths(capsys, monkeypatch):
+def test_train_throughput_prints_every_path(capsys, monkeypatch):
     out = run_script("train_throughput.py", ["--arch", "tiny-llama", "--device", "cpu",
-                                             "--steps", "2", "--warmup", "1"],
+                                             "--steps", "2", "--warmup", "1", "--rounds", "2",
+                                             "--paths", "dfil,dfil-padded,dfil-grouped,plain"],
                      capsys, monkeypatch)
     report = json.loads(out[: out.rindex("}") + 1])
     paths = {r["path"] for r in report["results"]}
-    assert paths == {"dfil", "dfil-padded", "plain"}
+    assert paths == {"dfil", "dfil-padded", "dfil-grouped", "plain"}
     for r in report["results"]:
         assert r["tokens_per_s"] > 0 and r["projected_cell_minutes"] > 0
-    assert "MFU(6N)" in out
+        assert r["steps_per_s"] > 0 and len(r["steps_per_s_rounds"]) == 2
+    layouts = {r["path"]: r["layout"] for r in report["results"]}
+    assert layouts["dfil"] == "padded"  # SDPA on the CPU: no varlen kernel to pack for
+    assert report["ratio_dfil_to_plain_steps_per_s"] > 0
+    assert "MFU(6N)" in out and "dfil / plain steps/s" in out
 
 
 def test_hot_paths_prints_ratio(capsys, monkeypatch):
     out = run_script("hot_paths.py", ["--n", "20000", "--repeats", "1"], capsys, monkeypatch)
     assert "x argsort" in out and "grid check" in out
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message without CUDA")
+def test_qlora_memory_fails_clearly_without_cuda(capsys, monkeypatch):
+    with pytest.raises(SystemExit, match="qlora_memory.py needs CUDA"):
+        run_script("qlora_memory.py", [], capsys, monkeypatch)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_qlora_memory_extrapolates_a_small_arch(capsys, monkeypatch):
+    out = run_script("qlora_memory.py", ["--arch", "qwen2.5-1.5b", "--layers", "1,2",
+                                         "--steps", "2"], capsys, monkeypatch)
+    report = json.loads(out[: out.rindex("}") + 1])
+    assert report["per_layer_gib"]["peak_training_gib"] > 0
+    assert "EXTRAPOLATED" in report["extrapolated_full_depth"]["label"]
+    assert "float32" in report["measured"]["1"]["param_dtypes"]  # the norms

@@ -89,9 +89,19 @@ class TrainConfig:
     #: Stop-gradient on p is on by default for budgets <= this (App. D.2).
     stopgrad_max_budget: NonNegative = 256
     eval_batch_size: Count = 32
-    #: Padding-free training batches (examples concatenated, positions restarting); the
-    #: same model up to float rounding, without the padding compute. Off for attn_pool.
-    packing: bool = True
+    #: Batch layout, the same model up to float rounding either way (note R-batches):
+    #: ``packed`` concatenates a batch's prompts (no padding; needs flash attention, whose
+    #: varlen kernel takes the boundaries), ``padded`` pads them on the right; ``auto``
+    #: packs where the backbone's attention can, pads otherwise. attn_pool always pads.
+    batching: Literal["auto", "packed", "padded"] = "auto"
+    #: Batches of similar prompt lengths (windows of 50 batches sorted by length, the
+    #: batches then shuffled), so padded batches carry little padding; false keeps the
+    #: plain seeded shuffle. Changes which prompts share a batch (note R-batches).
+    group_by_length: bool = True
+    #: Deterministic kernels (torch.use_deterministic_algorithms, CUBLAS_WORKSPACE_CONFIG),
+    #: so a rerun or a resumed run ends with the same numbers on a GPU too; some kernels
+    #: get slower (note R-deterministic).
+    deterministic: bool = True
 
 
 @dataclass(frozen=True)

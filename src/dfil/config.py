@@ -75,8 +75,13 @@ class BackboneConfig:
     quantized: bool = False
     trust_remote_code: bool = False
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
-    #: SDPA by default; flash_attention_2 where the package is installed.
-    attn_implementation: Literal["sdpa", "eager", "flash_attention_2"] = "sdpa"
+    #: ``auto``: flash attention 3/2 where installed (CUDA) and the model class supports
+    #: it, else SDPA where it does, else eager (dfil.model.attention; said in the log).
+    attn_implementation: Literal["auto", "sdpa", "eager", "flash_attention_2",
+                                 "flash_attention_3"] = "auto"
+    #: Recompute activations in the backward pass (non-reentrant): less memory for the
+    #: largest backbones (72B 4-bit), about a third more compute.
+    gradient_checkpointing: bool = False
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,9 @@ def grid_schema() -> dict:
         "arch": {"type": "object"}, "quantized": {"type": "boolean"},
         "trust_remote_code": {"type": "boolean"},
         "dtype": {"enum": ["float32", "bfloat16", "float16"]},
-        "attn_implementation": {"enum": ["sdpa", "eager", "flash_attention_2"]},
+        "attn_implementation": {"enum": ["auto", "sdpa", "eager", "flash_attention_2",
+                                         "flash_attention_3"]},
+        "gradient_checkpointing": {"type": "boolean"},
         "size": {"type": "string"}, "label": {"type": "string"},
     }, required=("size",))
     resource = obj({"gpu": {"type": "integer", "minimum": 0},

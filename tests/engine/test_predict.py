@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from dfil.engine.batching import Encoded, collate_states, encode_ids
+from dfil.engine.batching import Encoded, encode_ids
+from dfil.engine.loader import Loader
 from dfil.engine.predict import forward_batch, frozen_states, predict
 from dfil.model import build_model
 from tinymodel import tiny_config
@@ -69,12 +70,13 @@ def test_frozen_states_are_each_prompts_own_states():
         torch.testing.assert_close(pooled[i], alone[0, -1], atol=1e-5, rtol=1e-5)
 
 
-def test_collate_states_pads_right_with_its_mask():
+def test_cached_states_batch_pads_right_with_its_mask():
     enc = encoded(lengths=(2, 3, 1))
-    enc = replace(enc, states=torch.arange(6.0).unsqueeze(1).repeat(1, 4))
-    states, mask = collate_states(enc, [2, 0, 1])
-    assert mask.tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
-    assert states[:, :, 0].tolist() == [[5, 0, 0], [0, 1, 0], [2, 3, 4]]
+    enc = replace(enc, features=torch.zeros(3, 4),
+                  states=torch.arange(1.0, 7.0).unsqueeze(1).repeat(1, 4))
+    batch = Loader(enc, "cpu", "features").batch([2, 0, 1])
+    assert batch.attention_mask.tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    assert batch.states[:, :, 0].tolist() == [[6, 0, 0], [1, 2, 0], [3, 4, 5]]
 
 
 @pytest.mark.parametrize("method", ["dfil", "attn_pool"])
@@ -84,10 +86,11 @@ def test_heads_on_cached_states_equal_the_live_model(method):
     pooled, tokens = frozen_states(model, enc, PAD, batch_size=3)
     cached = replace(enc, features=pooled, states=tokens if method == "attn_pool" else None)
     index = [3, 0, 5, 1]
+    live_batch = Loader(enc, "cpu", "padded", PAD).batch(index)
+    fast_batch = Loader(cached, "cpu", "features").batch(index)
     with torch.no_grad():
-        live, y_live, _ = forward_batch(model, enc, index, PAD, "cpu")
-        fast, y_fast, _ = forward_batch(model, cached, index, PAD, "cpu")
-    assert torch.equal(y_live, y_fast)
+        live, fast = forward_batch(model, live_batch), forward_batch(model, fast_batch)
+    assert torch.equal(live_batch.y, fast_batch.y)
     for field in ("main_logits", "p", "mf_scores"):
         torch.testing.assert_close(getattr(fast, field), getattr(live, field),
                                    atol=1e-5, rtol=1e-5)
@@ -102,8 +105,8 @@ def test_attention_pooling_reads_more_than_the_last_token():
     moved = tokens.clone()
     moved[enc.offsets()[1]] += 1.0  # the first token of prompt 1 only
     with torch.no_grad():
-        base = forward_batch(model, replace(enc, features=pooled, states=tokens), [1], PAD,
-                             "cpu")[0].p
-        shifted = forward_batch(model, replace(enc, features=pooled, states=moved), [1], PAD,
-                                "cpu")[0].p
+        base = forward_batch(model, Loader(replace(enc, features=pooled, states=tokens),
+                                           "cpu", "features").batch([1])).p
+        shifted = forward_batch(model, Loader(replace(enc, features=pooled, states=moved),
+                                              "cpu", "features").batch([1])).p
     assert not torch.allclose(base, shifted)

@@ -4,12 +4,8 @@ from archs import ARCHS
 
 from dfil.config import BackboneConfig, ConfigError, LoraConfig
 from dfil.model import apply_lora, build_model, count_trainable, load_backbone
-from dfil.model.backbone import (
-    backbone_hidden_size,
-    bnb_4bit_config,
-    check_arch,
-    lora_target_modules,
-)
+from dfil.model.backbone import backbone_hidden_size, check_arch
+from dfil.model.lora import bnb_4bit_config, lora_target_modules
 from tinymodel import TINY_LLAMA, tiny_config
 
 
@@ -19,8 +15,13 @@ def test_lora_targets_per_family():
         "q_proj", "k_proj", "v_proj", "o_proj"
     ]
     assert lora_target_modules("phi3", ("q", "k", "v", "o")) == ["qkv_proj", "o_proj"]
+    assert lora_target_modules("gpt_neox", ("q", "k", "v", "o")) == ["query_key_value", "dense"]
+    assert lora_target_modules("gpt_neox", ("o",)) == ["dense"]
+    assert lora_target_modules("opt", ("q", "o")) == ["q_proj", "out_proj"]
     with pytest.raises(ValueError, match="fuses q,k,v into qkv_proj"):
         lora_target_modules("phi3", ("q", "v"))
+    with pytest.raises(ValueError, match="gpt_neox fuses q,k,v into query_key_value"):
+        lora_target_modules("gpt_neox", ("q", "v"))
     with pytest.raises(ValueError, match="unknown LoRA targets"):
         lora_target_modules("llama", ("q", "gate"))
 
@@ -138,4 +139,43 @@ def test_qlora_4bit_trains_on_gpu(tmp_path):
     ids = torch.randint(3, 96, (2, 7), device="cuda")
     out = model(ids, torch.ones_like(ids))
     (out.main_logits.float().sum() + out.p.sum()).backward()
+    assert all(p.grad is not None for n, p in model.named_parameters() if "lora_B" in n)
+
+
+def test_kbit_preparation_keeps_embeddings_and_residual_stream_in_bf16():
+    """QLoRA's preparation without peft's upcast: norms run in float32, everything else
+    (embeddings, the residual stream between layers, the final states) stays bf16."""
+    from dfil.model.lora import is_norm, prepare_kbit
+
+    model = prepare_kbit(load_backbone(BackboneConfig(arch=dict(TINY_LLAMA), dtype="bfloat16")))
+    dtypes = {n: p.dtype for n, p in model.named_parameters()}
+    norms = {n for n, m in model.named_modules() if is_norm(m)}
+    assert norms and all(dtypes[f"{n}.weight"] == torch.float32 for n in norms)
+    assert dtypes["embed_tokens.weight"] == torch.bfloat16
+    assert {d for n, d in dtypes.items() if not any(n.startswith(m) for m in norms)} == {
+        torch.bfloat16}
+    assert not any(p.requires_grad for p in model.parameters())
+    seen = []
+    for layer in model.layers:
+        layer.register_forward_hook(lambda m, a, out: seen.append(
+            (out[0] if isinstance(out, tuple) else out).dtype))
+    ids = torch.randint(3, 96, (2, 7))
+    out = model(input_ids=ids).last_hidden_state
+    assert seen == [torch.bfloat16] * 2 and out.dtype == torch.bfloat16
+    lora = apply_lora(model, LoraConfig(r=2, alpha=4), quantized=True)
+    names = [n for n, p in lora.named_parameters() if p.requires_grad]
+    assert names and all("lora_" in n for n in names)
+    assert lora.get_base_model().embed_tokens.weight.dtype == torch.bfloat16
+
+
+def test_gradient_checkpointing_is_a_backbone_knob():
+    cfg = tiny_config()
+    cfg = type(cfg)(method="dfil", backbone=type(cfg.backbone)(
+        **{**vars(cfg.backbone), "gradient_checkpointing": True}), lora=cfg.lora)
+    model = build_model(cfg).train()
+    base = model.backbone.get_base_model()
+    assert getattr(base, "is_activation_checkpointing", None) or base.is_gradient_checkpointing
+    ids = torch.randint(3, 96, (2, 7))
+    out = model(ids, torch.ones_like(ids))
+    (out.main_logits.sum() + out.p.sum()).backward()
     assert all(p.grad is not None for n, p in model.named_parameters() if "lora_B" in n)

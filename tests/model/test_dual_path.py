@@ -175,32 +175,6 @@ def test_checkpoint_of_another_method_does_not_fit(tmp_path):
         load_into(build_model(tiny_config("dfil")), tensors, path)
 
 
-def test_packed_batch_equals_padded_batch():
-    from dfil.engine.batching import collate, collate_packed, encode
-    from dfil.model.backbone import char_tokenizer
-
-    tok = char_tokenizer()
-    enc = encode(tok, ["few of the 20", "most", "all of the students passed", "x"],
-                 labels=[2, 6, 7, 0], p=[0.2, 0.8, 1.0, 0.0])
-    model = build_model(tiny_config()).eval()
-    with torch.no_grad():
-        ids, mask, y, p = collate(enc, range(4), tok.pad_token_id)
-        padded = model(ids, mask)
-        pids, positions, last, py, pp = collate_packed(enc, range(4))
-        packed = model.forward_packed(pids, positions, last)
-    assert pids.shape == (1, sum(len(x) for x in enc.ids))
-    assert torch.equal(y, py) and torch.equal(p, pp)
-    for field in ("main_logits", "p", "mf_scores"):
-        torch.testing.assert_close(getattr(packed, field), getattr(padded, field),
-                                   atol=1e-5, rtol=1e-5)
-    # no attention across examples: changing example 0 leaves example 1 untouched
-    enc2 = encode(tok, ["all of the 20", "most", "all of the students passed", "x"])
-    with torch.no_grad():
-        other = model.forward_packed(*collate_packed(enc2, range(4))[:3])
-    torch.testing.assert_close(other.p[1:], packed.p[1:], atol=1e-6, rtol=1e-6)
-    assert not torch.allclose(other.p[0], packed.p[0])
-
-
 def test_frozen_model_built_without_backbone_loads_it_on_demand():
     cfg = tiny_config("dfil", adapter="none")
     full, lazy = build_model(cfg, seed=5), build_model(cfg, seed=5, backbone=False)

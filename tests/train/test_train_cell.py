@@ -67,7 +67,7 @@ def interrupted(cell: Path, out: Path, sig: str, at_step: int) -> subprocess.Com
     ``at_step`` (counted over loss computations), through the real signal machinery."""
     script = textwrap.dedent(f"""
         import os, signal, sys
-        import dfil.train.loop as t
+        import dfil.train.step as t
         real, calls = t.compute_loss, [0]
         def counting(*a, **k):
             calls[0] += 1

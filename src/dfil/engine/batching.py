@@ -1,12 +1,23 @@
-"""Tokenised examples and padded batches (torch only where tensors are)."""
+"""Tokenised examples and the host side of batching: every batch built in numpy.
+
+A batch is a handful of vectorised numpy operations whatever its size: no per-example
+Python loop and no per-example torch call. :mod:`dfil.engine.loader` moves the arrays
+to the device; the epoch plans (which rows form each step's batch) are here too.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import chain
 
 import numpy as np
 import torch
+
+#: Batches per window of :func:`grouped_batches` (transformers' ``group_by_length`` uses
+#: megabatches of 50 batches as well).
+GROUP_WINDOW = 50
 
 
 @dataclass(frozen=True)
@@ -28,21 +39,36 @@ class Encoded:
     def __len__(self) -> int:
         return len(self.ids)
 
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        """``[N]`` int64 token count of each prompt."""
+        return np.fromiter((len(x) for x in self.ids), dtype=np.int64, count=len(self.ids))
+
+    @cached_property
+    def flat(self) -> np.ndarray:
+        """``[sum_i T_i]`` int64 token ids of every prompt, one after the other."""
+        return np.fromiter(chain.from_iterable(self.ids), dtype=np.int64,
+                           count=int(self.lengths.sum()))
+
     def offsets(self) -> np.ndarray:
         """``[N + 1]`` start of each prompt's tokens in a flat ``[sum_i T_i, ...]`` array."""
-        return np.concatenate([[0], np.cumsum([len(x) for x in self.ids])])
+        return self._offsets
+
+    @cached_property
+    def _offsets(self) -> np.ndarray:
+        return np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int64)
 
     def take(self, rows: Sequence[int]) -> Encoded:
         """Prompts ``rows`` (in that order), with their features and token states."""
         rows = np.array(rows, dtype=np.int64)
         states = None
         if self.states is not None:
-            o = self.offsets()
-            states = torch.cat([self.states[o[i]:o[i + 1]] for i in rows])
+            src, mask = token_rows(self, rows)
+            states = self.states[torch.from_numpy(src[mask])]
         return Encoded(ids=tuple(self.ids[i] for i in rows), labels=self.labels[rows],
                        p=self.p[rows],
                        features=None if self.features is None
-                       else self.features[torch.as_tensor(rows)],
+                       else self.features[torch.from_numpy(rows)],
                        states=states)
 
 
@@ -70,52 +96,53 @@ def _encoded(ids: tuple[tuple[int, ...], ...], labels, p) -> Encoded:
     )
 
 
-def targets(enc: Encoded, index: Sequence[int], device="cpu"):
-    """Labels ``[B]`` and proportions ``[B]`` of rows ``index``."""
-    idx = np.asarray(index)
-    return (torch.from_numpy(enc.labels[idx]).to(device),
-            torch.from_numpy(enc.p[idx]).to(device))
+def token_rows(enc: Encoded, index, multiple: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Right-padded token layout of rows ``index``: ``src [B, T]`` the position of each
+    token in the flat ``[sum_i T_i]`` arrays (0 at pads) and ``mask [B, T]`` (True at real
+    tokens), ``T`` the longest prompt of the batch rounded up to a ``multiple`` (few
+    distinct shapes for compiled kernels)."""
+    index = np.asarray(index, dtype=np.int64)
+    lengths = enc.lengths[index]
+    if len(lengths) == 0 or lengths.min() < 1:
+        raise ValueError(f"a batch needs prompts of at least one token; rows {index.tolist()} "
+                         f"have lengths {lengths.tolist()}")
+    cols = np.arange(-(-int(lengths.max()) // multiple) * multiple, dtype=np.int64)
+    mask = cols < lengths[:, None]
+    src = np.where(mask, enc.offsets()[index][:, None] + cols, 0)
+    return src, mask
 
 
-def collate(enc: Encoded, index: Sequence[int], pad_id: int, device="cpu"):
-    """Right-padded ``input_ids [B, T]``, ``attention_mask [B, T]``, ``labels [B]``, ``p [B]``."""
-    rows = [enc.ids[i] for i in index]
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for j, r in enumerate(rows):
-        ids[j, : len(r)] = torch.tensor(r, dtype=torch.long)
-        mask[j, : len(r)] = 1
-    return (ids.to(device), mask.to(device), *targets(enc, index, device))
+def padded(enc: Encoded, index, pad_id: int, multiple: int = 1) -> dict[str, np.ndarray]:
+    """Right-padded batch of rows ``index`` (B of them), T rounded up to a ``multiple``:
 
-
-def collate_states(enc: Encoded, index: Sequence[int], device="cpu"):
-    """Cached token states of rows ``index``, right-padded like :func:`collate`:
-    ``states [B, T, d]`` and ``attention_mask [B, T]``."""
-    offsets = enc.offsets()
-    rows = [enc.states[offsets[i]:offsets[i + 1]] for i in index]
-    states = torch.nn.utils.rnn.pad_sequence(rows, batch_first=True)
-    mask = torch.zeros(states.shape[:2], dtype=torch.long)
-    for j, r in enumerate(rows):
-        mask[j, : len(r)] = 1
-    return states.to(device), mask.to(device)
-
-
-def collate_packed(enc: Encoded, index: Sequence[int], device="cpu"):
-    """Padding-free batch: the rows of ``index`` concatenated into one sequence.
-
-    Returns ``input_ids [1, T]``, ``position_ids [1, T]`` restarting at 0 for each example
-    (transformers turns restarting positions into a block-diagonal causal mask, so no token
-    attends across examples), ``last [B]`` the index of each example's final token,
-    ``labels [B]`` and ``p [B]``.
+    ``input_ids [B, T]`` (``pad_id`` after each prompt), ``attention_mask [B, T]`` int64,
+    ``last [B]`` each example's final token as a flat index into ``[B * T]``, ``rows [B]``.
     """
-    rows = [enc.ids[i] for i in index]
-    lengths = torch.tensor([len(r) for r in rows])
-    ids = torch.tensor([t for r in rows for t in r], dtype=torch.long).unsqueeze(0)
-    positions = torch.cat([torch.arange(n) for n in lengths.tolist()]).unsqueeze(0)
-    last = torch.cumsum(lengths, 0) - 1
-    return (ids.to(device), positions.to(device), last.to(device),
-            *targets(enc, index, device))
+    src, mask = token_rows(enc, index, multiple)
+    ids = np.where(mask, enc.flat[src], pad_id)
+    width = mask.shape[1]
+    last = np.arange(len(mask), dtype=np.int64) * width + mask.sum(1) - 1
+    return {"input_ids": ids, "attention_mask": mask.astype(np.int64), "last": last,
+            "rows": np.asarray(index, dtype=np.int64)}
+
+
+def packed(enc: Encoded, index) -> tuple[dict[str, np.ndarray], int]:
+    """Padding-free batch of rows ``index``: the prompts concatenated into one sequence.
+
+    Returns the arrays ``input_ids [1, S]``, ``position_ids [1, S]`` (restarting at 0 for
+    each example), ``cu_seq_lens [B + 1]`` (each example's start in ``[S]``, then S; what
+    flash attention's varlen kernel takes), ``last [B]`` (each example's final token in
+    ``[S]``) and ``rows [B]``, with the longest prompt's length (a host int).
+    """
+    index = np.asarray(index, dtype=np.int64)
+    lengths = enc.lengths[index]
+    cu = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    starts = np.repeat(cu[:-1], lengths)  # each token's example start in [S]
+    j = np.arange(int(cu[-1]), dtype=np.int64)
+    ids = enc.flat[np.repeat(enc.offsets()[index], lengths) + j - starts]
+    arrays = {"input_ids": ids[None], "position_ids": (j - starts)[None], "cu_seq_lens": cu,
+              "last": cu[1:] - 1, "rows": index}
+    return arrays, int(lengths.max())
 
 
 def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
@@ -125,4 +152,26 @@ def epoch_order(n: int, seed: int, epoch: int) -> np.ndarray:
 
 
 def batches(order: np.ndarray, batch_size: int) -> list[np.ndarray]:
+    """``order`` cut into consecutive batches of ``batch_size`` (the last may be smaller)."""
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def grouped_batches(order: np.ndarray, lengths: np.ndarray, batch_size: int, seed: int,
+                    epoch: int, window: int = GROUP_WINDOW) -> list[np.ndarray]:
+    """Batches of similar prompt lengths from one epoch's shuffled ``order``.
+
+    ``order`` is cut into windows of ``window`` batches; each window is sorted by length
+    (longest first, ties in ``order``'s order) and cut into batches; the batches are then
+    put in an order drawn from (seed, epoch). Every example is seen once and the number
+    of batches is that of :func:`batches` (only the last window's last batch can be
+    short). ``lengths [N]`` are the prompts' token counts.
+    """
+    if batch_size < 1 or window < 1:
+        raise ValueError(f"batch_size and window must be >= 1, got {batch_size}, {window}")
+    span = window * batch_size
+    out: list[np.ndarray] = []
+    for start in range(0, len(order), span):  # one iteration per window, not per example
+        chunk = order[start:start + span]
+        out.extend(batches(chunk[np.argsort(-lengths[chunk], kind="stable")], batch_size))
+    perm = np.random.default_rng([seed, epoch, 1]).permutation(len(out))
+    return [out[i] for i in perm]

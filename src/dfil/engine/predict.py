@@ -1,16 +1,23 @@
 """Batched forward passes of a dual-path model over encoded prompts: a training or
-validation batch, the frozen backbone's states, and predictions of every path."""
+validation batch, the frozen backbone's states, and predictions of every path.
+
+Outputs stay on the device until a pass is over and come to the host in one transfer,
+so a pass has no per-batch host synchronisation.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
-from dfil.engine.batching import Encoded, collate, collate_packed, collate_states, targets
-from dfil.engine.device import autocast, progress
+from dfil.engine.batching import Encoded, batches, token_rows
+from dfil.engine.device import autocast, progress, sync_guard
+from dfil.engine.loader import Batch, Loader
 from dfil.inference import softmax
+from dfil.model.attention import takes_varlen
 from dfil.model.backbone import hidden_size
 from dfil.model.dual_path import main_class_probs
 
@@ -32,23 +39,90 @@ class Predictions:
         return None if self.mf_scores is None else softmax(self.mf_scores)
 
 
-def forward_batch(model, enc: Encoded, index, pad_id: int | None, device,
-                  packed: bool = False):
-    """Head outputs, labels ``[B]`` and proportions ``[B]`` for rows ``index`` of ``enc``:
-    through the backbone (padded, or padding-free when ``packed``), or straight from cached
-    features in frozen-backbone mode (``pad_id`` unused, may be None)."""
-    if packed and enc.features is None and model.heads.attn is None:
-        ids, positions, last, y, p = collate_packed(enc, index, device)
-        return model.forward_packed(ids, positions, last), y, p
+def layout_for(model, enc: Encoded, batching: str = "padded") -> str:
+    """The batch layout of ``enc`` for ``model``: cached features in frozen-backbone mode;
+    else packed when ``batching`` is "packed", or "auto" and the backbone's attention
+    takes ``cu_seq_lens`` (attention pooling always pads); else padded."""
     if enc.features is not None:
-        h = enc.features[torch.as_tensor(np.asarray(index))].to(device)
+        return "features"
+    if batching not in ("auto", "packed", "padded"):
+        raise ValueError(f"unknown batching {batching!r}; expected auto, packed or padded")
+    if batching == "padded" or model.heads.attn is not None:
+        return "padded"
+    varlen = takes_varlen(model.attach_backbone())
+    if batching == "packed" and not varlen:
+        raise ValueError("batching: packed needs an attention that takes cu_seq_lens "
+                         "(flash_attention_2/3); this backbone runs "
+                         f"{model.backbone.config._attn_implementation}: use auto or padded")
+    return "packed" if varlen else "padded"
+
+
+def forward_batch(model, batch: Batch):
+    """Head outputs for one device :class:`Batch` of any layout."""
+    if batch.features is not None:
         if model.heads.attn is None:
-            out = model.heads(h)
-        else:
-            out = model.heads(h, *collate_states(enc, index, device))
-        return (out, *targets(enc, index, device))
-    ids, mask, y, p = collate(enc, index, pad_id, device)
-    return model(ids, mask), y, p
+            return model.heads(batch.features)
+        return model.heads(batch.features, batch.states, batch.attention_mask)
+    if batch.cu_seq_lens is not None:
+        return model.forward_packed(batch.input_ids, batch.position_ids, batch.last,
+                                    batch.cu_seq_lens, batch.max_length)
+    return model.forward_padded(batch.input_ids, batch.attention_mask, batch.last)
+
+
+def outputs(model, loader: Loader, plan, autocast_dtype: torch.dtype | None = None,
+            desc: str = "") -> Iterable[tuple[Batch, object]]:
+    """(batch, head outputs) of every batch of ``plan``, in eval mode, without gradients;
+    from the second batch on, host syncs are reported (:class:`SyncGuard`)."""
+    model.eval()
+    with torch.no_grad(), sync_guard() as guard:
+        for batch in progress(loader(plan), total=len(plan), desc=desc):
+            with autocast(loader.device, autocast_dtype):
+                out = forward_batch(model, batch)
+            yield batch, out
+            guard.arm()
+
+
+class Collector:
+    """Main-path probabilities, p and MF scores of successive batches, kept on the device
+    and brought to the host as one :class:`Predictions`."""
+
+    def __init__(self, spec):
+        self.spec = spec
+        self.parts: dict[str, list[torch.Tensor]] = {"main": [], "p": [], "mf": []}
+
+    def add(self, out) -> None:
+        probs = main_class_probs(out, self.spec)
+        for key, value in (("main", probs), ("p", out.p), ("mf", out.mf_scores)):
+            if value is not None:
+                self.parts[key].append(value.detach().float())
+
+    def result(self, order: np.ndarray | None = None) -> Predictions:
+        """The predictions, rows put back in place: row ``order[k]`` was the k-th seen."""
+        def gather(key):
+            if not self.parts[key]:
+                return None
+            values = torch.cat(self.parts[key]).cpu().numpy()
+            if order is None:
+                return values
+            out = np.empty_like(values)
+            out[order] = values
+            return out
+
+        return Predictions(main_probs=gather("main"), p=gather("p"), mf_scores=gather("mf"))
+
+
+def predict(model, enc: Encoded, pad_id: int | None, batch_size: int = 32,
+            autocast_dtype: torch.dtype | None = None, order: str = "length") -> Predictions:
+    """Run ``model`` over ``enc`` in batches (sorted by length to cut padding)."""
+    device = next(model.parameters()).device
+    n = len(enc)
+    idx = np.argsort(enc.lengths, kind="stable") if order == "length" else np.arange(n)
+    loader = Loader(enc, device, layout_for(model, enc, "padded"), pad_id)
+    collect = Collector(model.heads.spec)
+    for _, out in outputs(model, loader, batches(idx, batch_size), autocast_dtype,
+                          desc=f"predict {n} examples"):
+        collect.add(out)
+    return collect.result(idx)
 
 
 @torch.no_grad()
@@ -60,48 +134,23 @@ def frozen_states(model, enc: Encoded, pad_id: int, batch_size: int = 32,
     ``autocast_dtype`` autocast when given."""
     model.eval()
     device = next(model.parameters()).device
-    order = np.argsort([len(x) for x in enc.ids], kind="stable")
+    order = np.argsort(enc.lengths, kind="stable")
     offsets = enc.offsets()
     d = hidden_size(model.attach_backbone())
-    tokens = torch.empty(int(offsets[-1]), d)
-    for start in progress(range(0, len(enc), batch_size), desc=f"features {len(enc)} examples"):
-        chunk = order[start:start + batch_size]
-        ids, mask, _, _ = collate(enc, chunk, pad_id, device)
+    tokens = torch.empty(int(offsets[-1]), d, device="cpu")
+    loader = Loader(enc, device, "padded", pad_id)
+    plan = batches(order, batch_size)
+    for index, batch in zip(plan, progress(loader(plan), total=len(plan),
+                                           desc=f"features {len(enc)} examples"), strict=True):
         with autocast(device, autocast_dtype):
-            states = model.encode(ids, mask)
-        states = states.float().cpu()
-        for j, i in enumerate(chunk):
-            tokens[offsets[i]:offsets[i + 1]] = states[j, : offsets[i + 1] - offsets[i]]
-    # Right padding: each prompt's last real token is the last of its rows.
-    return tokens[torch.as_tensor(offsets[1:] - 1)].clone(), tokens
-
-
-@torch.no_grad()
-def predict(model, enc: Encoded, pad_id: int | None, batch_size: int = 32,
-            autocast_dtype: torch.dtype | None = None, order: str = "length") -> Predictions:
-    """Run ``model`` over ``enc`` in batches (sorted by length to cut padding)."""
-    model.eval()
-    device = next(model.parameters()).device
-    n = len(enc)
-    lengths = np.array([len(x) for x in enc.ids])
-    idx = np.argsort(lengths, kind="stable") if order == "length" else np.arange(n)
-    parts: dict[str, list[np.ndarray]] = {"main": [], "p": [], "mf": []}
-    spec = model.heads.spec
-    for start in progress(range(0, n, batch_size), desc=f"predict {n} examples"):
-        chunk = idx[start:start + batch_size]
-        with autocast(device, autocast_dtype):
-            out, _, _ = forward_batch(model, enc, chunk, pad_id, device)
-        probs = main_class_probs(out, spec)
-        for key, value in (("main", probs), ("p", out.p), ("mf", out.mf_scores)):
-            if value is not None:
-                parts[key].append(value.float().cpu().numpy())
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[idx] = np.arange(n)
-
-    def gather(key):
-        return np.concatenate(parts[key])[inverse] if parts[key] else None
-
-    return Predictions(main_probs=gather("main"), p=gather("p"), mf_scores=gather("mf"))
+            states = model.padded_states(batch.input_ids, batch.attention_mask)
+        src, mask = token_rows(enc, index)
+        width = states.shape[1]
+        rows = (np.arange(len(index))[:, None] * width + np.arange(width))[mask]
+        tokens[torch.from_numpy(src[mask])] = states.reshape(-1, d)[
+            torch.from_numpy(rows).to(device)].float().cpu()
+    # Each prompt's last real token is the last of its rows.
+    return tokens[torch.from_numpy(offsets[1:] - 1)].clone(), tokens
 
 
 def heads_centers(heads) -> np.ndarray | None:

@@ -21,7 +21,7 @@ from dfil.contracts.metrics import write_metrics
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY
 from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
-from dfil.engine.device import pick_device
+from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import task_frames
 from dfil.engine.predict import Predictions
 from dfil.evaluate import protocols as ev
@@ -74,6 +74,11 @@ def evaluate_run(run_dir: str | Path) -> dict:
     run_dir = Path(run_dir)
     cell = load_cell(run_dir / CELL)
     summary = _train_summary(run_dir, config_hash(cell))
+    with deterministic(cell.train.deterministic):
+        return _evaluate(run_dir, cell, summary, started)
+
+
+def _evaluate(run_dir: Path, cell, summary: dict, started: float) -> dict:
     device = pick_device()
     score = Scorer(cell, run_dir, device)
     centers, q = score.centers, cell.model.num_classes

@@ -6,11 +6,9 @@ backbone); knows nothing of files or configs on disk beyond the embedded backbon
 """
 
 from dfil.model.backbone import (
-    apply_lora,
     last_token_pool,
     load_backbone,
     load_tokenizer,
-    lora_target_modules,
     position_ids_from_mask,
 )
 from dfil.model.dual_path import (
@@ -25,6 +23,7 @@ from dfil.model.dual_path import (
     main_labels,
 )
 from dfil.model.heads import AttentionPool, CoralHead, CornHead, NumericalHead, classifier_head
+from dfil.model.lora import apply_lora, lora_target_modules
 from dfil.model.mf import OrderedGaussianMF, ProportionClassifier, UnorderedGaussianMF
 
 __all__ = [

@@ -1,7 +1,8 @@
-"""The LoRA-adapted decoder backbone: loading, LoRA/QLoRA wrapping, last-token pooling.
+"""The decoder backbone: loading (random, local or hub; 4-bit), its attention
+implementation, the tokenizer, and last-token pooling.
 
-Any Hugging Face decoder works; per-family LoRA module names map the paper's logical
-targets (q, k, v, o) onto each architecture, Phi-3's fused ``qkv_proj`` included.
+Which decoder families are supported and how LoRA maps onto them: :mod:`dfil.model.lora`;
+which attention each model gets: :mod:`dfil.model.attention`.
 """
 
 from __future__ import annotations
@@ -10,13 +11,14 @@ import dataclasses
 import difflib
 import inspect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
 
-from dfil.config import BackboneConfig, ConfigError, LoraConfig
+from dfil.config import BackboneConfig, ConfigError
+from dfil.model.attention import choose as choose_attention
 from dfil.model.embedded import resolve_model_id
 from dfil.model.load_report import quiet_expected_lm_head
 
@@ -24,44 +26,6 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-
-_SEPARATE = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj"}
-#: model_type -> logical target -> module name. Families not listed use _SEPARATE.
-_FUSED_QKV = {"phi3": {"qkv": "qkv_proj", "o": "o_proj"}}
-
-
-def lora_target_modules(model_type: str, targets: Sequence[str]) -> list[str]:
-    """Module names that realise logical LoRA ``targets`` (subset of q,k,v,o) for a family.
-
-    Phi-3 fuses q, k and v into one ``qkv_proj``: LoRA there adapts all three at once, so
-    the targets must name all of q, k, v or none of them (App. D.1: q,k,v,o for cross-task).
-    """
-    unknown = sorted(set(targets) - set(_SEPARATE))
-    if unknown:
-        raise ValueError(f"unknown LoRA targets {unknown}; expected a subset of q,k,v,o")
-    if model_type in _FUSED_QKV:
-        names = _FUSED_QKV[model_type]
-        qkv = {"q", "k", "v"} & set(targets)
-        if qkv and qkv != {"q", "k", "v"}:
-            raise ValueError(
-                f"{model_type} fuses q,k,v into {names['qkv']}: LoRA targets {sorted(targets)} "
-                "would need to adapt part of a fused projection; use q,k,v together"
-            )
-        modules = [names["qkv"]] if qkv else []
-        return modules + ([names["o"]] if "o" in targets else [])
-    return [_SEPARATE[t] for t in ("q", "k", "v", "o") if t in targets]
-
-
-def bnb_4bit_config():
-    """QLoRA quantisation (App. C.1 gives only "4-bit"): NF4, bf16 compute, double quant."""
-    from transformers import BitsAndBytesConfig
-
-    return BitsAndBytesConfig(
-        load_in_4bit=True,
-        bnb_4bit_quant_type="nf4",
-        bnb_4bit_compute_dtype=torch.bfloat16,
-        bnb_4bit_use_double_quant=True,
-    )
 
 
 def check_arch(arch: Mapping, name: str = "") -> None:
@@ -116,22 +80,48 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
         arch = dict(spec.arch)
         config = AutoConfig.for_model(arch.pop("model_type"), **arch)
         torch.manual_seed(spec.init_seed)
-        return auto.from_config(config, dtype=dtype,
-                                attn_implementation=spec.attn_implementation)
+        model = auto.from_config(config, dtype=dtype, attn_implementation=choose_attention(
+            spec.attn_implementation, _model_class(auto, config)))
+        return _checkpointing(model, spec)
     if not spec.model_id:
         raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
+    if spec.quantized and not torch.cuda.is_available():
+        raise RuntimeError(f"backbone {spec.name!r} is 4-bit quantized and needs CUDA")
     model_id = resolve_model_id(spec.model_id)
+    config = AutoConfig.from_pretrained(model_id, trust_remote_code=spec.trust_remote_code)
     kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code,
-              "attn_implementation": spec.attn_implementation}
+              "attn_implementation": choose_attention(spec.attn_implementation,
+                                                      _model_class(auto, config))}
     if spec.quantized:
-        if not torch.cuda.is_available():
-            raise RuntimeError(f"backbone {spec.name!r} is 4-bit quantized and needs CUDA")
+        from dfil.model.lora import bnb_4bit_config
+
         kwargs.update(quantization_config=bnb_4bit_config(), dtype=torch.bfloat16,
                       device_map={"": torch.cuda.current_device()})
     if causal_lm:
-        return auto.from_pretrained(model_id, **kwargs)
-    with quiet_expected_lm_head():  # the bare decoder never uses the checkpoint's LM head
-        return auto.from_pretrained(model_id, **kwargs)
+        model = auto.from_pretrained(model_id, config=config, **kwargs)
+    else:
+        with quiet_expected_lm_head():  # the bare decoder never uses the checkpoint's LM head
+            model = auto.from_pretrained(model_id, config=config, **kwargs)
+    return _checkpointing(model, spec)
+
+
+def _model_class(auto, config):
+    """The class ``auto`` builds for ``config``; None when it is not in transformers'
+    tables (remote code): transformers then chooses the attention itself."""
+    try:
+        return auto._model_mapping[type(config)]
+    except (KeyError, AttributeError):
+        return None
+
+
+def _checkpointing(model, spec: BackboneConfig):
+    if spec.gradient_checkpointing:
+        kwargs = {"use_reentrant": False}  # no input grads needed, dropout replayed
+        if hasattr(model, "activation_checkpointing_enable"):  # transformers >= 5.x
+            model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+        else:
+            model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+    return model
 
 
 def load_tokenizer(spec: BackboneConfig):
@@ -174,29 +164,6 @@ def char_tokenizer():
     tok.pre_tokenizer = pre_tokenizers.Split("", behavior="isolated")
     return PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", unk_token="<unk>",
                                    bos_token="<s>", eos_token="<s>")
-
-
-def apply_lora(model: PreTrainedModel, lora: LoraConfig, quantized: bool = False):
-    """Wrap ``model`` with peft LoRA on the family's modules for ``lora.targets``.
-
-    Only the LoRA matrices are trainable afterwards; quantized models are first prepared
-    for k-bit training (fp32 norms, input grads) as QLoRA prescribes. peft is imported
-    here, not at module level: importing it loads bitsandbytes and torch's compiler stack
-    (~9 s on a 2-core CPU), which a frozen-backbone job never needs.
-    """
-    from peft import LoraConfig as PeftLoraConfig
-    from peft import get_peft_model, prepare_model_for_kbit_training
-
-    if quantized:
-        model = prepare_model_for_kbit_training(model, use_gradient_checkpointing=False)
-    config = PeftLoraConfig(
-        r=lora.r,
-        lora_alpha=lora.alpha,
-        lora_dropout=lora.dropout,
-        target_modules=lora_target_modules(model.config.model_type, lora.targets),
-        bias="none",
-    )
-    return get_peft_model(model, config)
 
 
 def position_ids_from_mask(attention_mask: torch.Tensor) -> torch.Tensor:

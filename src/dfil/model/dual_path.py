@@ -14,8 +14,8 @@ from torch import nn
 
 from dfil.config import BackboneConfig, HeadsConfig, LossConfig, ModelConfig
 from dfil.methods import MethodSpec, method_spec
+from dfil.model.attention import known_layout, takes_varlen
 from dfil.model.backbone import (
-    apply_lora,
     backbone_hidden_size,
     hidden_size,
     last_token_pool,
@@ -23,6 +23,7 @@ from dfil.model.backbone import (
     position_ids_from_mask,
 )
 from dfil.model.heads import AttentionPool, CoralHead, CornHead, NumericalHead, classifier_head
+from dfil.model.lora import apply_lora
 from dfil.model.losses import (
     LossTerms,
     coral_label,
@@ -128,7 +129,8 @@ class DualPathModel(nn.Module):
         return self.backbone
 
     def encode(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Final-layer states ``[B, T, d]``; positions count real tokens only."""
+        """Final-layer states ``[B, T, d]`` of a batch padded on either side (transformers'
+        masks); positions count real tokens only."""
         out = self.attach_backbone()(
             input_ids=input_ids,
             attention_mask=attention_mask,
@@ -137,23 +139,60 @@ class DualPathModel(nn.Module):
         )
         return out.last_hidden_state
 
-    def forward_packed(self, input_ids: torch.Tensor, position_ids: torch.Tensor,
+    def padded_states(self, input_ids: torch.Tensor,
+                      attention_mask: torch.Tensor) -> torch.Tensor:
+        """Final-layer states ``[B, T, d]`` of a right-padded batch; the rows of pads are
+        not meaningful. Causal attention keeps each real token from the pads after it,
+        so the backbone runs without a mask where its family allows
+        (:func:`dfil.model.attention.known_layout`); ``attention_mask [B, T]`` is used
+        only by the families that keep transformers' masks."""
+        backbone = self.attach_backbone()
+        with known_layout(backbone) as mask_free:
+            if mask_free:
+                return backbone(input_ids=input_ids, use_cache=False).last_hidden_state
+        return self.encode(input_ids, attention_mask)
+
+    def forward_padded(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                        last: torch.Tensor) -> HeadOutputs:
-        """Padding-free forward: ``input_ids, position_ids [1, T]`` hold several examples
-        whose positions restart at 0; ``last [B]`` indexes each one's final token. Without an
-        attention mask, transformers builds a block-diagonal causal mask from the restarts.
-        Not for attention pooling, which needs each example's own token span."""
+        """Right-padded batch ``input_ids, attention_mask [B, T]`` whose example b ends at
+        flat position ``last[b]`` of ``[B * T]``: the heads on each example's final state
+        (and, for attention pooling, on every real token's)."""
+        states = self.padded_states(input_ids, attention_mask)
+        h = states.flatten(0, 1)[last]
+        return self._heads(h, states, attention_mask)
+
+    def forward_packed(self, input_ids: torch.Tensor, position_ids: torch.Tensor,
+                       last: torch.Tensor, cu_seq_lens: torch.Tensor,
+                       max_length: int) -> HeadOutputs:
+        """Padding-free forward: ``input_ids, position_ids [1, S]`` hold B examples, the
+        b-th at ``cu_seq_lens[b]:cu_seq_lens[b + 1]`` (``[B + 1]`` int32, positions
+        restarting at 0), ``max_length`` the longest (host int), ``last [B]`` each one's
+        final token. Flash attention's varlen kernel takes the boundaries as they are:
+        no mask is built. Not for attention pooling, which needs padded token states."""
         if self.heads.attn is not None:
             raise ValueError("attention pooling needs padded batches, not packed ones")
-        out = self.attach_backbone()(input_ids=input_ids, position_ids=position_ids,
-                                     use_cache=False)
-        h = out.last_hidden_state[0, last]
-        return self.heads(h.to(next(self.heads.parameters()).dtype))
+        backbone = self.attach_backbone()
+        if not takes_varlen(backbone):
+            raise ValueError("packed batches need flash attention (cu_seq_lens); this "
+                             f"backbone runs {backbone.config._attn_implementation}")
+        with known_layout(backbone):
+            out = backbone(input_ids=input_ids, position_ids=position_ids,
+                           cu_seq_lens_q=cu_seq_lens, cu_seq_lens_k=cu_seq_lens,
+                           max_length_q=max_length, max_length_k=max_length, use_cache=False)
+        return self._heads(out.last_hidden_state[0][last])
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> HeadOutputs:
+        """Any padding (left or right): transformers' masks, last-token pooling."""
         states = self.encode(input_ids, attention_mask)
-        h = last_token_pool(states, attention_mask)
+        return self._heads(last_token_pool(states, attention_mask), states, attention_mask)
+
+    def _heads(self, h: torch.Tensor, states: torch.Tensor | None = None,
+               attention_mask: torch.Tensor | None = None) -> HeadOutputs:
+        """The heads on ``h [B, d]``; token ``states [B, T, d]`` only reach attention
+        pooling, and only then are they cast to the heads' dtype."""
         head_dtype = next(self.heads.parameters()).dtype
+        if self.heads.attn is None:
+            return self.heads(h.to(head_dtype))
         return self.heads(h.to(head_dtype), states.to(head_dtype), attention_mask)
 
 

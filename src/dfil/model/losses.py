@@ -19,8 +19,10 @@ def inverse_frequency_weights(labels: torch.Tensor, num_classes: int) -> torch.T
     """
     counts = torch.bincount(labels.long(), minlength=num_classes).double()
     present = counts > 0
-    weights = torch.zeros(num_classes, dtype=torch.float64)
-    weights[present] = labels.numel() / (present.sum() * counts[present])
+    # torch.where, not boolean indexing: no nonzero(), so no host sync, and every tensor
+    # on the labels' device whatever the ambient default device.
+    weights = torch.where(present, labels.numel() / (present.sum() * counts.clamp_min(1)),
+                          counts.new_zeros(()))
     return weights.float()
 
 

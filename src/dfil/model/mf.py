@@ -31,7 +31,12 @@ def centers_from_raw(delta_raw: torch.Tensor, eps: float = DELTA_EPS) -> torch.T
     """
     delta = torch.softmax(delta_raw, dim=-1) + eps
     delta = delta / delta.sum(dim=-1, keepdim=True)
-    return torch.cumsum(delta, dim=-1) * CENTER_SPAN + CENTER_LOW
+    # The cumulative sum as a float64 product with a triangle of ones: cumsum has no
+    # deterministic CUDA kernel (an error under train.deterministic), and in float64 the
+    # result equals the CPU's cumsum (float64 accumulation) after rounding to float32.
+    q = delta.shape[-1]
+    tri = torch.ones(q, q, dtype=torch.float64, device=delta.device).triu()
+    return (delta.double() @ tri).to(delta.dtype) * CENTER_SPAN + CENTER_LOW
 
 
 def raw_from_centers(

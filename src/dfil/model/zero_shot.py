@@ -43,10 +43,10 @@ def option_logprobs(
     for start in range(0, len(prompts), batch_size):
         encoded = [tokenizer(p)["input_ids"] for p in prompts[start:start + batch_size]]
         b, width = len(encoded), max(len(s) for s in encoded)
-        ids = torch.full((b, width), pad, dtype=torch.long)
-        mask = torch.zeros((b, width), dtype=torch.long)
+        ids = torch.full((b, width), pad, dtype=torch.long, device="cpu")
+        mask = torch.zeros((b, width), dtype=torch.long, device="cpu")
         for i, s in enumerate(encoded):
-            ids[i, width - len(s):] = torch.tensor(s)
+            ids[i, width - len(s):] = torch.tensor(s, device="cpu")
             mask[i, width - len(s):] = 1
         ids, mask = ids.to(device), mask.to(device)
         lengths = mask.sum(1, keepdim=True)

@@ -19,11 +19,12 @@ from dfil.cell import CellConfig, dump_cell, load_cell
 from dfil.config import config_hash
 from dfil.contracts.rundir import ATTEMPTS, BEST, CELL, RESUME, SUMMARY
 from dfil.engine.checkpoint import read_checkpoint
-from dfil.engine.device import pick_device
+from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
 from dfil.engine.frames import task_frames
 from dfil.errors import CheckpointError
 from dfil.methods import method_spec
+from dfil.model.attention import describe as describe_attention
 from dfil.model.dual_path import build_model
 from dfil.provenance import provenance
 from dfil.train.loop import TrainData, train_attempt
@@ -47,7 +48,11 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
     """Train the cell at ``cell_path`` into ``run_dir`` (resuming if it was interrupted)."""
     started = time.perf_counter()
     cell = load_cell(cell_path)
-    run_dir = Path(run_dir)
+    with deterministic(cell.train.deterministic):  # before any CUDA work
+        return _train(cell, Path(run_dir), started, log)
+
+
+def _train(cell: CellConfig, run_dir: Path, started: float, log) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     chash = config_hash(cell)
     _prepare(run_dir, cell, chash, log)
@@ -86,6 +91,9 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
             frozen = cell.model.adapter == "none"
             model = build_model(attempt_cell.model, seed=cell.train.seed,
                                 backbone=not frozen).to(device)
+            if not frozen:
+                log("backbone " + describe_attention(cell.model.backbone.attn_implementation,
+                                                     model.backbone))
             if frozen and "train_pool" in frames:
                 # A few-shot subset's features are rows of its pool's: one backbone pass
                 # serves every budget and seed drawn from that pool.

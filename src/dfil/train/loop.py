@@ -21,14 +21,23 @@ from dfil.cell import CellConfig
 from dfil.config import config_hash
 from dfil.contracts.rundir import BEST, LOG, RESUME
 from dfil.data.io import dumps_jsonl
-from dfil.engine.batching import Encoded, batches, epoch_order
+from dfil.engine.batching import Encoded, batches, epoch_order, grouped_batches
 from dfil.engine.checkpoint import load_into, save_checkpoint, trained_state
-from dfil.engine.device import autocast, autocast_dtype, progress
-from dfil.engine.predict import forward_batch, heads_centers, predict
+from dfil.engine.device import autocast_dtype, progress, sync_guard
+from dfil.engine.loader import Loader
+from dfil.engine.predict import Collector, heads_centers, layout_for, outputs
 from dfil.inference import mf_labels
 from dfil.model.dual_path import compute_loss
 from dfil.model.losses import inverse_frequency_weights
-from dfil.train.resume import Preempted, StopFlag, load_resume, save_resume
+from dfil.train.resume import (
+    Preempted,
+    StopFlag,
+    load_resume,
+    restore_rng,
+    rng_state,
+    save_resume,
+)
+from dfil.train.step import make_optimizer, train_step
 
 
 @dataclass(frozen=True)
@@ -59,25 +68,36 @@ def param_groups(model, cell: CellConfig) -> list[dict]:
     return [{"params": ps, "lr": lrs[k], "name": k} for k, ps in groups.items() if ps]
 
 
-def _validate(model, cell, data: TrainData, weights, device, dtype) -> dict:
-    """Validation loss (same weighted loss as training) and accuracies of each path."""
+def epoch_plan(cell: CellConfig, train: Encoded, epoch: int) -> list[np.ndarray]:
+    """Rows of each step's batch in ``epoch``: the seeded shuffle, grouped by prompt
+    length when ``train.group_by_length`` (note R-batches); a pure function of the cell
+    and the epoch, so a resumed run sees the batches an uninterrupted one would."""
+    cfg = cell.train
+    order = epoch_order(len(train), cfg.seed, epoch)
+    if cfg.group_by_length and train.features is None:
+        return grouped_batches(order, train.lengths, cfg.batch_size, cfg.seed, epoch)
+    return batches(order, cfg.batch_size)
+
+
+def _validate(model, cell, loader: Loader, weights, dtype) -> dict:
+    """Validation loss (same weighted loss as training) and accuracies of each path, in
+    one pass whose numbers reach the host once, at its end."""
     spec = model.heads.spec
-    model.eval()
-    total, n = 0.0, 0
-    with torch.no_grad():
-        for index in batches(np.arange(len(data.val)), cell.train.eval_batch_size):
-            with autocast(device, dtype):
-                out, y, p = forward_batch(model, data.val, index, data.pad_id, device)
-            terms = compute_loss(out, y, p, spec, cell.model.loss, weights)
-            total += float(terms.total) * len(index)
-            n += len(index)
-    preds = predict(model, data.val, data.pad_id, cell.train.eval_batch_size, dtype)
-    result = {"val_loss": total / n}
+    val = loader.enc
+    total = torch.zeros((), dtype=torch.float64, device=loader.device)
+    collect = Collector(spec)
+    plan = batches(np.arange(len(val)), cell.train.eval_batch_size)
+    for batch, out in outputs(model, loader, plan, dtype):
+        terms = compute_loss(out, batch.y, batch.p, spec, cell.model.loss, weights)
+        total += terms.total.double() * batch.size
+        collect.add(out)
+    preds = collect.result()
+    result = {"val_loss": float(total) / len(val)}
     if preds.main_probs is not None:
-        result["val_acc_main"] = float((preds.main_probs.argmax(1) == data.val.labels).mean())
+        result["val_acc_main"] = float((preds.main_probs.argmax(1) == val.labels).mean())
     mf = mf_labels(preds.p, preds.mf_scores, heads_centers(model.heads))
     if mf is not None:
-        result["val_acc_mf"] = float((mf == data.val.labels).mean())
+        result["val_acc_mf"] = float((mf == val.labels).mean())
     return result
 
 
@@ -93,25 +113,27 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
     steps_per_epoch = math.ceil(n_train / cfg.batch_size)
     total = cfg.epochs * steps_per_epoch
     warmup = max(1, int(round(cfg.warmup_ratio * total)))
-    # foreach: one multi-tensor update per step (the CUDA default; on the CPU it is ~3x
-    # faster than the per-tensor loop for a heads-only model's many small tensors).
-    optimizer = torch.optim.AdamW(param_groups(model, cell), betas=tuple(cfg.betas),
-                                  eps=cfg.adam_eps, weight_decay=cfg.weight_decay,
-                                  foreach=True)
+    optimizer = make_optimizer(param_groups(model, cell), cfg.betas, cfg.adam_eps,
+                               cfg.weight_decay)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: lr_factor(s, total, warmup))
     weights = None
     if cell.model.loss.class_weights == "inverse_frequency":
-        weights = inverse_frequency_weights(torch.from_numpy(data.train.labels),
-                                            cell.model.num_classes).to(device)
+        weights = inverse_frequency_weights(torch.from_numpy(data.train.labels).to(device),
+                                            cell.model.num_classes)
     trainable = [p for p in model.parameters() if p.requires_grad]
+    layout = layout_for(model, data.train, cfg.batching)
+    train_loader = Loader(data.train, device, layout, data.pad_id)
+    val_loader = Loader(data.val, device, layout_for(model, data.val, "padded"), data.pad_id)
+    log(f"batches: {layout}" + (", grouped by length" if cfg.group_by_length
+                                and layout != "features" else ""))
     chash = config_hash(cell)
     state = load_resume(run_dir / RESUME, chash)
     if state is not None and state["attempt"] == attempt:
         load_into(model, state["trained"], run_dir / RESUME)
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
-        torch.set_rng_state(state["rng"])
+        restore_rng(state, device)
         epoch, step = state["epoch"], state["step"]
         history, best = state["history"], state["best"]
         sums = state["sums"]
@@ -124,37 +146,33 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
         return {"format": "dfil-resume/1", "config_hash": chash, "attempt": attempt,
                 "epoch": next_epoch, "step": next_step, "trained": trained_state(model),
                 "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                "rng": torch.get_rng_state(), "history": history, "best": best,
+                **rng_state(device), "history": history, "best": best,
                 "sums": running}
 
     started = time.perf_counter()
     with StopFlag() as stop:
         while epoch < cfg.epochs:
             model.train()
-            plan = batches(epoch_order(n_train, cfg.seed, epoch), cfg.batch_size)
+            plan = epoch_plan(cell, data.train, epoch)
             running = {k: v.to(device) for k, v in sums.items()}
             bar = progress(range(step, len(plan)), total=len(plan), initial=step,
                            desc=f"attempt {attempt} epoch {epoch + 1}/{cfg.epochs}")
-            for s in bar:
-                with autocast(device, dtype):
-                    out, y, p = forward_batch(model, data.train, plan[s], data.pad_id, device,
-                                              packed=cfg.packing)
-                terms = compute_loss(out, y, p, spec, cell.model.loss, weights)
-                terms.total.backward()
-                torch.nn.utils.clip_grad_norm_(trainable, cfg.grad_clip)
-                optimizer.step()
-                scheduler.step()
-                optimizer.zero_grad(set_to_none=True)
-                for k, v in vars(terms).items():  # stays on device: no per-step host sync
-                    running[k] = running.get(k, 0.0) + v.detach() * len(plan[s])
-                if stop.raised:
-                    done = {k: v.detach().cpu() for k, v in running.items()}
-                    save_resume(run_dir / RESUME, snapshot(epoch, s + 1, done))
-                    raise Preempted(f"{stop.raised} at epoch {epoch + 1}, step {s + 1}; "
-                                    f"state saved to {run_dir / RESUME}")
+            with sync_guard() as guard:
+                for s, batch in zip(bar, train_loader(plan[step:]), strict=True):
+                    terms = train_step(model, batch, spec, cell.model.loss, weights, trainable,
+                                       optimizer, scheduler, cfg.grad_clip, device, dtype)
+                    for k, v in vars(terms).items():  # stays on device: no host sync
+                        running[k] = running.get(k, 0.0) + v * batch.size
+                    guard.arm()  # from the first step on, any host sync is reported
+                    if stop.raised:
+                        guard.disarm()
+                        done = {k: v.detach().cpu() for k, v in running.items()}
+                        save_resume(run_dir / RESUME, snapshot(epoch, s + 1, done))
+                        raise Preempted(f"{stop.raised} at epoch {epoch + 1}, step {s + 1}; "
+                                        f"state saved to {run_dir / RESUME}")
             record = {"attempt": attempt, "epoch": epoch + 1}
             record.update({f"train_{k}": float(v) / n_train for k, v in running.items()})
-            record.update(_validate(model, cell, data, weights, device, dtype))
+            record.update(_validate(model, cell, val_loader, weights, dtype))
             centers = heads_centers(model.heads)
             if centers is not None:
                 record["centers"] = [round(float(c), 5) for c in centers]

@@ -1,7 +1,8 @@
 """Preemption: the signals that stop training between steps, and the resume state.
 
-``resume.pt`` holds the trained tensors, optimizer, scheduler, RNG state and position
-(epoch, step) of the attempt in progress. It is written at every epoch end and when
+``resume.pt`` holds the trained tensors, optimizer, scheduler, RNG states (the CPU's and,
+on a GPU, the training device's CUDA generator, which draws LoRA dropout there) and
+position (epoch, step) of the attempt in progress. It is written at every epoch end and when
 SIGTERM or SIGUSR1 arrives (what SLURM sends before it kills or requeues a job), so
 rerunning the same command continues exactly where the run stopped. A damaged file is an
 error, never a silent restart from scratch.
@@ -67,3 +68,25 @@ def load_resume(path: Path, expected_hash: str) -> dict | None:
 def save_resume(path: Path, state: dict) -> None:
     with atomic_path(path) as tmp:
         torch.save(state, tmp)
+
+
+def rng_state(device) -> dict:
+    """The random generators a resumed run must continue: ``rng`` (CPU) and, training on
+    CUDA, ``cuda_rng`` (the device's generator: dropout masks are drawn there)."""
+    state = {"rng": torch.get_rng_state()}
+    device = torch.device(device)
+    if device.type == "cuda":
+        state["cuda_rng"] = torch.cuda.get_rng_state(device)
+    return state
+
+
+def restore_rng(state: dict, device) -> None:
+    """Put back what :func:`rng_state` saved; a CUDA run resumed from a state without the
+    CUDA generator (saved on a CPU) is an error, since it could not end the same."""
+    torch.set_rng_state(state["rng"])
+    device = torch.device(device)
+    if device.type == "cuda":
+        if "cuda_rng" not in state:
+            raise CheckpointError("resume state has no CUDA generator state (written by a "
+                                  "CPU run?); a CUDA run cannot continue it exactly")
+        torch.cuda.set_rng_state(state["cuda_rng"], device)
