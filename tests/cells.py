@@ -66,7 +66,8 @@ def stable(metrics: dict) -> dict:
     out.pop("provenance")
     train = dict(out.pop("train"))
     train.pop("provenance")
-    train["attempts"] = [{k: v for k, v in a.items() if k != "train_seconds_this_process"}
+    train["attempts"] = [{k: v for k, v in a.items()
+                          if k not in ("train_seconds_this_process", "resumes")}
                          for a in train["attempts"]]
     out["train"] = train
     return out

@@ -94,6 +94,16 @@ def test_killed_training_resumes_to_identical_metrics(tmp_path, frog_dir, refere
     second = run_cli("train", "--cell", cell, "--out", run)
     assert second.returncode == 0, second.stderr
     assert "resuming attempt 1 at epoch 2" in second.stdout
+    # The summary records where the restart picked up (Snakemake deletes a restarted
+    # job's log); an uninterrupted run records none.
+    (resume,) = json.loads((run / "train_summary.json").read_text())["attempts"][0]["resumes"]
+    # SIGTERM in step 18 = epoch 2's 8th: the state saved after it resumes at step index
+    # 8; SIGKILL leaves the end-of-epoch-1 state.
+    expected = {"epoch": 2, "step": 8 if sig == "SIGTERM" else 0}
+    assert resume == expected, resume
+    assert f"resuming attempt 1 at epoch 2, step {resume['step']}" in second.stdout
+    reference_summary = json.loads((reference / "train_summary.json").read_text())
+    assert reference_summary["attempts"][0]["resumes"] == []
     assert main(["evaluate", "--run", str(run)]) == 0
     resumed = json.loads((run / "metrics.json").read_text())
     assert stable(resumed) == stable(json.loads((reference / "metrics.json").read_text()))

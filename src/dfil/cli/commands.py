@@ -4,6 +4,7 @@ command loads only what it needs). Paths come from the parsed arguments."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -30,7 +31,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     from dfil.train.resume import Preempted
 
     try:
-        train_cell(args.cell, args.out)
+        # Flushed per line: a job killed before it exits keeps what it logged.
+        train_cell(args.cell, args.out, log=functools.partial(print, flush=True))
     except Preempted as stop:
         print(f"dfil train: preempted: {stop}; rerun the same command to resume",
               file=sys.stderr)

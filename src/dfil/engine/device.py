@@ -34,11 +34,13 @@ def autocast(device: torch.device, dtype: torch.dtype | None) -> contextlib.Abst
 
 
 def progress(iterable, **kwargs):
-    """A tqdm bar on stderr (SLURM and Snakemake logs keep it); DFIL_PROGRESS=0 hides it."""
+    """A tqdm bar on stderr (SLURM and Snakemake logs keep it); DFIL_PROGRESS=0 hides it,
+    DFIL_PROGRESS_INTERVAL sets the seconds between its updates (default 5)."""
     from tqdm.auto import tqdm
 
     return tqdm(iterable, disable=os.environ.get("DFIL_PROGRESS", "1") == "0",
-                mininterval=5.0, leave=False, dynamic_ncols=True, **kwargs)
+                mininterval=float(os.environ.get("DFIL_PROGRESS_INTERVAL", "5")),
+                leave=False, dynamic_ncols=True, **kwargs)
 
 
 #: Set before any CUDA work: cuBLAS is deterministic only with a fixed workspace, and

@@ -137,9 +137,12 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
         epoch, step = state["epoch"], state["step"]
         history, best = state["history"], state["best"]
         sums = state["sums"]
+        # Where each restart picked up: the evidence of a resume that survives Snakemake
+        # deleting a restarted job's log.
+        resumes = [*state.get("resumes", []), {"epoch": epoch + 1, "step": step}]
         log(f"resuming attempt {attempt} at epoch {epoch + 1}, step {step}")
     else:
-        epoch, step, history, sums = 0, 0, [], {}
+        epoch, step, history, sums, resumes = 0, 0, [], {}, []
         best = {"val_loss": float("inf"), "epoch": -1}
 
     def snapshot(next_epoch: int, next_step: int, running: dict) -> dict:
@@ -147,7 +150,7 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
                 "epoch": next_epoch, "step": next_step, "trained": trained_state(model),
                 "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
                 **rng_state(device), "history": history, "best": best,
-                "sums": running}
+                "sums": running, "resumes": resumes}
 
     started = time.perf_counter()
     with StopFlag() as stop:
@@ -187,7 +190,8 @@ def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attem
             log(_epoch_line(record))
     return {"attempt": attempt, "stop_grad_p": cell.model.loss.stop_grad_p,
             "best_epoch": best["epoch"], "best_val_loss": best["val_loss"],
-            "final": history[-1], "train_seconds_this_process": time.perf_counter() - started}
+            "final": history[-1], "resumes": resumes,
+            "train_seconds_this_process": time.perf_counter() - started}
 
 
 def _epoch_line(r: dict) -> str:
