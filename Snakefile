@@ -6,8 +6,16 @@
 # comes from the config (config/config.yaml by default; the slurm profile selects
 # config/paper.yaml).
 import json
+import os
+import sys
 
 from dfil.grid import Grid
+from dfil.locks import lock_hint
+from dfil.yamlfile import load_yaml
+
+# After a hard kill, say how to unlock before Snakemake's LockException (which --quiet hides).
+if _hint := lock_hint(os.getcwd(), sys.argv):
+    print(_hint, file=sys.stderr)
 
 # The embedded default unless --configfile (or a profile) names another grid; a grid file
 # is never merged with the default's groups.
@@ -15,28 +23,41 @@ if not workflow.configfiles:
 
     configfile: "config/config.yaml"
 
+
+# Snakemake's own loader keeps the last of a duplicated key: read each file strictly first.
+for _configfile in workflow.configfiles:
+    load_yaml(_configfile)
+
 GRID = Grid(config)
 RES = GRID.results
+
 
 wildcard_constraints:
     key=GRID.key_pattern(),
 
+
+include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/render.smk"
+include: "workflow/rules/audit.smk"
+
 
 rule all_tables:
+    default_target: True
     input:
         TABLE_FILES.values(),
         REPORT_FILES,
-    default_target: True
+        AUDIT_FILES,
+
 
 rule all_runs:
     input:
         expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
         f"{RES}/aggregate/metrics.parquet",
+
 
 rule report:
     input:

@@ -1,14 +1,23 @@
-import pytest
+from pathlib import Path
 
+import pytest
+import yaml
+
+from dfil.cell import CellConfig, load_cell
 from dfil.config import (
     BackboneConfig,
+    Bound,
     ConfigError,
     HeadsConfig,
+    LoraConfig,
     ModelConfig,
+    check_bounds,
     config_hash,
     from_dict,
     to_dict,
 )
+from dfil.grid import Grid
+from dfil.yamlfile import load_yaml
 
 
 def test_from_dict_defaults_and_overrides():
@@ -50,3 +59,46 @@ def test_round_trip_and_hash_stability():
     assert again == cfg
     assert config_hash(again) == config_hash(cfg)
     assert config_hash(ModelConfig(method="finetune")) != config_hash(cfg)
+
+
+def test_bound_violation_hand_computed():
+    assert Bound(minimum=1).violation(1) is None
+    assert Bound(minimum=1).violation(0) == "must be >= 1, got 0"
+    assert Bound(exclusive_minimum=0, exclusive_maximum=1).violation(1.0) == "must be < 1, got 1.0"
+    assert Bound(exclusive_minimum=0).violation(0.0) == "must be > 0, got 0.0"
+    assert Bound(minimum=0, maximum=1).violation(1.5) == "must be <= 1, got 1.5"
+    assert Bound(minimum=0, exclusive_maximum=1).schema() == {"minimum": 0,
+                                                               "exclusiveMaximum": 1}
+
+
+@pytest.mark.parametrize("section,key,value,message", [
+    ("train", "epochs", 0, "train.epochs: must be >= 1, got 0"),
+    ("train", "batch_size", 0, "train.batch_size: must be >= 1, got 0"),
+    ("train", "eval_batch_size", -4, "train.eval_batch_size: must be >= 1, got -4"),
+    ("data", "max_length", 0, "data.max_length: must be >= 1, got 0"),
+    ("data", "budget", 0, "data.budget: must be >= 1, got 0"),
+    ("data", "train_frac", 1.0, "data.train_frac: must be < 1, got 1.0"),
+    ("eval", "grid_sizes", [1000, 0], r"eval.grid_sizes\[1\]: must be >= 1, got 0"),
+])
+def test_check_bounds_refuses_non_positive_counts_with_the_key_path(tmp_path, section, key,
+                                                                     value, message):
+    path = tmp_path / "cell.yaml"
+    path.write_text(yaml.safe_dump({section: {key: value}}))
+    with pytest.raises(ConfigError, match=rf"cell\.yaml: {message}"):
+        load_cell(path)
+
+
+def test_check_bounds_reaches_nested_model_fields():
+    with pytest.raises(ConfigError, match=r"model\.lora\.r: must be >= 1, got 0"):
+        check_bounds(CellConfig(model=ModelConfig(lora=LoraConfig(r=0))))
+    with pytest.raises(ConfigError, match=r"model\.num_classes: must be >= 2, got 1"):
+        check_bounds(CellConfig(model=ModelConfig(num_classes=1)))
+    check_bounds(CellConfig())  # the defaults are within their bounds
+
+
+def test_grid_refuses_zero_epochs_with_the_key_path():
+    config = load_yaml(Path(__file__).resolve().parents[1] / "config" / "smoke.yaml")
+    config["defaults"]["train"]["epochs"] = 0
+    with pytest.raises(ConfigError, match=r"config defaults\.train\.epochs: 0 is less than "
+                                          r"the minimum of 1"):
+        Grid(config)

@@ -94,3 +94,13 @@ def test_group_cell_overrides_keep_keys_and_must_agree():
     cfg["groups"]["h"]["cell"] = {"train": {"epochz": 3}}
     with pytest.raises(ConfigError, match="epochz"):
         Grid(cfg)
+
+
+@pytest.mark.parametrize("name", ["bad{name}", "x&y", "$HOME", "a\\b", "a b", ".hidden"])
+def test_backbone_names_are_checked_like_grid_names(name):
+    config = yaml.safe_load((CONFIGS / "smoke.yaml").read_text())
+    config["backbones"][name] = config["backbones"].pop("tiny-llama")
+    for group in config["groups"].values():
+        group["backbones"] = [name if b == "tiny-llama" else b for b in group["backbones"]]
+    with pytest.raises(ConfigError, match=r"config backbones: name .* may hold only letters"):
+        Grid(config)

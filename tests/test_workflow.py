@@ -39,6 +39,12 @@ def test_paper_grid_through_slurm_profile(paper_dry):
     assert "config/paper.yaml" in paper_dry
 
 
+def test_all_tables_includes_the_paper_audit(paper_dry):
+    assert counts(paper_dry)["paper_audit"] == 1
+    assert "paper_tables/paper/audit.md" in paper_dry
+    assert "paper_tables/paper/audit.html" in paper_dry
+
+
 def test_gpu_only_on_model_jobs(paper_dry):
     blocks = paper_dry.split("\nrule ")
     for block in blocks[1:]:
@@ -56,7 +62,7 @@ def test_gpu_only_on_model_jobs(paper_dry):
 def test_embedded_default_dry_run():
     c = counts(dry("--cores", "2", "all_tables"))
     assert c["train_cell"] > 40 and c["fetch_backbone"] == 1 and c["synth_frog"] == 1
-    assert c["render_report"] == 1 and c["render_scaling"] == 1
+    assert c["render_report"] == 1 and c["render_scaling"] == 1 and c["paper_audit"] == 1
 
 
 def test_one_table_schedules_only_its_cells():

@@ -11,13 +11,34 @@ from pathlib import Path
 from typing import Any
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (other threads
+    never see a changed mask); elsewhere set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary sibling of ``path`` to write; on success fsync it and rename it
-    over ``path``; on failure remove it."""
+    over ``path``; on failure remove it.
+
+    The file gets the mode a plain ``open(path, "w")`` would give it (0666 less the
+    umask: group-readable by default), not mkstemp's private 0600, so results on a shared
+    cluster filesystem are readable by whoever the user's umask lets read them.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~current_umask())
     os.close(fd)
     try:
         yield Path(tmp)

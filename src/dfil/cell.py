@@ -9,11 +9,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
 
-from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
+from dfil.config import (
+    Bound,
+    ConfigError,
+    Count,
+    ModelConfig,
+    NonNegative,
+    Share,
+    check_bounds,
+    from_dict,
+    to_dict,
+)
+from dfil.yamlfile import load_yaml
 
 
 @dataclass(frozen=True)
@@ -23,23 +34,30 @@ class DataConfig:
     task: Literal["frog", "sst5", "sts22", "ordinal_standin"] = "frog"
     #: FRoG: hub id, local file or directory (e.g. the synthetic stand-in's).
     source: str = "GAIR/FRoG"
-    #: Test split source when it differs from ``source`` (SST-5/STS22 local files).
+    #: Test split source when it differs from ``source`` (SST-5/STS22 local files; FRoG
+    #: when ``source`` is a single file).
     test_source: str = ""
+    #: Test items that may also be in train/val (by id or text). 0: any overlap is refused;
+    #: only for a benchmark whose own splits overlap (or a stand-in with repeated texts).
+    allowed_test_overlap: NonNegative = 0
     frog_task: str = "mask_quant"
-    train_frac: float = 0.8
+    train_frac: Annotated[float, Bound(exclusive_minimum=0, exclusive_maximum=1)] = 0.8
     split_seed: int = 0
     #: Few-shot training budget N; None trains on the full train split.
-    budget: int | None = None
-    fewshot_min_per_class: int = 1
+    budget: Count | None = None
+    fewshot_min_per_class: NonNegative = 1
     #: Seed of the few-shot subsample; None draws a subset per training seed.
     fewshot_seed: int | None = None
     #: Cap on examples per split (0 = all), for smoke runs only.
-    max_examples: int = 0
-    max_length: int = 256
+    max_examples: NonNegative = 0
+    max_length: Count = 256
     #: Keep the end of long prompts ("Answer:" is where the last-token state is read).
     truncation_side: Literal["left", "right"] = "left"
     probes_dir: str = ""
     qure_source: str = ""
+    #: Rows QuRe's transfer set must have (the paper's 401 few/some/most/all sentences): a
+    #: truncated file is refused, not scored on what is left.
+    qure_rows: Count = 401
     #: ``paper``: App. C.2's multiple-choice prompt; ``compact``: the sentence and
     #: "Answer:" only, ~40% of the tokens, for CPU runs (note R-compact-prompt).
     prompt: Literal["paper", "compact"] = "paper"
@@ -51,8 +69,8 @@ class DataConfig:
 class TrainConfig:
     """App. C.1 recipe: AdamW, three LR groups, warmup + cosine, clip 1.0, 20 epochs x 8."""
 
-    epochs: int = 20
-    batch_size: int = 8
+    epochs: Count = 20
+    batch_size: Count = 8
     lr_lora: float = 2e-5
     lr_heads: float = 1e-3
     lr_mf: float = 1e-2
@@ -60,8 +78,8 @@ class TrainConfig:
     adam_eps: float = 1e-8
     weight_decay: float = 1e-2
     #: The warmup length is not given (note R-warmup).
-    warmup_ratio: float = 0.1
-    grad_clip: float = 1.0
+    warmup_ratio: Share = 0.1
+    grad_clip: Annotated[float, Bound(exclusive_minimum=0)] = 1.0
     seed: int = 42
     #: bf16 autocast on CUDA (the paper's H200 runs); CPU trains in fp32 unless "bf16".
     precision: Literal["auto", "fp32", "bf16"] = "auto"
@@ -69,8 +87,8 @@ class TrainConfig:
     #: validation ends below this; 0 disables it.
     collapse_threshold: float = 0.05
     #: Stop-gradient on p is on by default for budgets <= this (App. D.2).
-    stopgrad_max_budget: int = 256
-    eval_batch_size: int = 32
+    stopgrad_max_budget: NonNegative = 256
+    eval_batch_size: Count = 32
     #: Batch layout, the same model up to float rounding either way (note R-batches):
     #: ``packed`` concatenates a batch's prompts (no padding; needs flash attention, whose
     #: varlen kernel takes the boundaries), ``padded`` pads them on the right; ``auto``
@@ -91,15 +109,15 @@ class EvalConfig:
     """Evaluation protocol knobs (Sec. 5, App. F)."""
 
     #: Ensemble weight of the main path; None selects it on validation (few-shot).
-    alpha: float | None = 0.5
-    alpha_grid: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-    grid_sizes: tuple[int, ...] = (1_000, 10_000, 100_000, 1_000_000)
+    alpha: Share | None = 0.5
+    alpha_grid: tuple[Share, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+    grid_sizes: tuple[Count, ...] = (1_000, 10_000, 100_000, 1_000_000)
     #: How a CSMC pair with equal predicted classes counts (note R-csmc-ties).
     csmc_ties: Literal["consistent", "violation"] = "consistent"
     probes: bool = True
     #: Evaluate every k-th item of each probe set (1 = all, the paper's sizes); for CPU
     #: runs only (note R-probe-stride).
-    probe_stride: int = 1
+    probe_stride: Count = 1
     qure: bool = True
 
 
@@ -115,9 +133,9 @@ class CellConfig:
 
 
 def resolve(cell: CellConfig) -> CellConfig:
-    """Apply the paper's implicit rules: stop-gradient on p for budgets <= 256."""
-    if cell.eval.probe_stride < 1:
-        raise ConfigError(f"eval.probe_stride: must be >= 1, got {cell.eval.probe_stride}")
+    """Check every field's bounds (:func:`dfil.config.check_bounds`), then apply the
+    paper's implicit rules: stop-gradient on p for budgets <= 256."""
+    check_bounds(cell)
     budget = cell.data.budget
     if budget is not None and budget <= cell.train.stopgrad_max_budget:
         loss = replace(cell.model.loss, stop_grad_p=True)
@@ -128,12 +146,7 @@ def resolve(cell: CellConfig) -> CellConfig:
 def load_cell(path: str | Path) -> CellConfig:
     """Read and resolve a cell YAML; :class:`ConfigError` names the file and the key."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path}: invalid YAML ({err})") from err
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read ({err})") from err
+    data = load_yaml(path)
     try:
         return resolve(from_dict(CellConfig, data))
     except ConfigError as err:

@@ -15,11 +15,46 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 
 class ConfigError(ValueError):
     """A configuration value or key is invalid; the message names its dotted path."""
+
+
+@dataclass(frozen=True)
+class Bound:
+    """Limits of a numeric field (``Annotated[int, Bound(minimum=1)]``), named as in JSON
+    Schema: :func:`check_bounds` enforces them and the grid schema carries them."""
+
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: float | None = None
+    exclusive_maximum: float | None = None
+
+    def schema(self) -> dict[str, float]:
+        names = {"minimum": "minimum", "maximum": "maximum",
+                 "exclusive_minimum": "exclusiveMinimum", "exclusive_maximum": "exclusiveMaximum"}
+        return {names[k]: v for k, v in dataclasses.asdict(self).items() if v is not None}
+
+    def violation(self, value: float) -> str | None:
+        """What is wrong with ``value`` (``"must be >= 1, got 0"``), or None."""
+        checks = ((self.minimum, ">=", value >= (self.minimum or 0)),
+                  (self.maximum, "<=", value <= (self.maximum or 0)),
+                  (self.exclusive_minimum, ">", value > (self.exclusive_minimum or 0)),
+                  (self.exclusive_maximum, "<", value < (self.exclusive_maximum or 0)))
+        for limit, op, ok in checks:
+            if limit is not None and not ok:
+                return f"must be {op} {limit:g}, got {value!r}"
+        return None
+
+
+#: A count of at least one (epochs, batch sizes, layers, ...).
+Count = Annotated[int, Bound(minimum=1)]
+#: A count that may be zero (0 often meaning "none" or "all", as documented per field).
+NonNegative = Annotated[int, Bound(minimum=0)]
+#: A share in [0, 1].
+Share = Annotated[float, Bound(minimum=0, maximum=1)]
 
 
 @dataclass(frozen=True)
@@ -53,9 +88,9 @@ class BackboneConfig:
 class LoraConfig:
     """Paper Sec. 5.1 / App. C.1: r=16, alpha=32, dropout 0.05, on q,v (FRoG) or q,k,v,o."""
 
-    r: int = 16
-    alpha: int = 32
-    dropout: float = 0.05
+    r: Count = 16
+    alpha: Count = 32
+    dropout: Annotated[float, Bound(minimum=0, exclusive_maximum=1)] = 0.05
     targets: tuple[Literal["q", "k", "v", "o"], ...] = ("q", "v")
 
 
@@ -63,7 +98,7 @@ class LoraConfig:
 class HeadsConfig:
     """Head shapes and MF initialisation (Sec. 4.2-4.3, App. B.3)."""
 
-    hidden: int = 256
+    hidden: Count = 256
     #: The paper calls the main classifier linear; Table ablation_detail's counts need
     #: LN -> Linear(d,256) -> GELU -> Linear(256,Q). Reproduction note R-classifier.
     classifier: Literal["mlp", "linear"] = "mlp"
@@ -75,7 +110,7 @@ class HeadsConfig:
     #: "zero_raw": delta_raw = 0, centers (.14, .26, ..., .98); "evenly": invert
     #: linspace(.02, .98, Q) as closely as reachable (note R-uniform-init).
     uniform_mode: Literal["zero_raw", "evenly"] = "zero_raw"
-    width_init: float = 0.1
+    width_init: Annotated[float, Bound(exclusive_minimum=0)] = 0.1
 
 
 @dataclass(frozen=True)
@@ -100,7 +135,7 @@ class ModelConfig:
     """Everything needed to rebuild a trained model from its checkpoint."""
 
     method: str = "dfil"
-    num_classes: int = 8
+    num_classes: Annotated[int, Bound(minimum=2)] = 8
     #: "lora": LoRA-adapted backbone (the paper). "none": frozen backbone, heads only
     #: (the embedded default's CPU mode; named as such in every output).
     adapter: Literal["lora", "none"] = "lora"
@@ -182,6 +217,38 @@ def deep_merge(base: Mapping, over: Mapping) -> dict:
         both = isinstance(v, Mapping) and isinstance(out.get(k), Mapping)
         out[k] = deep_merge(out[k], v) if both else copy.deepcopy(v)
     return out
+
+
+def check_bounds(config: Any, path: str = "") -> None:
+    """Every :class:`Bound` of dataclass ``config``'s fields, nested ones included;
+    :class:`ConfigError` naming the dotted key path (``train.epochs: must be >= 1, got 0``)."""
+    hints = get_type_hints(type(config), include_extras=True)
+    for f in dataclasses.fields(config):
+        _check_value(hints[f.name], getattr(config, f.name), f"{path}.{f.name}" if path else f.name)
+
+
+def _check_value(hint: Any, value: Any, path: str) -> None:
+    if dataclasses.is_dataclass(value):
+        check_bounds(value, path)
+        return
+    origin = get_origin(hint)
+    if origin is Annotated:
+        base, *extras = get_args(hint)
+        for bound in extras:
+            problem = isinstance(bound, Bound) and bound.violation(value)
+            if problem:
+                raise ConfigError(f"{path}: {problem}")
+        _check_value(base, value, path)
+    elif origin in (typing.Union, types.UnionType) and value is not None:
+        for option in get_args(hint):
+            if get_origin(option) is Annotated and isinstance(value, (int, float)):
+                _check_value(option, value, path)
+            elif get_origin(option) is tuple and isinstance(value, tuple):
+                _check_value(option, value, path)
+    elif origin is tuple and isinstance(value, tuple):
+        item = get_args(hint)[0]
+        for i, v in enumerate(value):
+            _check_value(item, v, f"{path}[{i}]")
 
 
 def to_dict(config: Any) -> dict[str, Any]:

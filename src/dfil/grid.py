@@ -41,6 +41,11 @@ class Grid:
             jsonschema.validate(dict(config), grid_schema())
         except jsonschema.ValidationError as err:
             where = ".".join(str(p) for p in err.absolute_path) or "<root>"
+            if "propertyNames" in err.schema_path:
+                raise ConfigError(
+                    f"config {where}: name {err.instance!r} may hold only letters, digits, "
+                    "'_', '.' and '-', and not start with '.' or '-': it becomes part of run "
+                    "directories and Snakemake wildcards") from None
             raise ConfigError(f"config {where}: {err.message}") from None
         self.config = dict(config)
         self.name = config["name"]
@@ -151,15 +156,11 @@ def _substitute(value, names: dict):
 
 def load_grid_files(paths) -> Grid:
     """A :class:`Grid` from YAML files merged in order (later files override)."""
-    import yaml
+    from dfil.yamlfile import load_yaml
 
     merged: dict = {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                merged = deep_merge(merged, yaml.safe_load(fh) or {})
-        except (OSError, yaml.YAMLError) as err:
-            raise ConfigError(f"{path}: {err}") from None
+        merged = deep_merge(merged, load_yaml(path) or {})
     try:
         return Grid(merged)
     except ConfigError as err:

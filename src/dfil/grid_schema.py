@@ -11,21 +11,30 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Literal, get_args, get_origin, get_type_hints
+from typing import Annotated, Literal, get_args, get_origin, get_type_hints
 
 from dfil.cell import CellConfig
+from dfil.config import Bound
 from dfil.methods import METHODS
+
+#: Names that become parts of run-directory paths and Snakemake wildcards (the grid's
+#: name, backbones, tasks, variants): no braces, shell characters, separators or spaces.
+NAME_PATTERN = "^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
 
 
 def dataclass_schema(cls) -> dict:
     """JSON schema of a (partial) config dataclass: every key optional, none unknown."""
-    hints = get_type_hints(cls)
+    hints = get_type_hints(cls, include_extras=True)
     props = {f.name: _type_schema(hints[f.name]) for f in dataclasses.fields(cls)}
     return {"type": "object", "additionalProperties": False, "properties": props}
 
 
 def _type_schema(hint) -> dict:
     origin = get_origin(hint)
+    if origin is Annotated:
+        base, *extras = get_args(hint)
+        limits = {k: v for b in extras if isinstance(b, Bound) for k, v in b.schema().items()}
+        return {**_type_schema(base), **limits}
     if dataclasses.is_dataclass(hint):
         return dataclass_schema(hint)
     if origin in (typing.Union, types.UnionType):
@@ -47,6 +56,9 @@ def grid_schema() -> dict:
 
     def mapping(value: dict) -> dict:
         return {"type": "object", "additionalProperties": value}
+
+    def named(value: dict) -> dict:  # a mapping whose keys end up in paths
+        return {**mapping(value), "propertyNames": {"pattern": NAME_PATTERN}}
 
     def obj(props: dict, required=()) -> dict:
         return {"type": "object", "additionalProperties": False, "properties": props,
@@ -86,7 +98,7 @@ def grid_schema() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "dfil grid config",
         **obj({
-            "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+            "name": {"type": "string", "pattern": NAME_PATTERN},
             "description": {"type": "string"},
             "defaults": cell,
             "embedded_data": obj({"frog": obj({"seed": {"type": "integer"},
@@ -95,10 +107,10 @@ def grid_schema() -> dict:
             "fetch_backbones": {"type": "array", "items": {"type": "string"}},
             "probe_seed": {"type": "integer"},
             "seed_sets": mapping({"type": "array", "items": {"type": "integer"}}),
-            "backbones": mapping(backbone),
+            "backbones": named(backbone),
             "resources": mapping(resource),
-            "tasks": mapping(obj({"cell": cell})),
-            "variants": mapping(obj({"description": {"type": "string"}, "cell": cell})),
+            "tasks": named(obj({"cell": cell})),
+            "variants": named(obj({"description": {"type": "string"}, "cell": cell})),
             "groups": mapping(group),
             # How config/tables.yaml's paper coordinates map onto this grid's cells.
             "render": obj({

@@ -1,4 +1,5 @@
 import json
+import re
 
 import pytest
 
@@ -10,7 +11,7 @@ from dfil.data.synthetic import FROG_CLASS_COUNTS, write_frog_like
 @pytest.mark.parametrize(
     "text,expected",
     [("5 %", 0.05), ("31.1 %", 0.311), ("60%", 0.6), ("0.10%", 0.001), ("0%-2%", 0.01),
-     ("80%-90%", 0.85), ("150 %", 1.5)],
+     ("80%-90%", 0.85), ("0 %", 0.0), ("100%", 1.0), ("90%-100%", 0.95)],
 )
 def test_parse_percentage(text, expected):
     assert parse_percentage(text) == pytest.approx(expected)
@@ -53,7 +54,7 @@ def test_hub_layout_loads_from_shared_samples_converted(shared_data, tmp_path):
     repo = load_frog(src, "hard")
     assert hub["label"].tolist() == repo["label"].tolist()
     assert hub["p"].tolist() == repo["p"].tolist()
-    assert hub["id"].iloc[3] == "frog-3"
+    assert hub["id"].iloc[3] == "hard/frog-3"  # the split names the record with its id
 
 
 def test_bad_rows_name_file_and_line(tmp_path):
@@ -75,16 +76,23 @@ def test_bad_rows_name_file_and_line(tmp_path):
         load_frog(broken, "easy")
 
 
+@pytest.mark.parametrize("text", ["150 %", "100.5%", "-5 %", "90%-120%"])
+def test_parse_percentage_refuses_values_outside_0_100(text):
+    with pytest.raises(ValueError, match=rf"percentage '{re.escape(text)}' lies outside "
+                                         r"\[0, 100\] %"):
+        parse_percentage(text)
+
+
 def test_wrong_split_and_out_of_range_p(tmp_path):
     with pytest.raises(DataError, match="unknown FRoG split 'train'"):
         load_frog(tmp_path, "train")
     path = tmp_path / "x.jsonl"
-    path.write_text(json.dumps({"question": "q", "target_percentage_mention": "150 %",
-                                "quantifier": "all"}) + "\n")
-    assert load_frog(path, "easy")["p"].item() == 1.0  # clipped, p_raw kept
-    assert load_frog(path, "easy")["p_raw"].item() == 1.5
-    with pytest.raises(DataError, match=r"x\.jsonl:1: proportion 1.5"):
-        load_frog(path, "easy", clip_p=False)
+    good = {"question": "q", "target_percentage_mention": "100 %", "quantifier": "all"}
+    path.write_text(json.dumps(good) + "\n"
+                    + json.dumps({**good, "target_percentage_mention": "150 %"}) + "\n")
+    with pytest.raises(DataError, match=r"x\.jsonl:2: percentage '150 %' lies outside "
+                                        r"\[0, 100\] %"):
+        load_frog(path, "easy")  # refused, not clipped to p = 1
 
 
 def test_synthetic_split_sizes_and_class_balance(tmp_path):

@@ -27,6 +27,9 @@ def test_load_qure_errors_name_the_line(tmp_path):
         load_qure(path)
     with pytest.raises(DataError, match="no FRoG label"):
         load_qure(path, quantifiers=("few", "large"))
+    path.write_text(json.dumps(row) + "\n" + json.dumps({**row, "percentage": "120%"}) + "\n")
+    with pytest.raises(DataError, match=r"q\.json:2: percentage '120%' lies outside"):
+        load_qure(path)
 
 
 def test_load_sst5_local(shared_data, tmp_path):

@@ -1,9 +1,10 @@
 import pytest
 import torch
+from archs import ARCHS
 
-from dfil.config import BackboneConfig, LoraConfig
+from dfil.config import BackboneConfig, ConfigError, LoraConfig
 from dfil.model import apply_lora, build_model, count_trainable, load_backbone
-from dfil.model.backbone import backbone_hidden_size
+from dfil.model.backbone import backbone_hidden_size, check_arch
 from dfil.model.lora import bnb_4bit_config, lora_target_modules
 from tinymodel import TINY_LLAMA, tiny_config
 
@@ -49,6 +50,25 @@ def test_random_init_is_seeded():
     sa, sb, sc = a.state_dict(), b.state_dict(), c.state_dict()
     assert all(torch.equal(sa[k], sb[k]) for k in sa)
     assert not all(torch.equal(sa[k], sc[k]) for k in sa)
+
+
+def test_check_arch_refuses_a_misspelled_key_suggesting_the_close_one():
+    arch = {k: v for k, v in TINY_LLAMA.items() if k != "num_hidden_layers"}
+    arch["num_hiden_layers"] = 2
+    with pytest.raises(ConfigError, match=r"backbone 'tiny': model\.backbone\.arch\."
+                                          r"num_hiden_layers: not a key of LlamaConfig "
+                                          r"\(model_type 'llama'\); did you mean "
+                                          r"'num_hidden_layers'\?"):
+        load_backbone(BackboneConfig(name="tiny", arch=arch))
+    with pytest.raises(ConfigError, match=r"arch\.model_type: unknown model type 'lama'; "
+                                          r"did you mean 'llama'\?"):
+        check_arch({**TINY_LLAMA, "model_type": "lama"})
+
+
+def test_check_arch_accepts_declared_and_legacy_keys():
+    for name, arch in ARCHS.items():  # rope_theta: a legacy name folded into rope_parameters
+        check_arch(arch, name)
+    check_arch({**TINY_LLAMA, "tie_word_embeddings": True, "rope_theta": 1e4})
 
 
 def test_local_path_loads_and_remote_code_stays_off(tmp_path, monkeypatch):

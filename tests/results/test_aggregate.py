@@ -5,7 +5,7 @@ import pytest
 
 from dfil.cli import main
 from dfil.contracts.metrics import MetricsError
-from dfil.results.aggregate import aggregate
+from dfil.results.aggregate import COLUMNS, aggregate, check_replaceable, metrics_files
 from records import metrics_record
 
 
@@ -61,3 +61,40 @@ def test_aggregate_cli(tmp_path, capsys):
     assert len(parquet) == len(csv) == 40
     assert parquet["value"].tolist() == csv["value"].tolist()
     assert "40 rows from 2 runs" in capsys.readouterr().out
+
+
+def test_metrics_files_refuses_runs_that_match_nothing(tmp_path):
+    with pytest.raises(ValueError, match=r"smkoe/runs: no such runs directory"):
+        metrics_files(tmp_path / "smkoe" / "runs")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match=r"empty: no run directory below it has a "
+                                         r"metrics\.json"):
+        metrics_files(tmp_path / "empty")
+    found = write_run(tmp_path / "runs", 42, 0.5) / "metrics.json"
+    assert metrics_files(tmp_path / "runs") == [found]
+    assert metrics_files(tmp_path / "elsewhere", [found]) == [found]
+
+
+def test_check_replaceable_keeps_a_full_table(tmp_path):
+    out = tmp_path / "metrics.parquet"
+    empty = pd.DataFrame(columns=COLUMNS)
+    check_replaceable(empty, out)  # nothing to lose
+    full = aggregate([write_run(tmp_path / "runs", 42, 0.5) / "metrics.json"],
+                     tmp_path / "runs")
+    full.to_parquet(out)
+    with pytest.raises(ValueError, match=rf"metrics\.parquet: refusing to replace its "
+                                         rf"{len(full)} rows with an empty table"):
+        check_replaceable(empty, out)
+    check_replaceable(full, out)  # a table with rows may replace it
+
+
+def test_aggregate_cli_with_a_mistyped_runs_keeps_the_table(tmp_path, capsys):
+    runs = tmp_path / "results" / "smoke" / "runs"
+    write_run(runs, 42, 0.5)
+    out = tmp_path / "results" / "smoke" / "aggregate" / "metrics.parquet"
+    assert main(["aggregate", "--runs", str(runs), "--out", str(out)]) == 0
+    before = out.read_bytes()
+    typo = tmp_path / "results" / "smkoe" / "runs"
+    assert main(["aggregate", "--runs", str(typo), "--out", str(out)]) == 2
+    assert f"{typo}: no such runs directory" in capsys.readouterr().err
+    assert out.read_bytes() == before

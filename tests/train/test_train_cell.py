@@ -195,6 +195,25 @@ def test_corrupt_checkpoints_are_clear_errors(tmp_path, frog_dir, reference, cap
     assert "model.safetensors: not a readable safetensors checkpoint" in capsys.readouterr().err
 
 
+def test_a_damaged_checkpoint_never_counts_as_trained(tmp_path, frog_dir, capsys):
+    cell = make_cell(tmp_path, frog_dir, epochs=1)
+    run = tmp_path / "run"
+    assert main(["train", "--cell", str(cell), "--out", str(run)]) == 0
+    best = run / "model.safetensors"
+    good = best.read_bytes()
+    best.write_bytes(good[: len(good) // 2])  # truncated
+    assert main(["train", "--cell", str(cell), "--out", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"{best}: not a readable safetensors checkpoint" in err
+    assert f"the run is not trained after all: delete {run}" in err
+    best.write_bytes(good[:-16] + b"\xff" * 16)  # tensor bytes overwritten, header intact
+    assert main(["train", "--cell", str(cell), "--out", str(run)]) == 2
+    assert "tensor bytes do not match the content hash" in capsys.readouterr().err
+    assert main(["evaluate", "--run", str(run)]) == 2
+    assert "tensor bytes do not match the content hash" in capsys.readouterr().err
+    assert not (run / "metrics.json").exists()
+
+
 def test_bad_cell_key_is_named(tmp_path, frog_dir, capsys):
     path = make_cell(tmp_path, frog_dir)
     data = yaml.safe_load(path.read_text())

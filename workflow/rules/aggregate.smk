@@ -1,5 +1,6 @@
 # Aggregation stage: every evaluated cell -> one tidy table of numbers (CPU only).
 
+
 rule aggregate:
     input:
         metrics=expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
@@ -10,8 +11,11 @@ rule aggregate:
         f"{RES}/logs/aggregate.log",
     benchmark:
         f"{RES}/benchmarks/aggregate/aggregate.tsv"
+    localrule: True  # reads small JSON files: not worth a cluster job
     resources:
         **GRID.config["resources"]["cpu"],
+    params:
+        runs=lambda wildcards: f"{RES}/runs",
     shell:
-        "dfil aggregate --runs {RES}/runs --metrics {input.metrics} --out {output.table} "
+        "dfil aggregate --runs {params.runs} --metrics {input.metrics} --out {output.table} "
         "> {log} 2>&1"

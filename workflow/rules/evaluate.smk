@@ -1,6 +1,7 @@
 # Evaluation stage: every metric of a cell from its checkpoint (a model forward pass over
 # FRoG-hard, the probe sets and QuRe, so it gets the same accelerator as training).
 
+
 rule evaluate_cell:
     input:
         summary=f"{RES}/runs/{{key}}/train_summary.json",
@@ -15,8 +16,11 @@ rule evaluate_cell:
         f"{RES}/benchmarks/evaluate_cell/{{key}}.tsv"
     resources:
         gpu=cell_resource("gpu"),
+        gpu_model=cell_resource("gpu_model", ""),
         mem_mb=cell_resource("mem_mb"),
         runtime=cell_resource("runtime"),
         cpus_per_task=cell_resource("cpus_per_task"),
+    params:
+        run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
-        "OMP_NUM_THREADS={resources.cpus_per_task} dfil evaluate --run {RES}/runs/{wildcards.key} > {log} 2>&1"
+        "OMP_NUM_THREADS={resources.cpus_per_task} dfil evaluate --run {params.run} > {log} 2>&1"

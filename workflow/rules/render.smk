@@ -4,12 +4,22 @@ from dfil.render import file_stem, load_specs, table_keys, table_names
 
 TABLE_SPECS = load_specs("config/tables.yaml")
 TABLES_OUT = f"paper_tables/{GRID.name}"
-TABLE_FILES = {name: f"{TABLES_OUT}/{file_stem(TABLE_SPECS, name)}.tex"
-               for name in table_names(TABLE_SPECS)}
-REPORT_FILES = [f"{TABLES_OUT}/{f}" for f in
-                ("diff.md", "diff.html", "tables.pdf", "figures/membership_functions.png",
-                 "figures/center_drift.png", "figures/fewshot_curves.png",
-                 "figures/compositional_depth.png")]
+TABLE_FILES = {
+    name: f"{TABLES_OUT}/{file_stem(TABLE_SPECS, name)}.tex"
+    for name in table_names(TABLE_SPECS)
+}
+REPORT_FILES = [
+    f"{TABLES_OUT}/{f}"
+    for f in (
+        "diff.md",
+        "diff.html",
+        "tables.pdf",
+        "figures/membership_functions.png",
+        "figures/center_drift.png",
+        "figures/fewshot_curves.png",
+        "figures/compositional_depth.png",
+    )
+]
 
 for _name, _tex in TABLE_FILES.items():
 
@@ -17,22 +27,26 @@ for _name, _tex in TABLE_FILES.items():
         name:
             f"render_{_name}"
         input:
-            metrics=expand(f"{RES}/runs/{{key}}/metrics.json",
-                           key=table_keys(TABLE_SPECS, GRID, _name)),
+            metrics=expand(
+                f"{RES}/runs/{{key}}/metrics.json",
+                key=table_keys(TABLE_SPECS, GRID, _name),
+            ),
             tables="config/tables.yaml",
             grid=f"{RES}/grid.yaml",
         output:
             _tex,
-        params:
-            table=_name,
         log:
             f"{RES}/logs/render/{_name}.log",
         benchmark:
             f"{RES}/benchmarks/render/{_name}.tsv"
+        localrule: True  # seconds of CPU: not worth queueing behind training
         resources:
             **GRID.config["resources"]["cpu"],
+        params:
+            table=_name,
+            runs=lambda wildcards: f"{RES}/runs",
         shell:
-            "dfil render --config {input.grid} --tables {input.tables} --runs {RES}/runs "
+            "dfil render --config {input.grid} --tables {input.tables} --runs {params.runs} "
             "--table {params.table} --out {output} > {log} 2>&1"
 
 
@@ -48,8 +62,11 @@ rule render_report:
         f"{RES}/logs/report.log",
     benchmark:
         f"{RES}/benchmarks/report/report.tsv"
+    localrule: True
     resources:
         **GRID.config["resources"]["cpu"],
+    params:
+        tex_dir=lambda wildcards: TABLES_OUT,
     shell:
         "dfil report --config {input.grid} --tables {input.tables} "
-        "--aggregate {input.aggregate} --tex-dir {TABLES_OUT} > {log} 2>&1"
+        "--aggregate {input.aggregate} --tex-dir {params.tex_dir} > {log} 2>&1"

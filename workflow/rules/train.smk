@@ -2,15 +2,18 @@
 # The resolved grid and each cell's config reach their jobs as parameters: a config edit
 # reruns exactly the cells whose resolved config it changes (and what depends on them).
 
+
 rule grid_config:
     output:
         f"{RES}/grid.yaml",
-    params:
-        grid=lambda wildcards: json.dumps(GRID.config, sort_keys=True),
     log:
         f"{RES}/logs/grid_config.log",
+    # Light (the resolved grid as YAML): runs where Snakemake runs.
+    localrule: True
     resources:
         **GRID.config["resources"]["cpu"],
+    params:
+        grid=lambda wildcards: json.dumps(GRID.config, sort_keys=True),
     shell:
         "dfil grid resolve --json {params.grid:q} --out {output} > {log} 2>&1"
 
@@ -18,20 +21,18 @@ rule grid_config:
 rule cell_config:
     output:
         f"{RES}/runs/{{key}}/cell.yaml",
-    params:
-        cell=lambda wildcards: GRID.cell_json(wildcards.key),
     log:
         f"{RES}/logs/cells/{{key}}.log",
     benchmark:
         f"{RES}/benchmarks/cell_config/{{key}}.tsv"
+    # Light (a YAML from the grid): runs where Snakemake runs, never queued on the cluster.
+    localrule: True
     resources:
         **GRID.config["resources"]["cpu"],
+    params:
+        cell=lambda wildcards: GRID.cell_json(wildcards.key),
     shell:
         "dfil grid cell --json {params.cell:q} --out {output} > {log} 2>&1"
-
-
-def cell_resource(name):
-    return lambda wildcards: GRID.resources(wildcards.key).get(name, 0)
 
 
 rule train_cell:
@@ -46,8 +47,11 @@ rule train_cell:
         f"{RES}/benchmarks/train_cell/{{key}}.tsv"
     resources:
         gpu=cell_resource("gpu"),
+        gpu_model=cell_resource("gpu_model", ""),
         mem_mb=cell_resource("mem_mb"),
         runtime=cell_resource("runtime"),
         cpus_per_task=cell_resource("cpus_per_task"),
+    params:
+        run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
-        "OMP_NUM_THREADS={resources.cpus_per_task} dfil train --cell {input.cell} --out {RES}/runs/{wildcards.key} >> {log} 2>&1"
+        "OMP_NUM_THREADS={resources.cpus_per_task} dfil train --cell {input.cell} --out {params.run} >> {log} 2>&1"

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dfil.data.io import DataError, read_records
+from dfil.data.splits import check_unique_ids
 from dfil.quantifiers import FROG_CLASSES
 
 FROG_HUB_ID = "GAIR/FRoG"
@@ -33,17 +34,24 @@ _RANGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%?\s*(?:-|to|–)\s*(\d+(?:\.\d+)?)\
 def parse_percentage(text: str) -> float:
     """"5 %" -> 0.05, "31.1%" -> 0.311, "0%-2%" -> 0.01 (midpoint of a range).
 
-    ``ValueError`` naming the text for anything else.
+    ``ValueError`` naming the text for anything else, and for a value outside [0, 100] %
+    ("150 %" is a damaged record, not p = 1: it is refused, never clipped).
     """
     if not isinstance(text, str):
         raise ValueError(f"unparseable percentage {text!r}")
     m = _PERCENT.match(text)
     if m and "%" in text:
-        return float(m.group(1)) / 100
+        return _in_range(float(m.group(1)), text) / 100
     m = _RANGE.match(text)
     if m:
-        return (float(m.group(1)) + float(m.group(2))) / 200
+        return (_in_range(float(m.group(1)), text) + _in_range(float(m.group(2)), text)) / 200
     raise ValueError(f"unparseable percentage {text!r}")
+
+
+def _in_range(value: float, text: str) -> float:
+    if not 0.0 <= value <= 100.0:
+        raise ValueError(f"percentage {text!r} lies outside [0, 100] %")
+    return value
 
 
 def label_of(name: str, where: str, classes: tuple[str, ...] = FROG_CLASSES) -> int:
@@ -54,8 +62,13 @@ def label_of(name: str, where: str, classes: tuple[str, ...] = FROG_CLASSES) -> 
     return classes.index(key)
 
 
-def parse_frog_record(record: dict, where: str, clip_p: bool = True) -> dict:
-    """One FRoG item in either layout -> a row (id, question, label, label_name, p, ...)."""
+def parse_frog_record(record: dict, where: str, split: str = "") -> dict:
+    """One FRoG item in either layout -> a row (id, question, label, label_name, p, ...).
+
+    The id is the record's own, prefixed with ``split`` (``"hard/17"``): the release may
+    number its easy and hard versions of one question set alike, and a row id must name
+    one record. A record without an id (the repository's layout) is named by ``where``.
+    """
     if "question" not in record:
         raise DataError(f"{where}: record has no 'question'")
     info = record.get("info")
@@ -70,30 +83,31 @@ def parse_frog_record(record: dict, where: str, clip_p: bool = True) -> dict:
     if mention is None:
         raise DataError(f"{where}: record has no percentage mention to read p from")
     try:
-        p_raw = parse_percentage(mention)
+        p = parse_percentage(mention)
     except ValueError as err:
         raise DataError(f"{where}: {err}") from None
-    if not 0.0 <= p_raw <= 1.0 and not clip_p:
-        raise DataError(f"{where}: proportion {p_raw} from {mention!r} lies outside [0, 1]")
     label = label_of(name, where)
+    rid = record.get("id")
     return {
-        "id": str(record.get("id", where)),
+        "id": where if rid is None else (f"{split}/{rid}" if split else str(rid)),
         "question": record["question"],
         "label": label,
         "label_name": FROG_CLASSES[label],
-        "p": min(max(p_raw, 0.0), 1.0),
-        "p_raw": p_raw,
+        "p": p,
         "percentage_mention": mention,
         "origin": where,
     }
 
 
-def frog_frame(records, source: str, clip_p: bool = True) -> pd.DataFrame:
-    """Rows of :func:`parse_frog_record` for ``(line, record)`` pairs from ``source``."""
-    rows = [parse_frog_record(r, f"{source}:{line}", clip_p) for line, r in records]
+def frog_frame(records, source: str, split: str = "") -> pd.DataFrame:
+    """Rows of :func:`parse_frog_record` for ``(line, record)`` pairs from ``source``;
+    :class:`DataError` for an id given twice."""
+    rows = [parse_frog_record(r, f"{source}:{line}", split) for line, r in records]
     if not rows:
         raise DataError(f"{source}: no records")
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    check_unique_ids(df, source)
+    return df
 
 
 def _local_file(root: Path, split: str, task: str) -> Path:
@@ -108,8 +122,8 @@ def _local_file(root: Path, split: str, task: str) -> Path:
     raise DataError(f"{root}: no file for split {split!r}; looked for {patterns}")
 
 
-def load_frog(source: str | Path = FROG_HUB_ID, split: str = "easy", task: str = "mask_quant",
-              clip_p: bool = True) -> pd.DataFrame:
+def load_frog(source: str | Path = FROG_HUB_ID, split: str = "easy",
+              task: str = "mask_quant") -> pd.DataFrame:
     """FRoG ``task`` split ``split`` from a local file or directory, or from the hub.
 
     A local ``source`` may be a JSON/JSONL/parquet file (taken as the split itself) or a
@@ -127,14 +141,31 @@ def load_frog(source: str | Path = FROG_HUB_ID, split: str = "easy", task: str =
             records = ((i, r) for i, r in enumerate(table.to_dict("records"), start=1))
         else:
             records = read_records(file)
-        df = frog_frame(records, str(file), clip_p)
+        df = frog_frame(records, str(file), split)
     else:
         from datasets import load_dataset
 
         ds = load_dataset(str(source), task, split=split)
-        df = frog_frame(enumerate(ds, start=1), f"{source}/{task}/{split}", clip_p)
+        df = frog_frame(enumerate(ds, start=1), f"{source}/{task}/{split}", split)
     df["split"] = split
     return df
+
+
+def frog_test_source(source: str, test_source: str = "") -> str:
+    """Where FRoG-hard (the test split) is read from: ``test_source`` if set, else
+    ``source``, which must then hold both splits (a directory or a hub id).
+
+    A single file holds one split: used as both it would be its own test set (every test
+    item also trained on), so :class:`DataError` says how to give the test split its own.
+    """
+    test = test_source or source
+    if Path(test).is_file() and Path(test).resolve() == Path(source).resolve():
+        raise DataError(
+            f"data.source: {source} is a single file, so FRoG-hard would be read from the "
+            "same file as FRoG-easy (every test item also a training item). Set "
+            "data.test_source to the hard split's file, or point data.source at a "
+            "directory holding easy.jsonl and hard.jsonl")
+    return test
 
 
 def split_train_val(df: pd.DataFrame, train_frac: float = 0.8, seed: int = 0):

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from dfil.data.io import DataError, read_records
+from dfil.data.splits import check_unique_ids
 
 SST5_HUB_ID = "SetFit/sst5"
 STS22_HUB_ID = "mteb/sts22-crosslingual-sts"
@@ -55,6 +56,7 @@ def load_sst5(source: str | Path = SST5_HUB_ID, split: str = "test",
     if not rows:
         raise DataError(f"{source}: no SST-5 rows")
     df = pd.DataFrame(rows)
+    check_unique_ids(df, str(source))
     df["label_name"] = [SST5_CLASSES[k] for k in df["label"]]
     df["p"] = label_proportion(df["label"], 5, p_mode)
     return df
@@ -94,4 +96,6 @@ def load_sts22(source: str | Path = STS22_HUB_ID, split: str = "test",
                      "p": (score - 1.0) / 3.0, "score": score, "origin": where})
     if not rows:
         raise DataError(f"{source}: no STS22 rows")
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    check_unique_ids(df, str(source))
+    return df

@@ -14,9 +14,12 @@ import pandas as pd
 
 from dfil.data.frog import parse_percentage
 from dfil.data.io import DataError, read_records
+from dfil.data.splits import check_unique_ids
 from dfil.quantifiers import FROG_CLASSES
 
 QURE_HUB_ID = "billli/QuRe"
+#: Rows of the paper's transfer set: QuRe's sentences quantified by few/some/most/all.
+QURE_ROWS = 401
 #: QuRe word -> FRoG class. The four words the paper keeps have same-named FRoG classes.
 QURE_TO_FROG = {"few": "few", "some": "some", "most": "most", "all": "all"}
 
@@ -36,11 +39,14 @@ def qure_text(row: dict) -> tuple[str, bool]:
 
 
 def load_qure(path: str | Path = QURE_HUB_ID,
-              quantifiers: tuple[str, ...] = tuple(QURE_TO_FROG)) -> pd.DataFrame:
+              quantifiers: tuple[str, ...] = tuple(QURE_TO_FROG),
+              expected_rows: int | None = QURE_ROWS) -> pd.DataFrame:
     """QuRe rows whose quantifier is in ``quantifiers`` (default: the paper's 401).
 
     ``path`` is a local JSON/JSONL file or a hub id. Columns: id, text, label, label_name,
     p (midpoint of a percentage range), percentage, quantifier, text_fallback, origin.
+    :class:`DataError` naming the file and both counts unless exactly ``expected_rows``
+    rows are kept (a file truncated at a line boundary still parses; None: any count).
     """
     unknown = sorted(set(quantifiers) - set(QURE_TO_FROG))
     if unknown:
@@ -68,9 +74,15 @@ def load_qure(path: str | Path = QURE_HUB_ID,
         text, fallback = qure_text({**record, "quantifier": word})
         label = FROG_CLASSES.index(QURE_TO_FROG[word])
         rows.append({"id": f"qure-{line}", "text": text, "label": label,
-                     "label_name": FROG_CLASSES[label], "p": min(max(p, 0.0), 1.0),
+                     "label_name": FROG_CLASSES[label], "p": p,
                      "percentage": record["percentage"], "quantifier": word,
                      "text_fallback": fallback, "origin": where})
     if not rows:
         raise DataError(f"{path}: no rows with quantifiers {list(quantifiers)}")
-    return pd.DataFrame(rows)
+    if expected_rows is not None and len(rows) != expected_rows:
+        raise DataError(f"{path}: {len(rows)} rows with quantifiers {list(quantifiers)}, "
+                        f"expected {expected_rows} (data.qure_rows): the file is truncated "
+                        "or not the QuRe release the transfer set is defined on")
+    df = pd.DataFrame(rows)
+    check_unique_ids(df, str(path))
+    return df

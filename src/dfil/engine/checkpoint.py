@@ -4,10 +4,13 @@ One safetensors file: the tensors of every head parameter and every trainable ba
 parameter (the LoRA matrices), and the resolved :class:`ModelConfig` as JSON metadata, so
 the frozen base weights are never copied and the file alone rebuilds the model. Writes are
 atomic (temporary file, fsync, rename): a half-written checkpoint never has the final name.
+The metadata carries a sha256 of the tensors, checked on every read: a file whose tensor
+bytes were overwritten behind an intact header is refused, not evaluated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -21,7 +24,18 @@ from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
 from dfil.contracts.rundir import BEST, CELL
 from dfil.errors import CheckpointError
 
-FORMAT = "dfil-checkpoint/1"
+#: /2: the metadata carries ``tensors_sha256``; /1 files (no hash) are refused.
+FORMAT = "dfil-checkpoint/2"
+
+
+def tensors_sha256(tensors: dict[str, torch.Tensor]) -> str:
+    """sha256 over each tensor's name, dtype, shape and raw bytes, in name order."""
+    digest = hashlib.sha256()
+    for name in sorted(tensors):
+        t = tensors[name].detach().to("cpu").contiguous()
+        digest.update(json.dumps([name, str(t.dtype), list(t.shape)]).encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
@@ -40,14 +54,18 @@ def save_checkpoint(model: torch.nn.Module, config: ModelConfig, path: Path,
     All metadata sits in one key holding key-sorted JSON: safetensors does not keep the
     order of several metadata keys, and the file should be byte-identical for equal runs.
     """
-    meta = {"format": FORMAT, "config": to_dict(config), **(extra or {})}
+    state = trained_state(model)
+    meta = {**(extra or {}), "format": FORMAT, "config": to_dict(config),
+            "tensors_sha256": tensors_sha256(state)}
     metadata = {"dfil": json.dumps(meta, sort_keys=True)}
     with atomic_path(path) as tmp:
-        save_file(trained_state(model), tmp, metadata=metadata)
+        save_file(state, tmp, metadata=metadata)
 
 
 def read_checkpoint(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], dict]:
-    """Tensors, resolved config and metadata of a checkpoint; :class:`CheckpointError` if bad."""
+    """Resolved config, tensors and metadata of a checkpoint; :class:`CheckpointError`
+    naming the file if it is missing, unreadable (e.g. truncated), of another format, or
+    its tensors do not match the content hash in its metadata."""
     path = Path(path)
     if not path.is_file():
         raise CheckpointError(f"{path}: checkpoint not found")
@@ -62,7 +80,11 @@ def read_checkpoint(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], d
     except (KeyError, json.JSONDecodeError) as err:
         raise CheckpointError(f"{path}: no dfil metadata ({err})") from err
     if meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r}")
+        raise CheckpointError(f"{path}: format {meta.get('format')!r}, expected {FORMAT!r} "
+                              "(one without a content hash cannot be checked)")
+    if tensors_sha256(tensors) != meta.get("tensors_sha256"):
+        raise CheckpointError(f"{path}: tensor bytes do not match the content hash in its "
+                              "metadata (damaged or overwritten)")
     try:
         config = from_dict(ModelConfig, meta["config"], "checkpoint.config")
     except (KeyError, ConfigError) as err:

@@ -11,7 +11,9 @@ import pandas as pd
 from dfil.cell import CellConfig
 from dfil.config import ConfigError
 from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_train_val
+from dfil.data.frog import frog_test_source
 from dfil.data.ordinal import label_proportion
+from dfil.data.splits import check_test_disjoint
 from dfil.data.synthetic import ordinal_standin_records
 
 
@@ -25,8 +27,8 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     if d.task == "frog":
         easy = load_frog(d.source, "easy", d.frog_task).rename(columns={"question": "text"})
         train, val = split_train_val(easy, d.train_frac, d.split_seed)
-        test = load_frog(d.test_source or d.source, "hard", d.frog_task).rename(
-            columns={"question": "text"})
+        test = load_frog(frog_test_source(d.source, d.test_source), "hard",
+                         d.frog_task).rename(columns={"question": "text"})
     elif d.task == "ordinal_standin":
         rows = pd.DataFrame(ordinal_standin_records(1500, d.split_seed))
         rows["p"] = label_proportion(rows["label"], 5)
@@ -39,6 +41,7 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
         pool = loader(d.source, "train")
         train, val = split_train_val(pool, d.train_frac, d.split_seed)
         test = loader(d.test_source, "test")
+    check_test_disjoint({"train": train, "val": val, "test": test}, d.allowed_test_overlap)
     train_pool = None
     if d.budget is not None:
         seed = cell.train.seed if d.fewshot_seed is None else d.fewshot_seed

@@ -19,8 +19,7 @@ from dfil.cell import load_cell
 from dfil.config import config_hash
 from dfil.contracts.metrics import write_metrics
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY
-from dfil.data.io import read_records
-from dfil.data.probes import PROBE_SETS, ProbeConfig, generate_probes
+from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import task_frames
@@ -34,9 +33,7 @@ from dfil.provenance import provenance
 
 def _probes(cell) -> dict[str, list[dict]]:
     if cell.data.probes_dir:
-        root = Path(cell.data.probes_dir)
-        sets = {name: [r for _, r in read_records(root / f"{name}.jsonl")]
-                for name in PROBE_SETS}
+        sets = read_probes(cell.data.probes_dir)
     else:
         sets = generate_probes(ProbeConfig())
     return {name: rows[::cell.eval.probe_stride] for name, rows in sets.items()}
@@ -123,7 +120,7 @@ def _evaluate(run_dir: Path, cell, summary: dict, started: float) -> dict:
     if probes and cell.eval.probes:
         metrics.update(_probe_metrics(cell, score, centers, alpha, predictions))
     if probes and cell.eval.qure and cell.data.qure_source:
-        qure = load_qure(cell.data.qure_source)
+        qure = load_qure(cell.data.qure_source, expected_rows=cell.data.qure_rows)
         preds = score(qure, task="frog", label_col="label", p_col="p")
         labels = ev.path_labels(preds, centers, alpha)
         metrics["qure"] = {path: ev.accuracy_block(lab, qure["label"].to_numpy(), None, q)

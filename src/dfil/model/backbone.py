@@ -7,20 +7,59 @@ which attention each model gets: :mod:`dfil.model.attention`.
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import inspect
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import torch
 
-from dfil.config import BackboneConfig
+from dfil.config import BackboneConfig, ConfigError
 from dfil.model.attention import choose as choose_attention
 from dfil.model.embedded import resolve_model_id
+from dfil.model.load_report import quiet_expected_lm_head
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def check_arch(arch: Mapping, name: str = "") -> None:
+    """Refuse an ``arch`` key its model type's transformers config class does not know.
+
+    The config classes keep an unknown keyword as a stray attribute and build their
+    defaults: a misspelled ``num_hiden_layers`` would silently give a 32-layer model. A key
+    is known when the class declares it (its fields, ``__init__`` parameters or
+    ``attribute_map``) or consumes it (a legacy name such as ``rope_theta``, folded into a
+    declared field). :class:`ConfigError` names the key and the closest known one.
+    """
+    from transformers import PretrainedConfig
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING
+
+    where = f"backbone {name!r}: model.backbone.arch" if name else "model.backbone.arch"
+    kwargs = dict(arch)
+    model_type = kwargs.pop("model_type", None)
+    if model_type not in CONFIG_MAPPING:
+        close = difflib.get_close_matches(str(model_type), list(CONFIG_MAPPING.keys()), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"{where}.model_type: unknown model type {model_type!r}{hint}")
+    cls = CONFIG_MAPPING[model_type]
+    known = set(getattr(cls, "attribute_map", {}) or {})
+    for klass in (cls, PretrainedConfig):
+        known |= set(inspect.signature(klass.__init__).parameters) - {"self", "kwargs"}
+        if dataclasses.is_dataclass(klass):
+            known |= {f.name for f in dataclasses.fields(klass)}
+    stored = vars(cls(**kwargs))
+    for key in kwargs:
+        if key not in known and key in stored:
+            close = difflib.get_close_matches(key, sorted(known), n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"{where}.{key}: not a key of {cls.__name__} (model_type "
+                              f"{model_type!r}){hint}")
 
 
 def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedModel:
@@ -37,6 +76,7 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
     auto = AutoModelForCausalLM if causal_lm else AutoModel
     dtype = DTYPES[spec.dtype]
     if spec.arch is not None:
+        check_arch(spec.arch, spec.name)
         arch = dict(spec.arch)
         config = AutoConfig.for_model(arch.pop("model_type"), **arch)
         torch.manual_seed(spec.init_seed)
@@ -57,7 +97,10 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
 
         kwargs.update(quantization_config=bnb_4bit_config(), dtype=torch.bfloat16,
                       device_map={"": torch.cuda.current_device()})
-    return _checkpointing(auto.from_pretrained(model_id, config=config, **kwargs), spec)
+    if causal_lm:
+        return _checkpointing(auto.from_pretrained(model_id, config=config, **kwargs), spec)
+    with quiet_expected_lm_head():  # the bare decoder never uses the checkpoint's LM head
+        return _checkpointing(auto.from_pretrained(model_id, config=config, **kwargs), spec)
 
 
 def _model_class(auto, config):

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from dfil.config import ConfigError
 from dfil.render.entries import Table
 from dfil.render.resolve import Resolver
 from dfil.render.source import SELECTORS, Source
+from dfil.yamlfile import load_yaml
 
 _TABLE_KEYS = {"number", "label", "caption", "where", "defaults", "columns", "rows", "bold",
                "footnotes", "internal"}
@@ -74,10 +73,7 @@ def check_specs(specs: dict, path: str = "config/tables.yaml") -> dict:
 
 def load_specs(path: str | Path) -> dict:
     """The declared tables of ``path`` (``config/tables.yaml``), checked."""
-    try:
-        specs = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as err:
-        raise ConfigError(f"{path}: {err}") from None
+    specs = load_yaml(path)
     if not isinstance(specs, dict):
         raise ConfigError(f"{path}: expected a mapping of table name to table")
     return check_specs(specs, str(path))

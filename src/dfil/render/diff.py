@@ -18,6 +18,10 @@ from dfil.render.fmt import parse_published
 COLUMNS = ["table", "row", "column", "paper", "paper_std", "reproduced", "std", "n", "diff",
            "within_spread", "computed_on"]
 
+# The paper audited against itself (DAG target paper_audit) sits beside the diff report.
+AUDIT_NOTE = ("The paper's own arithmetic (its p-values, Δs, means and counts recomputed "
+              "from its printed inputs) is audited in")
+
 
 def diff_rows(tables: list[Table], notes: dict[str, str] | None = None) -> list[dict]:
     """One dict per published cell of ``tables`` (keys: :data:`COLUMNS`); ``notes`` says
@@ -75,6 +79,7 @@ def markdown(rows: list[dict], header: str) -> str:
              f"{len(rows)} published numbers: {c['yes']} within the seeds' spread, "
              f"{c['no']} outside, {c['n/a']} without a spread to judge by, "
              f"{c['not run']} not run in this grid.", "",
+             f"{AUDIT_NOTE} [audit.md](audit.md) ([audit.html](audit.html)).", "",
              *_notes_md(rows),
              "| table | row | column | paper | reproduced | std | n | diff | within spread |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -107,6 +112,7 @@ tr.yes td{{background:#dfd}} tr.not-run td{{color:#888}}</style></head><body>
 <h1>Paper diff: {html.escape(header)}</h1>
 <p>{len(rows)} published numbers: {c['yes']} within the seeds' spread, {c['no']} outside,
 {c['n/a']} without a spread to judge by, {c['not run']} not run in this grid.</p>
+<p>{html.escape(AUDIT_NOTE)} <a href="audit.html">audit.html</a>.</p>
 <ul>{"".join(f"<li>{html.escape(t)}: {html.escape(n)}</li>" for t, n in _notes(rows).items())}</ul>
 <table><thead><tr>{head}</tr></thead><tbody>
 {chr(10).join(body)}

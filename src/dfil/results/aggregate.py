@@ -42,3 +42,34 @@ def aggregate(metrics_files: Iterable[Path], runs_root: Path) -> pd.DataFrame:
     rows = [row for path in sorted(map(Path, metrics_files))
             for row in run_rows(path, Path(runs_root))]
     return pd.DataFrame(rows, columns=COLUMNS)
+
+def metrics_files(runs_root: Path, given: Iterable[Path] | None = None) -> list[Path]:
+    """``given`` if any, else every ``metrics.json`` below ``runs_root``.
+
+    ``ValueError`` naming ``runs_root`` when it holds none: a mistyped ``--runs`` must not
+    aggregate to an empty table.
+    """
+    files = sorted(map(Path, given or []))
+    if files:
+        return files
+    runs_root = Path(runs_root)
+    if not runs_root.is_dir():
+        raise ValueError(f"{runs_root}: no such runs directory")
+    files = sorted(runs_root.rglob("metrics.json"))
+    if not files:
+        raise ValueError(f"{runs_root}: no run directory below it has a metrics.json")
+    return files
+
+
+def check_replaceable(table: pd.DataFrame, out: Path) -> None:
+    """``ValueError`` when ``table`` is empty and the aggregate at ``out`` has rows: an
+    empty table never silently replaces a full one."""
+    out = Path(out)
+    if len(table) or not out.is_file():
+        return
+    import pyarrow.parquet as pq
+
+    rows = pq.read_metadata(out).num_rows
+    if rows:
+        raise ValueError(f"{out}: refusing to replace its {rows} rows with an empty table; "
+                         "remove the file first if that is what you want")

@@ -18,9 +18,11 @@ from dfil.atomic import atomic_write_bytes, atomic_write_json
 from dfil.cell import CellConfig, dump_cell, load_cell
 from dfil.config import config_hash
 from dfil.contracts.rundir import ATTEMPTS, BEST, CELL, RESUME, SUMMARY
+from dfil.engine.checkpoint import read_checkpoint
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
 from dfil.engine.frames import task_frames
+from dfil.errors import CheckpointError
 from dfil.methods import method_spec
 from dfil.model.attention import describe as describe_attention
 from dfil.model.dual_path import build_model
@@ -68,6 +70,12 @@ def _train(cell: CellConfig, run_dir: Path, started: float, log) -> dict:
         frames = task_frames(cell)
         tokenizer = LazyTokenizer(cell.model.backbone)
         attempts_done = _attempts_so_far(run_dir)
+        if attempts_done:  # a run counts as trained only with an intact checkpoint
+            try:
+                read_checkpoint(run_dir / BEST)
+            except CheckpointError as err:
+                raise CheckpointError(f"{err}; the run is not trained after all: delete "
+                                      f"{run_dir} and run dfil train again") from None
         attempt_cell = cell
         for attempt in (1, 2):
             if attempt == 2:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfil.atomic import atomic_write_json
-from dfil.data.io import write_jsonl
+from dfil.data.io import DataError, read_records, write_jsonl
 from dfil.data.probes.compositional import EXCLUDED_PAIRS, TRIPLES, compositional_records
 from dfil.data.probes.csmc import csmc_records
 from dfil.data.probes.entailment import entailment_records
@@ -57,3 +57,22 @@ def write_probes(out_dir: str | Path, config: ProbeConfig = ProbeConfig()) -> di
                                                                        records)}
     atomic_write_json(out / "manifest.json", manifest)
     return manifest
+
+
+def read_probes(root: str | Path) -> dict[str, list[dict]]:
+    """The probe sets written by :func:`write_probes` to ``root``; :class:`DataError`
+    naming the file and lines of an id given twice in one set."""
+    sets = {}
+    for name in PROBE_SETS:
+        path = Path(root) / f"{name}.jsonl"
+        seen: dict = {}
+        rows = []
+        for line, record in read_records(path):
+            rid = record.get("id")
+            if rid in seen:
+                raise DataError(f"{path}:{line}: id {rid!r} is already used at line "
+                                f"{seen[rid]}; an id must name one record")
+            seen[rid] = line
+            rows.append(record)
+        sets[name] = rows
+    return sets

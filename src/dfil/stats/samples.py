@@ -1,9 +1,9 @@
-"""The paper's statistics (pure: numpy, scipy, statsmodels; no torch).
+"""The paper's statistical tests on per-seed samples (pure: numpy, scipy, statsmodels).
 
 Each test returns a small frozen dataclass. Nothing is re-derived that scipy or
-statsmodels already computes; the functions only fix the paper's conventions:
-sample std with ddof=1, two-sided tests unless stated, Wilcoxon zero differences dropped
-("ties", App. F.2; scipy's ``zero_method="wilcox"``), Cohen's d_z for paired designs.
+statsmodels already computes; the functions only fix the paper's conventions: sample std
+with ddof=1, two-sided tests unless stated, Wilcoxon zero differences dropped ("ties",
+App. F.2; scipy's ``zero_method="wilcox"``), Cohen's d_z for paired designs.
 """
 
 from __future__ import annotations

@@ -1,0 +1,154 @@
+"""The paper audit's checks: loaded from one YAML file, validated, evaluated (pure but
+for reading that file and the schema shipped in the package).
+
+A check recomputes one printed number (a p-value, a mean ± sd, a Δ, a count, a claim in
+a caption) from other numbers the paper prints, under a stated ``assumption``; its
+``alternatives`` are other readings, each overriding some inputs. The verdict:
+
+- ``consistent``: the printed value is reachable under the primary reading;
+- ``consistent only under: <assumption>``: it is not, but it is under an alternative;
+- ``inconsistent``: it is reachable under no reading;
+- ``not recomputable``: the paper does not print what the test needs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from dfil.audit import claims, kinds
+from dfil.audit.kinds import Finding
+
+#: The evaluator of each check kind.
+KINDS: dict[str, Callable[[dict, str], Finding]] = {
+    "ttest": kinds.ttest, "paired_dz": kinds.paired_dz, "paired_t": kinds.paired_t,
+    "wilcoxon_signs": kinds.wilcoxon_signs, "binomial": kinds.binomial,
+    "describe": kinds.describe, "arithmetic": claims.arithmetic, "range": claims.range_claim,
+    "count": claims.count, "argmax": claims.argmax, "integer_counts": claims.integer_counts,
+    "nearest_center": claims.nearest,
+}
+
+VERDICT_CLASSES = ("consistent", "conditional", "inconsistent", "not-recomputable")
+
+
+@dataclass(frozen=True)
+class Reading:
+    assumption: str
+    finding: Finding
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One evaluated check: its transcription, every reading's finding and the verdict."""
+
+    id: str
+    table: str
+    location: str
+    cell: str
+    printed: str
+    kind: str
+    verdict: str
+    verdict_class: str
+    primary: Reading
+    alternatives: tuple[Reading, ...] = ()
+    inventory: tuple[int, ...] = ()
+    note: str = ""
+
+
+def schema() -> dict:
+    """The JSON Schema of the checks file (``dfil/audit/schema.json``)."""
+    return json.loads((resources.files("dfil.audit") / "schema.json").read_text("utf-8"))
+
+
+def validate(doc: dict) -> list[dict]:
+    """The checks of a parsed checks file; ``ValueError`` naming the first violation of
+    the schema (for alternatives: of their inputs merged over the check's), or a
+    repeated id."""
+    sch = schema()
+    validator = jsonschema.Draft202012Validator(sch)
+    err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
+    if err is not None:
+        where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+        raise ValueError(f"checks file: {where}: {err.message}")
+    seen = set()
+    one_check = jsonschema.Draft202012Validator({**sch["$defs"]["check"], "$defs": sch["$defs"]})
+    for check in doc["checks"]:
+        if check["id"] in seen:
+            raise ValueError(f"checks file: id {check['id']!r} appears twice")
+        seen.add(check["id"])
+        for i, alt in enumerate(check.get("alternatives", [])):
+            merged = {**check, "inputs": _merge(check["inputs"], alt["inputs"])}
+            err = jsonschema.exceptions.best_match(one_check.iter_errors(merged))
+            if err is not None:
+                raise ValueError(f"check {check['id']}: alternative {i + 1} "
+                                 f"({alt['assumption']!r}): {err.message}")
+    return doc["checks"]
+
+
+def read_checks_file(path: str | Path) -> dict:
+    """A YAML checks file, validated (``version``, ``source``, ``checks``)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
+    with open(path, encoding="utf-8") as fh:
+        doc = yaml.load(fh, Loader=loader)  # a safe loader either way
+    if not isinstance(doc, dict):
+        raise ValueError(f"{path}: expected a mapping with 'checks', got {type(doc).__name__}")
+    validate(doc)
+    return doc
+
+
+def load_checks(path: str | Path) -> list[dict]:
+    """The validated checks of a YAML checks file."""
+    return read_checks_file(path)["checks"]
+
+
+def _merge(base: dict, override: dict) -> dict:
+    out = copy.deepcopy(base)
+    out.update(copy.deepcopy(override))
+    return out
+
+
+def evaluate_check(check: dict) -> Outcome:
+    """Every reading of one check, and its verdict; errors name the check."""
+    fn = KINDS[check["kind"]]
+    try:
+        primary = Reading(check["assumption"], fn(check["inputs"], check["printed"]))
+        alts = tuple(Reading(a["assumption"], fn(_merge(check["inputs"], a["inputs"]),
+                                                 check["printed"]))
+                     for a in check.get("alternatives", []))
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"check {check['id']}: {err}") from err
+    verdict, cls = verdict_of(primary, alts)
+    return Outcome(check["id"], check["table"], check["location"], check["cell"],
+                   check["printed"], check["kind"], verdict, cls, primary, alts,
+                   tuple(check.get("inventory", ())), check.get("note", ""))
+
+
+def verdict_of(primary: Reading, alternatives: tuple[Reading, ...]) -> tuple[str, str]:
+    """(verdict text, verdict class) from the readings' findings, primary first."""
+    if primary.finding.ok is None:
+        return "not recomputable", "not-recomputable"
+    if primary.finding.ok:
+        return "consistent", "consistent"
+    for alt in alternatives:
+        if alt.finding.ok:
+            return f"consistent only under: {alt.assumption}", "conditional"
+    return "inconsistent", "inconsistent"
+
+
+def evaluate_all(checks: list[dict]) -> list[Outcome]:
+    return [evaluate_check(c) for c in checks]
+
+
+def summary(outcomes: list[Outcome]) -> dict[str, int]:
+    """Counts per verdict class, in :data:`VERDICT_CLASSES` order, plus ``total``."""
+    counts = {c: 0 for c in VERDICT_CLASSES}
+    for o in outcomes:
+        counts[o.verdict_class] += 1
+    return {**counts, "total": len(outcomes)}

@@ -1,0 +1,84 @@
+"""The audit rendered: ``audit.md`` and ``audit.html`` through one Jinja template each
+(shipped in ``dfil/audit/templates``), with every string from the checks file escaped for
+its format (pure but for reading the templates)."""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import jinja2
+from markupsafe import Markup
+
+from dfil.audit.checks import Outcome, summary
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def md_escape(value) -> str:
+    """Markdown-safe text for a table cell or a list item: the characters that markdown
+    or a table would read (``\\ ` * _ [ ] < > | #``) backslash-escaped, line breaks
+    folded into spaces."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(str(value).split()))
+
+
+class Md(str):
+    """Markdown written in this package's templates or code, printed as is."""
+
+
+def _md_finalize(value):
+    if isinstance(value, (Md, int, float)) or value is None:
+        return "" if value is None else value
+    return md_escape(value)
+
+
+def _loader() -> jinja2.BaseLoader:
+    return jinja2.FileSystemLoader(str(resources.files("dfil.audit") / "templates"))
+
+
+def md_environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=_loader(), undefined=jinja2.StrictUndefined,
+                             finalize=_md_finalize, autoescape=False, trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters["raw"] = Md
+    return env
+
+
+def html_environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=_loader(), undefined=jinja2.StrictUndefined,
+                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
+                              keep_trailing_newline=True)
+
+
+def _context(outcomes: list[Outcome], title: str, source: str, checks_file: str) -> dict:
+    flagged = [o for o in outcomes if o.verdict_class in ("inconsistent", "conditional")]
+    kinds: dict[str, dict[str, int]] = {}
+    for o in outcomes:
+        row = kinds.setdefault(o.kind, {"total": 0, "consistent": 0, "conditional": 0,
+                                        "inconsistent": 0, "not-recomputable": 0})
+        row["total"] += 1
+        row[o.verdict_class] += 1
+    return {"outcomes": outcomes, "flagged": flagged, "counts": summary(outcomes),
+            "kinds": kinds, "title": title, "source": source, "checks_file": checks_file,
+            "mark": {True: "yes", False: "no", None: "n/a"}}
+
+
+def markdown(outcomes: list[Outcome], title: str, source: str, checks_file: str) -> str:
+    """``audit.md``: the summary, the flagged checks, the table of all checks, and each
+    check's readings under a heading named by its id (the link target ``audit.md#id``)."""
+    return md_environment().get_template("audit.md.j2").render(
+        **_context(outcomes, title, source, checks_file))
+
+
+def html(outcomes: list[Outcome], title: str, source: str, checks_file: str) -> str:
+    """``audit.html``: the same, self-contained, rows coloured by verdict, each row's id
+    an anchor (``audit.html#id``)."""
+    return html_environment().get_template("audit.html.j2").render(
+        **_context(outcomes, title, source, checks_file), css=Markup(_CSS))
+
+
+_CSS = """body{font-family:sans-serif;max-width:110em}
+table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
+tr.inconsistent td{background:#fdd}tr.conditional td{background:#ffd}
+tr.consistent td{background:#efe}tr.not-recomputable td{color:#666}
+td.id{white-space:nowrap;font-family:monospace}"""

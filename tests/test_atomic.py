@@ -1,0 +1,52 @@
+"""Atomic writes keep the user's umask: group-readable by default, never mkstemp's 0600."""
+
+import os
+import stat
+
+import pytest
+
+from dfil.atomic import atomic_path, atomic_write_bytes, atomic_write_json, current_umask
+
+
+@pytest.fixture
+def umask():
+    old = os.umask(0o022)
+    os.umask(old)
+
+    def set_mask(mask):
+        os.umask(mask)
+        return mask
+
+    yield set_mask
+    os.umask(old)
+
+
+@pytest.mark.parametrize("mask,mode", [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664),
+                                       (0o077, 0o600)])
+def test_atomic_write_bytes_uses_the_umask(tmp_path, umask, mask, mode):
+    umask(mask)
+    assert current_umask() == mask
+    out = tmp_path / "sub" / "metrics.json"
+    atomic_write_bytes(out, b"{}\n")
+    assert stat.S_IMODE(out.stat().st_mode) == mode
+    assert out.read_bytes() == b"{}\n"
+    assert sorted(p.name for p in out.parent.iterdir()) == ["metrics.json"]  # no temp left
+
+
+def test_atomic_path_mode_holds_for_writers_that_reopen_the_file(tmp_path, umask):
+    umask(0o022)
+    out = tmp_path / "table.csv"
+    with atomic_path(out) as tmp:
+        with open(tmp, "w") as fh:  # as pandas, safetensors and torch do
+            fh.write("a\n")
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+    atomic_write_json(out, {"replaced": True})  # replacing keeps the umask's mode
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
+def test_atomic_path_removes_its_temporary_on_failure(tmp_path):
+    out = tmp_path / "x.json"
+    with pytest.raises(RuntimeError), atomic_path(out) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,111 @@
+"""The cluster path without a cluster: the one-machine SLURM script, the slurm/ profile
+with the local overlay (dry runs), and which rules stay off the cluster. Checks of a
+running cluster are skipped unless workflow/slurm-local.sh's cluster is up."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "workflow" / "slurm-local.sh"
+OVERLAY = ROOT / "workflow" / "profiles" / "slurm-local"
+
+
+@pytest.mark.parametrize("script", [SCRIPT, ROOT / ".ci" / "slurm-smoke"])
+def test_scripts_parse(script):
+    out = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_slurm_local_without_a_command_prints_usage():
+    out = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True)
+    assert out.returncode == 2 and "start|stop|status" in out.stderr
+
+
+def test_profile_keeps_site_settings_in_one_block_and_names_its_status_command():
+    text = (ROOT / "slurm" / "config.yaml").read_text()
+    site = text[text.index("SITE SETTINGS"):text.index("# =====", text.index("SITE SETTINGS"))]
+    assert "slurm_account" in site and "slurm_partition" in site and "slurm_extra" in site
+    assert "slurm_account" not in text.replace(site, "")
+    profile = yaml.safe_load(text)
+    assert profile["slurm-status-command"] == "sacct"
+    assert profile["set-resources"]["train_cell"] == {"slurm_partition": "gpu"}
+    assert "gpu_model" not in text.replace(site, "").split("executor:")[1]
+
+
+def test_overlay_changes_only_site_settings_and_polling():
+    overlay = yaml.safe_load((OVERLAY / "config.yaml").read_text())
+    assert set(overlay) == {"default-resources", "latency-wait",
+                            "slurm-init-seconds-before-status-checks"}
+    assert overlay["default-resources"]["slurm_account"] == "dfil-local"
+
+
+@pytest.fixture(scope="module")
+def smoke_through_overlay():
+    snakemake = Path(sys.executable).with_name("snakemake")
+    out = subprocess.run(
+        [str(snakemake), "-n", "--forceall", "all_tables", "--profile", "slurm", "--profile",
+         str(OVERLAY.relative_to(ROOT)), "--configfile=config/smoke.yaml"],
+        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out.stdout
+
+
+def test_smoke_model_jobs_ask_the_local_cluster_for_an_h100(smoke_through_overlay):
+    seen = set()
+    for block in smoke_through_overlay.split("\nrule ")[1:]:
+        rule = block.split(":", 1)[0]
+        res = re.search(r"resources: (.*)", block).group(1)
+        assert "slurm_account=dfil-local" in res, block[:300]
+        if rule in ("train_cell", "evaluate_cell"):
+            assert "slurm_partition=gpu" in res and "gpu=1" in res and "gpu_model=h100" in res
+        else:
+            assert "slurm_partition=cpu" in res and "gpu_model" not in res
+        seen.add(rule)
+    assert {"train_cell", "evaluate_cell", "probes", "aggregate"} <= seen
+
+
+def test_light_jobs_are_local_rules():
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import (
+        ConfigSettings,
+        OutputSettings,
+        ResourceSettings,
+        StorageSettings,
+    )
+
+    with SnakemakeApi(OutputSettings()) as api:
+        workflow = api.workflow(
+            resource_settings=ResourceSettings(), storage_settings=StorageSettings(),
+            config_settings=ConfigSettings(configfiles=[ROOT / "config" / "smoke.yaml"]),
+            snakefile=ROOT / "Snakefile", workdir=ROOT)._workflow
+        local = set(workflow._localrules)
+    renders = {r for r in local if r.startswith("render_")}
+    assert len(renders) == 29 + 1  # every table and the report
+    assert {"cell_config", "aggregate"} <= local
+    assert not local & {"train_cell", "evaluate_cell", "probes", "synth_frog"}
+
+
+def cluster_up() -> bool:
+    conf = Path("/etc/slurm/slurm.conf")
+    if not shutil.which("sinfo") or not conf.is_file():
+        return False
+    if "workflow/slurm-local.sh" not in conf.read_text(errors="replace"):
+        return False
+    return subprocess.run(["scontrol", "ping"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not cluster_up(), reason="workflow/slurm-local.sh's cluster is not up")
+def test_local_cluster_has_both_partitions_fake_gpus_and_accounting():
+    sinfo = subprocess.run(["sinfo", "-h", "-o", "%P %G"], capture_output=True, text=True,
+                           check=True).stdout.split("\n")
+    assert "cpu* gpu:h100:2" in sinfo and "gpu gpu:h100:2" in sinfo
+    assoc = subprocess.run(["sacctmgr", "-n", "-P", "show", "assoc", "format=account,user"],
+                           capture_output=True, text=True, check=True).stdout
+    assert "dfil-local|root" in assoc
+    assert subprocess.run(["sacct", "-X", "-n"], capture_output=True).returncode == 0

@@ -1,0 +1,20 @@
+# Helpers of the rules (input and resource functions), kept apart from the rules.
+
+
+def cell_resource(name, default=0):
+    """A resource of the cell's backbone size class (the grid config's ``resources:``)."""
+    return lambda wildcards: GRID.resources(wildcards.key).get(name, default)
+
+
+def data_inputs(wildcards):
+    """What a cell reads besides its YAML: probes, embedded data and backbones."""
+    cell = GRID.cell(wildcards.key)
+    inputs = []
+    if cell.config["data"]["task"] == "frog" and cell.config["eval"]["probes"]:
+        inputs.append(f"{RES}/probes/manifest.json")
+    if "embedded_data" in config and cell.config["data"]["task"] == "frog":
+        inputs.append(f"{RES}/data/frog/easy.jsonl")
+    model_id = cell.config["model"]["backbone"]["model_id"]
+    if model_id.startswith("embedded:"):
+        inputs.append(f"{RES}/backbones/{model_id.split(':', 1)[1]}.path")
+    return inputs
