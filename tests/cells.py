@@ -14,7 +14,8 @@ import yaml
 from tinymodel import TINY_LLAMA
 
 
-def tiny_cell(tmp: Path, frog: Path, name: str = "cell", **train) -> Path:
+def tiny_cell(tmp: Path, frog: Path, name: str = "cell", probes: bool = False,
+              **train) -> Path:
     """A dfil cell on the tiny random Llama and FRoG-like data in ``frog``."""
     cell = {
         "name": name,
@@ -25,7 +26,7 @@ def tiny_cell(tmp: Path, frog: Path, name: str = "cell", **train) -> Path:
                   "lora": {"r": 4, "alpha": 8}},
         "data": {"source": str(frog), "max_length": 128, "standin": True},
         "train": {"epochs": 3, "batch_size": 8, "seed": 123, **train},
-        "eval": {"grid_sizes": [1000], "probes": False},
+        "eval": {"grid_sizes": [1000], "probes": probes},
     }
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cell))

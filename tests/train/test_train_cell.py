@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
 
+from cells import interrupted, run_cli, stable, tiny_cell
 from dfil.cli import main
 from dfil.data.synthetic import write_frog_like
-from tinymodel import TINY_LLAMA
 
 RUN_FILES = {"cell.yaml", "model.safetensors", "train_log.jsonl", "train_summary.json",
              "metrics.json", "predictions.parquet", "mf.json"}
@@ -29,57 +26,7 @@ def frog_dir(tmp_path_factory) -> Path:
 
 
 def make_cell(tmp: Path, frog: Path, name="smoke", probes=False, **train) -> Path:
-    cell = {
-        "name": name,
-        "model": {"method": "dfil",
-                  "backbone": {"name": "tiny-llama",
-                               "arch": dict(TINY_LLAMA, max_position_embeddings=512),
-                               "tokenizer": "char"},
-                  "lora": {"r": 4, "alpha": 8}},
-        "data": {"source": str(frog), "max_length": 128, "standin": True},
-        "train": {"epochs": 3, "batch_size": 8, "seed": 123, **train},
-        "eval": {"grid_sizes": [1000], "probes": probes},
-    }
-    path = tmp / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(cell))
-    return path
-
-
-def stable(metrics: dict) -> dict:
-    """metrics.json without what legitimately differs between processes."""
-    out = dict(metrics)
-    out.pop("provenance")
-    train = dict(out.pop("train"))
-    train.pop("provenance")
-    train["attempts"] = [{k: v for k, v in a.items() if k != "train_seconds_this_process"}
-                         for a in train["attempts"]]
-    out["train"] = train
-    return out
-
-
-def run_cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dfil.cli", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
-
-
-def interrupted(cell: Path, out: Path, sig: str, at_step: int) -> subprocess.CompletedProcess:
-    """Run `dfil train` in a child that sends itself ``sig`` just before training step
-    ``at_step`` (counted over loss computations), through the real signal machinery."""
-    script = textwrap.dedent(f"""
-        import os, signal, sys
-        import dfil.train.step as t
-        real, calls = t.compute_loss, [0]
-        def counting(*a, **k):
-            calls[0] += 1
-            if calls[0] == {at_step}:
-                os.kill(os.getpid(), signal.{sig})
-            return real(*a, **k)
-        t.compute_loss = counting
-        from dfil.cli import main
-        sys.exit(main(["train", "--cell", {str(cell)!r}, "--out", {str(out)!r}]))
-    """)
-    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300)
+    return tiny_cell(tmp, frog, name, probes=probes, **train)
 
 
 @pytest.fixture(scope="module")

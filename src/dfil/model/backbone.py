@@ -98,9 +98,11 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
         kwargs.update(quantization_config=bnb_4bit_config(), dtype=torch.bfloat16,
                       device_map={"": torch.cuda.current_device()})
     if causal_lm:
-        return _checkpointing(auto.from_pretrained(model_id, config=config, **kwargs), spec)
-    with quiet_expected_lm_head():  # the bare decoder never uses the checkpoint's LM head
-        return _checkpointing(auto.from_pretrained(model_id, config=config, **kwargs), spec)
+        model = auto.from_pretrained(model_id, config=config, **kwargs)
+    else:
+        with quiet_expected_lm_head():  # the bare decoder never uses the checkpoint's LM head
+            model = auto.from_pretrained(model_id, config=config, **kwargs)
+    return _checkpointing(model, spec)
 
 
 def _model_class(auto, config):
