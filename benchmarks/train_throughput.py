@@ -185,6 +185,21 @@ def timed(path, plan, device) -> tuple[float, int]:
     return seconds, int(sum(path_lengths(path)[np.concatenate(ran)]))
 
 
+def top_ops(path, plan, device, rows: int = 15) -> str:
+    """torch.profiler's table of ``path``'s top ops over ``plan``, by device time on a GPU
+    (self CPU time otherwise)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA]
+                                           if device.type == "cuda" else [])
+    sync(device)
+    with profile(activities=activities) as prof:
+        path.run(plan)
+        sync(device)
+    key = "self_device_time_total" if device.type == "cuda" else "self_cpu_time_total"
+    return prof.key_averages().table(sort_by=key, row_limit=rows)
+
+
 def path_lengths(path) -> np.ndarray:
     data = path.loader.enc if hasattr(path, "loader") else path.data
     return data.lengths
@@ -221,6 +236,9 @@ def main(argv=None) -> None:
                     help="torch.compile each decoder layer of the dfil paths (dynamic=True)")
     ap.add_argument("--pad-multiple", type=int, default=None,
                     help="round padded lengths up to this (default 64 with --compile, else 1)")
+    ap.add_argument("--profile", type=int, default=0, metavar="STEPS",
+                    help="after timing, profile STEPS steps of each path and print its top "
+                         "ops by device (or CPU) time")
     args = ap.parse_args(argv)
     paths = args.paths.split(",")
     unknown = sorted(set(paths) - set(PATHS))
@@ -261,6 +279,8 @@ def main(argv=None) -> None:
                 rounds[p].append(timed(built[p], plan[start:start + args.steps], device))
                 if device.type == "cuda":
                     peaks[p] = max(peaks[p] or 0, torch.cuda.max_memory_allocated(device))
+        profiles = {p: top_ops(built[p], plan[:args.profile], device)
+                    for p in paths} if args.profile else {}
     rows = [report(p, built[p].layout, rounds[p], args.steps, n_params, flops_tok, peak,
                    device, mean_len, peaks[p]) for p in paths]
     rate = {r["path"]: r["steps_per_s"] for r in rows}
@@ -282,6 +302,8 @@ def main(argv=None) -> None:
               + (f"  peak {r['peak_gpu_gib']:.1f} GiB" if "peak_gpu_gib" in r else ""))
     if "ratio_dfil_to_plain_steps_per_s" in out:
         print(f"dfil / plain steps/s: {out['ratio_dfil_to_plain_steps_per_s']:.2f}")
+    for p, table in profiles.items():
+        print(f"\n--- profile of {args.profile} {p} steps ---\n{table}")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,12 @@
-"""A CPU stand-in for flash attention's varlen kernel, for tests of the packed layout.
+"""A CPU stand-in for flash attention's kernels, for tests of the layouts it runs.
 
-:func:`reference_varlen` takes what transformers' ``_flash_attention_forward`` takes
-(``q, k, v [1, S, H, D]``, ``cu_seq_lens_q/k [B + 1]``, ``max_length_q/k``) and runs
-causal SDPA on each example's own tokens, so attention never crosses examples and no
-``[S, S]`` mask exists. It reads the boundaries on the host: it stands in for a kernel
-that takes them as they are, and is not part of what the sync tests examine.
+:class:`ReferenceVarlen` takes what transformers' ``_flash_attention_forward`` takes: for a
+packed batch ``q, k, v [1, S, H, D]`` with ``cu_seq_lens_q/k [B + 1]`` and
+``max_length_q/k`` it runs causal SDPA on each example's own tokens, so attention never
+crosses examples and no ``[S, S]`` mask exists; for a right-padded ``[B, T, H, D]`` batch
+(no boundaries) it runs causal SDPA over the rows. It reads the boundaries on the host:
+it stands in for a kernel that takes them as they are, and is not part of what the sync
+tests examine.
 """
 
 import torch
@@ -20,6 +22,11 @@ class ReferenceVarlen:
     def __call__(self, q, k, v, attention_mask, query_length, is_causal, **kwargs):
         self.calls.append({"attention_mask": attention_mask, "is_causal": is_causal,
                            **kwargs})
+        if kwargs.get("cu_seq_lens_q") is None:  # a right-padded batch: dense causal kernel
+            out = F.scaled_dot_product_attention(
+                q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True,
+                scale=kwargs.get("softmax_scale"), enable_gqa=True)
+            return out.transpose(1, 2)
         cu = kwargs["cu_seq_lens_q"].tolist()
         scale = kwargs.get("softmax_scale")
         outs = []

@@ -177,3 +177,22 @@ def test_prediction_reads_the_device_once(monkeypatch):
     preds = predict(model, enc, pad_id=0, batch_size=4)
     assert len(reads) == 3  # main_probs, p, mf_scores: once each, for 4 batches
     assert preds.p.shape == (16,)
+
+
+def test_padded_batches_on_flash_run_its_dense_kernel_without_positions(monkeypatch):
+    """With flash attention a right-padded batch (attention pooling, evaluation) goes to
+    the dense causal kernel with no mask and no position_ids (which transformers would
+    test for packing on the host), and equals SDPA's result."""
+    enc = examples(6)
+    model = build_model(tiny_config(), seed=0).eval()
+    with torch.no_grad():
+        sdpa = forward_batch(model, Loader(enc, "cpu", "padded", 0).batch(range(6)))
+    kernel = pretend_flash(model, monkeypatch)
+    with torch.no_grad(), SyncOps() as watch:
+        flash = forward_batch(model, Loader(enc, "cpu", "padded", 0).batch(range(6)))
+    assert watch.found == []
+    assert kernel.calls and all(c["attention_mask"] is None and c["position_ids"] is None
+                                and "cu_seq_lens_q" not in c for c in kernel.calls)
+    for field in ("main_logits", "p", "mf_scores"):
+        torch.testing.assert_close(getattr(flash, field), getattr(sdpa, field),
+                                   atol=1e-5, rtol=1e-5)

@@ -144,6 +144,7 @@ def _flash(base: str):
             raise ValueError("mask-free attention was given a mask; this layout needs none")
         from transformers.integrations.flash_attention import get_target_dtype
 
+        kwargs.pop("is_causal", None)  # causal within each example, always
         if kwargs.get("cu_seq_lens_q") is None:
             # no position_ids: transformers would test them for packing, a host sync
             kwargs["position_ids"] = None
