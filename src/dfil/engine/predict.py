@@ -19,7 +19,7 @@ from dfil.engine.loader import Batch, Loader
 from dfil.inference import softmax
 from dfil.model.attention import takes_varlen
 from dfil.model.backbone import hidden_size
-from dfil.model.dual_path import main_class_probs
+from dfil.model.objective import main_class_probs
 
 
 @dataclass
