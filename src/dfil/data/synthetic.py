@@ -128,14 +128,31 @@ _ORDINAL_PHRASES = (
 _ORDINAL_SUBJECTS = ("The film", "The novel", "The album", "The play", "The series", "The game")
 
 
-def ordinal_standin_records(n: int, seed: int, prefix: str = "ordinal-standin") -> list[dict]:
-    """``n`` records ``{id, text, label}`` of a synthetic 5-level ordinal task (balanced)."""
+#: Share of stand-in reviews worded one level off their rating (note R-ordinal-standin).
+ORDINAL_OFF_LEVEL = 0.3
+
+
+def ordinal_standin_records(n: int, seed: int, prefix: str = "ordinal-standin",
+                            off_level: float = ORDINAL_OFF_LEVEL) -> list[dict]:
+    """``n`` records ``{id, text, label, wording_level, source}`` of a synthetic 5-level
+    ordinal task (balanced labels).
+
+    A review is worded at its rating's level, except that a share ``off_level`` of them
+    is worded one level higher or lower (clipped to the scale), as raters and wording
+    disagree in SST-5: a model reading the text cannot exceed about ``1 - off_level``
+    accuracy, so the stand-in's tables are neither at chance nor at ceiling.
+    """
+    if not 0.0 <= off_level <= 1.0:
+        raise ValueError(f"off_level must be in [0, 1], got {off_level}")
     rng = np.random.default_rng(seed)
     labels = rng.permutation(np.arange(n) % 5)
     rows = []
     for i, label in enumerate(labels.tolist()):
         subject = _ORDINAL_SUBJECTS[int(rng.integers(len(_ORDINAL_SUBJECTS)))]
-        phrase = _ORDINAL_PHRASES[label][int(rng.integers(3))]
+        shift = int(rng.choice((-1, 1))) if rng.random() < off_level else 0
+        level = min(max(label + shift, 0), len(_ORDINAL_PHRASES) - 1)
+        phrase = _ORDINAL_PHRASES[level][int(rng.integers(3))]
         rows.append({"id": f"{prefix}-{i:05d}", "text": f"{subject} was {phrase}.",
-                     "label": label, "source": "dfil-synthetic-ordinal (stand-in)"})
+                     "label": label, "wording_level": level,
+                     "source": "dfil-synthetic-ordinal (stand-in)"})
     return rows
