@@ -129,7 +129,7 @@ _ORDINAL_SUBJECTS = ("The film", "The novel", "The album", "The play", "The seri
 
 
 #: Share of stand-in reviews worded one level off their rating (note R-ordinal-standin).
-ORDINAL_OFF_LEVEL = 0.3
+ORDINAL_OFF_LEVEL = 0.2
 
 
 def ordinal_standin_records(n: int, seed: int, prefix: str = "ordinal-standin",
