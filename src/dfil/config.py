@@ -111,6 +111,10 @@ class HeadsConfig:
     #: linspace(.02, .98, Q) as closely as reachable (note R-uniform-init).
     uniform_mode: Literal["zero_raw", "evenly"] = "zero_raw"
     width_init: Annotated[float, Bound(exclusive_minimum=0)] = 0.1
+    #: Frozen-backbone mode only: "standardize" divides each feature dimension by its
+    #: training-set std after removing its mean, before the heads (note R-feature-norm);
+    #: "none" is the paper's (heads read the LoRA backbone's state directly).
+    feature_norm: Literal["none", "standardize"] = "none"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ import pytest
 
 from dfil.data import DataError, format_prompt, load_frog, parse_percentage, split_train_val
 from dfil.data.frog import few_shot_subset, largest_remainder, stratified_counts
-from dfil.data.synthetic import FROG_CLASS_COUNTS, write_frog_like
+from dfil.data.synthetic import _TOTALS, FROG_CLASS_COUNTS, HARD_TOTALS, write_frog_like
 
 
 @pytest.mark.parametrize(
@@ -107,9 +107,30 @@ def test_synthetic_split_sizes_and_class_balance(tmp_path):
     assert set(train["id"]).isdisjoint(val["id"])
     again, _ = split_train_val(easy, 0.8, seed=0)
     assert again["id"].tolist() == train["id"].tolist()
-    assert "out of" in easy["question"].iloc[0] and "out of" not in hard["question"].iloc[0]
     assert easy.groupby("label")["p"].min().tolist()[0] == 0.0
     assert hard.groupby("label")["p"].max().tolist()[-1] == 1.0
+    assert hard["label"].value_counts().sort_index().tolist() == list(FROG_CLASS_COUNTS)
+
+
+def _totals(frame):
+    return set(frame["question"].str.extract(r"out of (\d+)\.")[0].astype(int))
+
+
+def test_synthetic_hard_forms(tmp_path):
+    write_frog_like(tmp_path / "u", seed=0, n_easy=400, n_hard=400)
+    easy, hard = load_frog(tmp_path / "u", "easy"), load_frog(tmp_path / "u", "hard")
+    # unseen_totals: the easy wording, over group sizes no easy item uses
+    assert _totals(easy) <= set(_TOTALS) and _totals(hard) <= set(HARD_TOTALS)
+    assert set(_TOTALS).isdisjoint(HARD_TOTALS)
+    assert hard["question"].str.contains("specifically").all()
+    write_frog_like(tmp_path / "c", seed=0, n_easy=40, n_hard=40, hard_form="complement")
+    comp = load_frog(tmp_path / "c", "hard")
+    assert not comp["question"].str.contains(r"out of \d", regex=True).any()
+    first = comp.iloc[0]  # "Of the N x, N-k did not ...; [MASK] of them ...": p = k / N
+    n, rest = map(int, re.match(r"Of the (\d+) \w+, (\d+) ", first["question"]).groups())
+    assert first["p"] == pytest.approx((n - rest) / n, abs=1e-3)
+    with pytest.raises(ValueError, match="hard_form"):
+        write_frog_like(tmp_path / "x", hard_form="negated")
 
 
 def test_synthetic_is_byte_deterministic(tmp_path):

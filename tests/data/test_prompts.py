@@ -4,7 +4,7 @@ import pytest
 
 from dfil.cell import CellConfig, EvalConfig, resolve
 from dfil.config import ConfigError
-from dfil.data.prompts import prompt_for
+from dfil.data.prompts import prompt_for, strip_instruction
 
 
 def test_compact_frog_prompt_is_the_sentence_and_answer():
@@ -13,6 +13,20 @@ def test_compact_frog_prompt_is_the_sentence_and_answer():
         "___ of the 20 students passed; specifically 15 out of 20.\nAnswer:")
     paper = prompt_for("frog", text)
     assert paper.endswith("Answer:") and "(H) all" in paper and len(paper) > 2 * len(text)
+
+
+def test_compact_prompt_leaves_out_frogs_closing_instruction():
+    synthetic = ("[MASK] of the 40 voters supported the proposal, specifically 3 out of 40."
+                 "\n\nPlease select the quantifier that is closest to the meaning of [MASK] "
+                 "from the following choices.")
+    assert prompt_for("frog", synthetic, "compact") == (
+        "___ of the 40 voters supported the proposal, specifically 3 out of 40.\nAnswer:")
+    real = ("a shopkeeper sold an article offering a discount of [MASK] . what would ...?"
+            "\n\nIf the answer to the question is 38, then please select the percentage "
+            "value that is closest to the meaning of [MASK] from the following choices.")
+    assert strip_instruction(real).endswith("?\n\nIf the answer to the question is 38.")
+    # the paper's prompt keeps the question as it is
+    assert "Please select the quantifier" in prompt_for("frog", synthetic)
 
 
 def test_ordinal_prompts_do_not_depend_on_the_style():

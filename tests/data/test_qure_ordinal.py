@@ -58,3 +58,16 @@ def test_ordinal_standin_is_seeded_and_balanced():
     assert a == ordinal_standin_records(50, seed=1) != ordinal_standin_records(50, seed=2)
     assert [sum(r["label"] == k for r in a) for k in range(5)] == [10] * 5
     assert all("stand-in" in r["source"] for r in a)
+
+
+def test_ordinal_standin_words_a_share_one_level_off():
+    rows = ordinal_standin_records(5000, seed=3)
+    off = [r["wording_level"] - r["label"] for r in rows]
+    assert set(off) == {-1, 0, 1}
+    # 20% drawn one level off, less the shifts clipped at the two ends of the scale
+    # (2/5 of the labels are ends, half their shifts point outwards): 0.2 * 0.8.
+    assert abs(sum(o != 0 for o in off) / len(off) - 0.2 * 0.8) < 0.02
+    exact = ordinal_standin_records(100, seed=3, off_level=0.0)
+    assert all(r["wording_level"] == r["label"] for r in exact)
+    with pytest.raises(ValueError, match="off_level"):
+        ordinal_standin_records(10, seed=0, off_level=1.5)

@@ -110,3 +110,30 @@ def test_attention_pooling_reads_more_than_the_last_token():
         shifted = forward_batch(model, Loader(replace(enc, features=pooled, states=moved),
                                               "cpu", "features").batch([1])).p
     assert not torch.allclose(base, shifted)
+
+
+@pytest.mark.parametrize("method", ["coral", "corn", "finetune"])
+def test_main_labels_follow_each_heads_decision_rule(method):
+    """CORAL/CORN predict by their rank rules (coral-pytorch), never by the argmax of the
+    class probabilities derived from P(y > k), which for CORAL favours the end classes."""
+    from dfil.model import main_labels
+
+    model = frozen_model(method)
+    enc = encoded()
+    feats, _ = frozen_states(model, enc, PAD)
+    enc = replace(enc, features=feats)
+    preds = predict(model, enc, None)
+    with torch.no_grad():
+        out = model.heads(feats)
+    expected = main_labels(out, model.heads.spec).numpy()
+    np.testing.assert_array_equal(preds.main_labels, expected)
+    assert (preds.main_pred is None) == (method == "finetune")
+
+
+def test_main_labels_prefer_the_rank_rule_over_argmax():
+    from dfil.engine.predict import Predictions
+
+    # P(y > k) = (.6, .55, .45): rank 2; derived class probs (.4, .05, .1, .45): argmax 3
+    probs = np.array([[0.4, 0.05, 0.1, 0.45]])
+    assert Predictions(probs, None, None).main_labels.tolist() == [3]
+    assert Predictions(probs, None, None, main_pred=np.array([2])).main_labels.tolist() == [2]

@@ -11,8 +11,8 @@ from dfil.model import (
     main_class_probs,
     main_labels,
 )
-from dfil.model.dual_path import effective_lambda_dfil
 from dfil.model.losses import inverse_frequency_weights
+from dfil.model.objective import effective_lambda_dfil
 from tinymodel import tiny_config
 
 TRAINED = sorted(name for name, spec in METHODS.items() if spec.trains)
@@ -191,3 +191,38 @@ def test_frozen_model_built_without_backbone_loads_it_on_demand():
     torch.testing.assert_close(b.p, a.p)
     with pytest.raises(ValueError, match="frozen"):
         build_model(tiny_config("dfil"), backbone=False)
+
+
+def test_feature_standardizer_fit_hand_computed():
+    from dfil.model.heads import FeatureStandardizer
+
+    norm = FeatureStandardizer(2)
+    norm.fit(torch.tensor([[1.0, 10.0], [3.0, 10.0], [5.0, 10.0]]))
+    # column 0: mean 3, sample std 2; column 1 is constant, its std floored at eps
+    torch.testing.assert_close(norm.mean, torch.tensor([3.0, 10.0]))
+    torch.testing.assert_close(norm.std, torch.tensor([2.0, 1e-5]))
+    torch.testing.assert_close(norm(torch.tensor([[7.0, 10.0]])), torch.tensor([[2.0, 0.0]]))
+    with pytest.raises(ValueError, match=r"\[N >= 2, 2\]"):
+        norm.fit(torch.zeros(1, 2))
+
+
+def test_feature_norm_is_saved_not_trained_and_frozen_only(tmp_path):
+    from dfil.config import HeadsConfig
+
+    heads = HeadsConfig(feature_norm="standardize")
+    cfg = tiny_config("attn_pool", adapter="none", heads=heads)
+    model = build_model(cfg, seed=1, backbone=False)
+    d = model.heads.norm.mean.numel()
+    feats, states = torch.randn(10, d) * 3 + 7, torch.randn(40, d) - 2
+    model.heads.fit_feature_norm(feats, states)
+    assert not model.heads.norm.mean.requires_grad
+    trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+    assert not any("norm" in n for n in trainable)
+    out = model.heads(feats, states.view(10, 4, d), torch.ones(10, 4))
+    assert out.p.shape == (10,)
+    save_checkpoint(model, cfg, tmp_path / "m.safetensors")
+    _, tensors, _ = read_checkpoint(tmp_path / "m.safetensors")
+    torch.testing.assert_close(tensors["heads.norm.mean"], feats.mean(0))
+    torch.testing.assert_close(tensors["heads.state_norm.std"], states.std(0))
+    with pytest.raises(ValueError, match="frozen"):
+        build_model(tiny_config("dfil", heads=heads))

@@ -185,6 +185,7 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
     path = make_cell(tmp_path, frog_dir, epochs=1)
     data = yaml.safe_load(path.read_text())
     data["model"]["adapter"] = "none"
+    data["model"]["heads"] = {"feature_norm": "standardize"}
     path.write_text(yaml.safe_dump(data))
     assert main(["train", "--cell", str(path), "--out", str(tmp_path / "run")]) == 0
     assert main(["evaluate", "--run", str(tmp_path / "run")]) == 0
@@ -198,6 +199,8 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
 
     tensors = load_file(str(tmp_path / "run" / "model.safetensors"))
     assert all(k.startswith("heads.") for k in tensors)
+    # The standardisation holds the training features' statistics (not 0 and 1).
+    assert tensors["heads.norm.std"].ne(1).all() and tensors["heads.norm.mean"].ne(0).any()
     # Attention pooling reads the token states the same pass cached: no new backbone pass,
     # and (ids cached too) no tokenizer.
     def no_tokenizer(spec):

@@ -29,11 +29,15 @@ rule synth_frog:
     resources:
         **GRID.config["resources"]["cpu"],
     params:
-        **config.get("embedded_data", {}).get("frog", {}),
+        **{
+            "hard_form": "unseen_totals",
+            **config.get("embedded_data", {}).get("frog", {}),
+        },
         out=lambda wildcards, output: os.path.dirname(output.easy),
     shell:
         "dfil synth-frog --out {params.out} --seed {params.seed} "
-        "--n-easy {params.n_easy} --n-hard {params.n_hard} > {log} 2>&1"
+        "--n-easy {params.n_easy} --n-hard {params.n_hard} --hard-form {params.hard_form} "
+        "> {log} 2>&1"
 
 
 rule fetch_backbone:

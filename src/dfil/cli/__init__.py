@@ -73,6 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="random seed")
     p.add_argument("--n-easy", type=int, default=2044, help="easy items (train + val)")
     p.add_argument("--n-hard", type=int, default=2044, help="hard (test) items")
+    p.add_argument("--hard-form", choices=("unseen_totals", "complement"),
+                   default="unseen_totals",
+                   help="hard items: the easy wording over unseen group sizes (default), or "
+                        "the complement count only")
 
     p = _command(sub, "train",
                  "train one cell into a run directory; checkpoints every epoch and resumes where a "

@@ -21,7 +21,8 @@ def cmd_probes(args: argparse.Namespace) -> int:
 def cmd_synth_frog(args: argparse.Namespace) -> int:
     from dfil.data.synthetic import write_frog_like
 
-    digests = write_frog_like(args.out, seed=args.seed, n_easy=args.n_easy, n_hard=args.n_hard)
+    digests = write_frog_like(args.out, seed=args.seed, n_easy=args.n_easy, n_hard=args.n_hard,
+                              hard_form=args.hard_form)
     print(json.dumps(digests, indent=2, sort_keys=True))
     return 0
 

@@ -3,8 +3,9 @@ ordinal stand-ins.
 
 The FRoG-format generator writes the Hugging Face record layout of ``GAIR/FRoG`` with the
 same 8 classes, the class balance and proportion ranges of Table dataset_stats, an easy form
-that states "k out of N" and a hard form that only gives the complement count. It is a
-stand-in for FRoG, named so in every output built from it.
+that states "k out of N" and a hard form over group sizes the easy split never uses (or,
+optionally, one that only gives the complement count). It is a stand-in for FRoG, named so
+in every output built from it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ FROG_P_RANGES = (
 FROG_STRENGTHS = (0.004, 0.024, 0.074, 0.183, 0.225, 0.369, 0.687, 0.885)
 
 _TOTALS = (20, 25, 40, 50, 60, 80, 100, 120, 150, 200, 250, 400, 500, 1000)
+#: Group sizes of the ``unseen_totals`` hard split: none is an easy split's total.
+HARD_TOTALS = (30, 45, 75, 90, 160, 240, 300, 360, 450, 600, 800)
+#: How the stand-in's hard items differ from the easy ones (note R-synthetic).
+HARD_FORMS = ("unseen_totals", "complement")
 #: (group noun, predicate, negated predicate)
 _SCENES = (
     ("students", "passed the exam", "did not pass the exam"),
@@ -50,10 +55,22 @@ def _mention(k: int, n: int) -> str:
     return f"{100 * k / n:.1f}".rstrip("0").rstrip(".") + " %"
 
 
-def frog_like_records(n: int, form: str, seed: int, prefix: str) -> list[dict]:
-    """``n`` FRoG-layout records; ``form`` "easy" states k out of N, "hard" does not."""
+def frog_like_records(n: int, form: str, seed: int, prefix: str,
+                      hard_form: str = "unseen_totals") -> list[dict]:
+    """``n`` FRoG-layout records; ``form`` "easy" states "k out of N".
+
+    ``form`` "hard" is, by ``hard_form``: ``"unseen_totals"``, the easy wording over group
+    sizes N that no easy item uses (:data:`HARD_TOTALS`), so a model must read the
+    proportion rather than recall count pairs it was trained on; or ``"complement"``,
+    which gives only the complement count ("Of the N x, N-k did not ...; [MASK] of them
+    ...") and is out of reach of a frozen 135M backbone's features (note R-synthetic).
+    """
     if form not in ("easy", "hard"):
         raise ValueError(f"unknown form {form!r}; expected 'easy' or 'hard'")
+    if hard_form not in HARD_FORMS:
+        raise ValueError(f"unknown hard_form {hard_form!r}; expected one of {HARD_FORMS}")
+    complement = form == "hard" and hard_form == "complement"
+    totals = HARD_TOTALS if form == "hard" and hard_form == "unseen_totals" else _TOTALS
     counts = largest_remainder(dict(enumerate(FROG_CLASS_COUNTS)), n,
                                min_each=1 if n >= len(FROG_CLASSES) else 0)
     rng = np.random.default_rng(seed)
@@ -61,9 +78,9 @@ def frog_like_records(n: int, form: str, seed: int, prefix: str) -> list[dict]:
     records = []
     for i, label in enumerate(labels.tolist()):
         lo, hi = FROG_P_RANGES[label]
-        k, total = draw_fraction(rng, lo, hi, _TOTALS)
+        k, total = draw_fraction(rng, lo, hi, totals)
         group, pred, neg = _SCENES[int(rng.integers(len(_SCENES)))]
-        if form == "easy":
+        if not complement:
             sentence = f"[MASK] of the {total} {group} {pred}, specifically {k} out of {total}."
             original = f"{k} of the {total} {group} {pred}."
         else:
@@ -85,16 +102,17 @@ def frog_like_records(n: int, form: str, seed: int, prefix: str) -> list[dict]:
 
 
 def write_frog_like(out_dir: str | Path, seed: int = 0, n_easy: int = 2044,
-                    n_hard: int = 2044) -> dict[str, str]:
+                    n_hard: int = 2044, hard_form: str = "unseen_totals") -> dict[str, str]:
     """Write ``easy.jsonl`` and ``hard.jsonl`` (hub layout) to ``out_dir``; returns sha256s.
 
     Defaults give Table dataset_stats's sizes: easy 2,044 (-> 1,636 train / 408 val), hard
-    2,044. The same seed gives byte-identical files.
+    2,044. The same seed gives byte-identical files. ``hard_form``: see
+    :func:`frog_like_records`.
     """
     out = Path(out_dir)
     return {
         form: write_jsonl(out / f"{form}.jsonl",
-                          frog_like_records(n, form, seed * 2 + j, "synth"))
+                          frog_like_records(n, form, seed * 2 + j, "synth", hard_form))
         for j, (form, n) in enumerate((("easy", n_easy), ("hard", n_hard)))
     }
 
@@ -110,14 +128,31 @@ _ORDINAL_PHRASES = (
 _ORDINAL_SUBJECTS = ("The film", "The novel", "The album", "The play", "The series", "The game")
 
 
-def ordinal_standin_records(n: int, seed: int, prefix: str = "ordinal-standin") -> list[dict]:
-    """``n`` records ``{id, text, label}`` of a synthetic 5-level ordinal task (balanced)."""
+#: Share of stand-in reviews worded one level off their rating (note R-ordinal-standin).
+ORDINAL_OFF_LEVEL = 0.2
+
+
+def ordinal_standin_records(n: int, seed: int, prefix: str = "ordinal-standin",
+                            off_level: float = ORDINAL_OFF_LEVEL) -> list[dict]:
+    """``n`` records ``{id, text, label, wording_level, source}`` of a synthetic 5-level
+    ordinal task (balanced labels).
+
+    A review is worded at its rating's level, except that a share ``off_level`` of them
+    is worded one level higher or lower (clipped to the scale), as raters and wording
+    disagree in SST-5: a model reading the text cannot exceed about ``1 - off_level``
+    accuracy, so the stand-in's tables are neither at chance nor at ceiling.
+    """
+    if not 0.0 <= off_level <= 1.0:
+        raise ValueError(f"off_level must be in [0, 1], got {off_level}")
     rng = np.random.default_rng(seed)
     labels = rng.permutation(np.arange(n) % 5)
     rows = []
     for i, label in enumerate(labels.tolist()):
         subject = _ORDINAL_SUBJECTS[int(rng.integers(len(_ORDINAL_SUBJECTS)))]
-        phrase = _ORDINAL_PHRASES[label][int(rng.integers(3))]
+        shift = int(rng.choice((-1, 1))) if rng.random() < off_level else 0
+        level = min(max(label + shift, 0), len(_ORDINAL_PHRASES) - 1)
+        phrase = _ORDINAL_PHRASES[level][int(rng.integers(3))]
         rows.append({"id": f"{prefix}-{i:05d}", "text": f"{subject} was {phrase}.",
-                     "label": label, "source": "dfil-synthetic-ordinal (stand-in)"})
+                     "label": label, "wording_level": level,
+                     "source": "dfil-synthetic-ordinal (stand-in)"})
     return rows

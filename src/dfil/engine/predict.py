@@ -19,19 +19,29 @@ from dfil.engine.loader import Batch, Loader
 from dfil.inference import softmax
 from dfil.model.attention import takes_varlen
 from dfil.model.backbone import hidden_size
-from dfil.model.dual_path import main_class_probs
+from dfil.model.objective import main_class_probs, main_labels
 
 
 @dataclass
 class Predictions:
     """Per-example outputs; a path the method lacks is None.
 
-    main_probs ``[N, Q]``, p ``[N]``, mf_scores ``[N, Q]`` (memberships or no-MF logits).
+    main_probs ``[N, Q]``, p ``[N]``, mf_scores ``[N, Q]`` (memberships or no-MF logits);
+    main_pred ``[N]``: the main path's labels by its own rule where that is not the argmax
+    of main_probs (CORAL/CORN rank decoding, note R-ordinal).
     """
 
     main_probs: np.ndarray | None
     p: np.ndarray | None
     mf_scores: np.ndarray | None
+    main_pred: np.ndarray | None = None
+
+    @property
+    def main_labels(self) -> np.ndarray | None:
+        """Main-path labels ``[N]``: main_pred, else the argmax of main_probs."""
+        if self.main_pred is not None:
+            return self.main_pred
+        return None if self.main_probs is None else self.main_probs.argmax(axis=1)
 
     @property
     def mf_probs(self) -> np.ndarray | None:
@@ -83,18 +93,22 @@ def outputs(model, loader: Loader, plan, autocast_dtype: torch.dtype | None = No
 
 
 class Collector:
-    """Main-path probabilities, p and MF scores of successive batches, kept on the device
-    and brought to the host as one :class:`Predictions`."""
+    """Main-path probabilities (and CORAL/CORN rank labels), p and MF scores of successive
+    batches, kept on the device and brought to the host as one :class:`Predictions`."""
 
     def __init__(self, spec):
         self.spec = spec
-        self.parts: dict[str, list[torch.Tensor]] = {"main": [], "p": [], "mf": []}
+        self.parts: dict[str, list[torch.Tensor]] = {"main": [], "p": [], "mf": [],
+                                                     "pred": []}
 
     def add(self, out) -> None:
         probs = main_class_probs(out, self.spec)
+        ranks = main_labels(out, self.spec) if self.spec.main in ("coral", "corn") else None
         for key, value in (("main", probs), ("p", out.p), ("mf", out.mf_scores)):
             if value is not None:
                 self.parts[key].append(value.detach().float())
+        if ranks is not None:
+            self.parts["pred"].append(ranks.detach())
 
     def result(self, order: np.ndarray | None = None) -> Predictions:
         """The predictions, rows put back in place: row ``order[k]`` was the k-th seen."""
@@ -108,7 +122,8 @@ class Collector:
             out[order] = values
             return out
 
-        return Predictions(main_probs=gather("main"), p=gather("p"), mf_scores=gather("mf"))
+        return Predictions(main_probs=gather("main"), p=gather("p"), mf_scores=gather("mf"),
+                           main_pred=gather("pred"))
 
 
 def predict(model, enc: Encoded, pad_id: int | None, batch_size: int = 32,

@@ -16,10 +16,11 @@ from dfil.metrics import pairwise_violations
 
 
 def path_labels(preds, centers, alpha: float | None) -> dict[str, np.ndarray]:
-    """Labels of each available path: main (argmax), MF (nearest center), ensemble."""
+    """Labels of each available path: main (argmax; CORAL/CORN rank decoding), MF
+    (nearest center), ensemble."""
     out = {}
     if preds.main_probs is not None:
-        out["main"] = preds.main_probs.argmax(axis=1)
+        out["main"] = preds.main_labels
     mf = mf_labels(preds.p, preds.mf_scores, centers)
     if mf is not None:
         out["mf"] = mf

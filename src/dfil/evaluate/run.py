@@ -40,7 +40,7 @@ def _probes(cell) -> dict[str, list[dict]]:
 
 
 def _main(preds: Predictions):
-    return None if preds.main_probs is None else preds.main_probs.argmax(1)
+    return preds.main_labels
 
 
 def _rows(set_name, ids, gold, p_true, preds, labels) -> pd.DataFrame:

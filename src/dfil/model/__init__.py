@@ -17,14 +17,12 @@ from dfil.model.dual_path import (
     HeadOutputs,
     build_heads,
     build_model,
-    compute_loss,
     count_trainable,
-    main_class_probs,
-    main_labels,
 )
 from dfil.model.heads import AttentionPool, CoralHead, CornHead, NumericalHead, classifier_head
 from dfil.model.lora import apply_lora, lora_target_modules
 from dfil.model.mf import OrderedGaussianMF, ProportionClassifier, UnorderedGaussianMF
+from dfil.model.objective import compute_loss, main_class_probs, main_labels
 
 __all__ = [
     "AttentionPool", "CoralHead", "CornHead", "DualPathHeads", "DualPathModel", "HeadOutputs",

@@ -9,10 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from dfil.config import BackboneConfig, HeadsConfig, LossConfig, ModelConfig
+from dfil.config import BackboneConfig, HeadsConfig, ModelConfig
 from dfil.methods import MethodSpec, method_spec
 from dfil.model.attention import known_layout, takes_varlen
 from dfil.model.backbone import (
@@ -22,18 +21,15 @@ from dfil.model.backbone import (
     load_backbone,
     position_ids_from_mask,
 )
-from dfil.model.heads import AttentionPool, CoralHead, CornHead, NumericalHead, classifier_head
-from dfil.model.lora import apply_lora
-from dfil.model.losses import (
-    LossTerms,
-    coral_label,
-    coral_levels,
-    coral_loss,
-    corn_label,
-    corn_loss,
-    distillation_loss,
-    exceedance_to_class_probs,
+from dfil.model.heads import (
+    AttentionPool,
+    CoralHead,
+    CornHead,
+    FeatureStandardizer,
+    NumericalHead,
+    classifier_head,
 )
+from dfil.model.lora import apply_lora
 from dfil.model.mf import OrderedGaussianMF, ProportionClassifier, UnorderedGaussianMF
 
 
@@ -69,6 +65,10 @@ class DualPathHeads(nn.Module):
         }[spec.main]()
         self.numeric = NumericalHead(d, hidden) if spec.numeric else None
         self.attn = AttentionPool(d) if spec.attn_pool else None
+        # Frozen features only (note R-feature-norm): statistics set by fit_feature_norm.
+        standardize = heads.feature_norm == "standardize"
+        self.norm = FeatureStandardizer(d) if standardize else None
+        self.state_norm = FeatureStandardizer(d) if standardize and spec.attn_pool else None
         init = dict(init=heads.mf_init, width_init=heads.width_init,
                     qure_inversion=heads.qure_inversion, uniform_mode=heads.uniform_mode)
         self.mf = {
@@ -84,6 +84,10 @@ class DualPathHeads(nn.Module):
                 attention_mask: torch.Tensor | None = None) -> HeadOutputs:
         """``h [B, d]``; ``states [B, T, d]`` and ``attention_mask [B, T]`` for attn_pool."""
         out = HeadOutputs()
+        if self.norm is not None:
+            h = self.norm(h)
+        if self.state_norm is not None and states is not None:
+            states = self.state_norm(states)
         if self.main is not None:
             out.main_logits = self.main(h)
         if self.numeric is not None:
@@ -93,6 +97,18 @@ class DualPathHeads(nn.Module):
                 p_in = out.p.detach() if self.stop_grad_p else out.p
                 out.mf_scores = self.mf(p_in.float())
         return out
+
+    def fit_feature_norm(self, features: torch.Tensor,
+                         states: torch.Tensor | None = None) -> None:
+        """Set the feature standardisation from the training split's frozen features
+        ``[N, d]`` (and token states ``[sum_i T_i, d]`` for attention pooling); a no-op
+        unless ``heads.feature_norm`` is "standardize"."""
+        if self.norm is not None:
+            self.norm.fit(features.float())
+        if self.state_norm is not None:
+            if states is None:
+                raise ValueError("attention pooling with feature_norm needs the token states")
+            self.state_norm.fit(states.float())
 
     def centers(self) -> torch.Tensor | None:
         """``[Q]`` MF centers, or None for methods without a Gaussian MF."""
@@ -214,6 +230,9 @@ def build_model(config: ModelConfig, seed: int | None = None,
     spec = method_spec(config.method)
     if not spec.trains:
         raise ValueError(f"method {config.method!r} trains nothing; use dfil.model.zero_shot")
+    if config.heads.feature_norm != "none" and config.adapter != "none":
+        raise ValueError(f"heads.feature_norm {config.heads.feature_norm!r} needs a frozen "
+                         f"backbone (adapter 'none'), got adapter {config.adapter!r}")
     if not backbone:
         if config.adapter != "none":
             raise ValueError("only a frozen backbone (model.adapter: none) can be left out")
@@ -233,66 +252,3 @@ def build_model(config: ModelConfig, seed: int | None = None,
 
 def count_trainable(module: nn.Module) -> int:
     return sum(p.numel() for p in module.parameters() if p.requires_grad)
-
-
-def effective_lambda_dfil(spec: MethodSpec, loss: LossConfig) -> float:
-    return loss.lambda_dfil if spec.lambda_dfil is None else spec.lambda_dfil
-
-
-def compute_loss(out: HeadOutputs, y: torch.Tensor, p_target: torch.Tensor | None,
-                 spec: MethodSpec, loss: LossConfig,
-                 class_weights: torch.Tensor | None = None) -> LossTerms:
-    """Eq. (loss) for one batch, plus the method's variations.
-
-    L = CE_w(y_hat, y) + lambda_DFIL CE_w(mu, y) + lambda_p mean (p_hat - p)^2
-        [+ lambda_distill tau^2 KL(softmax(y_hat/tau) || softmax(mu/tau))].
-    CORAL/CORN replace the main CE with their own losses (unweighted). ``y [B]`` int labels,
-    ``p_target [B]`` proportions, ``class_weights [Q]`` or None.
-    """
-    zero = torch.zeros((), device=y.device)
-    main = mf = p_term = distill = zero
-    if spec.main == "classifier":
-        main = F.cross_entropy(out.main_logits.float(), y, weight=class_weights)
-    elif spec.main in ("coral", "corn"):
-        num_classes = out.main_logits.shape[-1] + 1
-        logits = out.main_logits.float()
-        main = (coral_loss(logits, coral_levels(y, num_classes)) if spec.main == "coral"
-                else corn_loss(logits, y, num_classes))
-    lam = effective_lambda_dfil(spec, loss)
-    if out.mf_scores is not None and lam > 0:
-        weight = class_weights if loss.weight_mf_ce else None
-        mf = lam * F.cross_entropy(out.mf_scores.float(), y, weight=weight)
-    if out.p is not None and loss.lambda_p > 0:
-        if p_target is None:
-            raise ValueError(f"method {spec.name!r} needs proportion targets p for lambda_p")
-        p_term = loss.lambda_p * F.mse_loss(out.p.float(), p_target.float())
-    if spec.distill:
-        distill = loss.distill_lambda * distillation_loss(
-            out.main_logits.float(), out.mf_scores.float(), loss.distill_tau,
-            loss.distill_detach_teacher,
-        )
-    return LossTerms(total=main + mf + p_term + distill, main=main, mf=mf, p=p_term,
-                     distill=distill)
-
-
-def main_class_probs(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
-    """Main-path class probabilities ``[B, Q]``: softmax, or from P(y > k) for CORAL/CORN."""
-    if out.main_logits is None:
-        return None
-    logits = out.main_logits.float()
-    if spec.main == "coral":
-        return exceedance_to_class_probs(torch.sigmoid(logits))
-    if spec.main == "corn":
-        return exceedance_to_class_probs(torch.cumprod(torch.sigmoid(logits), dim=1))
-    return torch.softmax(logits, dim=-1)
-
-
-def main_labels(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
-    """Main-path labels ``[B]``: argmax, or the CORAL/CORN rank decoding."""
-    if out.main_logits is None:
-        return None
-    if spec.main == "coral":
-        return coral_label(out.main_logits)
-    if spec.main == "corn":
-        return corn_label(out.main_logits)
-    return out.main_logits.argmax(dim=-1)

@@ -32,6 +32,37 @@ def classifier_head(d: int, num_classes: int, kind: str = "mlp", hidden: int = 2
     raise ValueError(f"unknown classifier kind {kind!r}; expected 'mlp' or 'linear'")
 
 
+class FeatureStandardizer(nn.Module):
+    """Per-dimension standardisation of frozen features, ``[..., d] -> [..., d]``.
+
+    ``(x - mean) / std`` with the training features' statistics, set once by :meth:`fit`
+    and then fixed. Not in the paper (its backbone is LoRA-adapted): a frozen decoder's
+    final-layer states carry a few dimensions with large, almost constant values (SmolLM2-
+    135M: mean |h_i| up to 22, std < 1), so the per-example LayerNorm at the head's input
+    keeps the informative variation small and the heads underfit (note R-feature-norm).
+    The statistics are non-trainable parameters, so checkpoints carry them.
+    """
+
+    def __init__(self, d: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.mean = nn.Parameter(torch.zeros(d), requires_grad=False)
+        self.std = nn.Parameter(torch.ones(d), requires_grad=False)
+
+    @torch.no_grad()
+    def fit(self, x: torch.Tensor) -> None:
+        """Set the statistics from features ``x [N, d]`` (N >= 2)."""
+        if x.ndim != 2 or x.shape[1] != self.mean.numel() or x.shape[0] < 2:
+            raise ValueError(f"expected features [N >= 2, {self.mean.numel()}], "
+                             f"got {tuple(x.shape)}")
+        x = x.double()
+        self.mean.copy_(x.mean(0).to(self.mean.dtype))
+        self.std.copy_(x.std(0).clamp_min(self.eps).to(self.std.dtype))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (x - self.mean.to(x.dtype)) / self.std.to(x.dtype)
+
+
 class NumericalHead(nn.Module):
     """NumHead, Sec. 4.3: LN -> Linear(d,256) -> GELU -> Linear(256,1) -> sigmoid.
 

@@ -17,7 +17,8 @@ from dfil.render.source import SELECTORS, Source
 from dfil.yamlfile import load_yaml
 
 _TABLE_KEYS = {"number", "label", "caption", "where", "defaults", "columns", "rows", "bold",
-               "footnotes", "internal"}
+               "footnotes", "internal", "effects"}
+_EFFECT_KEYS = {"label", "a", "b", "tol"}
 _CELL_KEYS = set(SELECTORS) | {"id", "fmt", "digits", "hidden", "delta", "test", "a", "b",
                                "ref", "tex", "with", "wins", "against", "show", "ratio", "holm",
                                "margin"}
@@ -68,7 +69,23 @@ def check_specs(specs: dict, path: str = "config/tables.yaml") -> dict:
                     raise ConfigError(f"{at}.rows[{i}].paper: {col!r} is not a column {cols}")
         for i, note in enumerate(spec.get("footnotes", [])):
             _check_cell(note, f"{at}.footnotes[{i}]")
+        published = {(str(r["id"]), c) for r in spec.get("rows", []) if "id" in r
+                     for c in r.get("paper") or {}}
+        for i, effect in enumerate(spec.get("effects", [])):
+            _check_effect(effect, published, f"{at}.effects[{i}]")
     return specs
+
+
+def _check_effect(effect: dict, published: set, where: str) -> None:
+    """An effect names two cells of its table that have a published number."""
+    if not isinstance(effect, dict) or set(effect) - _EFFECT_KEYS or not {
+            "label", "a", "b"} <= set(effect):
+        raise ConfigError(f"{where}: expected {{label, a, b[, tol]}}, got {effect!r}")
+    for side in ("a", "b"):
+        ref = tuple(str(effect[side]).split("/"))
+        if ref not in published:
+            raise ConfigError(f"{where}.{side}: {effect[side]!r} is not a row/column with "
+                              "a published number")
 
 
 def load_specs(path: str | Path) -> dict:

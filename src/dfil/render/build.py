@@ -12,6 +12,7 @@ from dfil.atomic import atomic_path
 from dfil.grid import Grid
 from dfil.provenance import git_commit
 from dfil.render import diff, figures, file_stem, table_keys, table_names
+from dfil.render.direction import direction_rows
 from dfil.render.latex import environment, render_document, render_table, substitution_note
 from dfil.render.pdf import compile_pdf
 from dfil.render.resolve import Resolver
@@ -66,9 +67,10 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
     standin = grid.config.get("render", {}).get("standin", "")
     header = f"config {grid.name}" + (f" ({standin})" if standin else "")
     rows = diff.diff_rows(tables, {t.name: substitution_note(t, standin) for t in tables})
+    directions = direction_rows(tables)
     out = {"diff.md": tex_dir / "diff.md", "diff.html": tex_dir / "diff.html"}
-    _write_text(out["diff.md"], diff.markdown(rows, header))
-    _write_text(out["diff.html"], diff.html_report(rows, header))
+    _write_text(out["diff.md"], diff.markdown(rows, header, directions))
+    _write_text(out["diff.html"], diff.html_report(rows, header, directions))
     for path in figures.write_figures(Source(grid, frame), tex_dir / "figures", header):
         out[f"figures/{path.name}"] = path
     missing = [n for n in names if not (tex_dir / f"{file_stem(specs, n)}.tex").exists()]

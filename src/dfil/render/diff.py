@@ -4,7 +4,8 @@ For each table cell that ``config/tables.yaml`` gives a ``paper:`` value, one ro
 published number (and its std where printed), the reproduced mean, std and n, their
 difference, and whether the difference lies within the seeds' spread - ``|Δ| <=`` the
 larger of the two sample stds (either side's spread counts; with one run and no printed
-std there is no spread to judge by, and the verdict is "n/a").
+std there is no spread to judge by, and the verdict is "n/a"). Before that table, the
+directions of the paper's effects per table and one by one (:mod:`dfil.render.direction`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import html
 import math
 
+from dfil.render.direction import TOL, counts, direction_line, per_table
 from dfil.render.entries import Table
 from dfil.render.fmt import parse_published
 
@@ -57,10 +59,7 @@ def _num(x, digits=3) -> str:
 
 
 def _summary(rows: list[dict]) -> dict:
-    counts = {k: 0 for k in ("yes", "no", "n/a", "not run")}
-    for r in rows:
-        counts[r["within_spread"]] += 1
-    return counts
+    return counts(rows, "within_spread")
 
 
 def _notes(rows: list[dict]) -> dict[str, str]:
@@ -72,8 +71,24 @@ def _notes_md(rows: list[dict]) -> list[str]:
     return [f"- {t}: {n}" for t, n in notes.items()] + ([""] if notes else [])
 
 
-def markdown(rows: list[dict], header: str) -> str:
-    """``diff.md``: a summary line, then one table of every published cell."""
+def _direction_md(directions: list[dict]) -> list[str]:
+    """The directions section of ``diff.md``: per table, then effect by effect."""
+    lines = ["## Directions of the paper's effects", "", direction_line(directions),
+             f"A difference below {TOL:g} (the table's units) counts as no effect (0).",
+             "", "| table | effects in the paper's direction |", "|---|---|",
+             *(f"| {t} | {text} |" for t, text in per_table(directions)), "",
+             "| table | effect | paper | reproduced | direction (paper / reproduced) "
+             "| same direction |", "|---|---|---|---|---|---|"]
+    for r in directions:
+        lines.append(f"| {r['table']} | {r['effect']} | {_num(r['paper'])} | "
+                     f"{_num(r['reproduced'])} | {r['paper_dir'] or ''} / "
+                     f"{r['reproduced_dir'] or ''} | {r['same_direction']} |")
+    return lines + ["", "## Every published number", ""]
+
+
+def markdown(rows: list[dict], header: str, directions: list[dict] | None = None) -> str:
+    """``diff.md``: summary lines, the directions of the paper's effects per table and
+    one by one, then one table of every published cell."""
     c = _summary(rows)
     lines = [f"# Paper diff: {header}", "",
              f"{len(rows)} published numbers: {c['yes']} within the seeds' spread, "
@@ -81,6 +96,7 @@ def markdown(rows: list[dict], header: str) -> str:
              f"{c['not run']} not run in this grid.", "",
              f"{AUDIT_NOTE} [audit.md](audit.md) ([audit.html](audit.html)).", "",
              *_notes_md(rows),
+             *(_direction_md(directions) if directions else []),
              "| table | row | column | paper | reproduced | std | n | diff | within spread |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -91,19 +107,51 @@ def markdown(rows: list[dict], header: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def html_report(rows: list[dict], header: str) -> str:
-    """``diff.html``: the same table, self-contained, with outside-spread rows marked."""
+def _html_table(headers: list[str], rows: list[tuple[str, list[str]]]) -> str:
+    """A table whose rows are (css class, cells)."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = "\n".join(f'<tr class="{cls}">' + "".join(f"<td>{html.escape(x)}</td>"
+                                                      for x in cells) + "</tr>"
+                     for cls, cells in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
+
+
+def _css(verdict: str) -> str:
+    return verdict.replace(" ", "-").replace("/", "")
+
+
+def _direction_html(directions: list[dict]) -> str:
+    """The directions section of ``diff.html``, rows against the paper's marked."""
+    tables = _html_table(["table", "effects in the paper's direction"],
+                         [("", [t, text]) for t, text in per_table(directions)])
+    each = _html_table(
+        ["table", "effect", "paper", "reproduced", "direction (paper / reproduced)",
+         "same direction"],
+        [(_css(r["same_direction"]),
+          [r["table"], r["effect"], _num(r["paper"]), _num(r["reproduced"]),
+           f"{r['paper_dir'] or ''} / {r['reproduced_dir'] or ''}", r["same_direction"]])
+         for r in directions])
+    return (f"<h2>Directions of the paper's effects</h2>\n"
+            f"<p>{html.escape(direction_line(directions))} A difference below "
+            f"{TOL:g} (the table's units) counts as no effect (0).</p>\n"
+            f"{tables}\n<p></p>\n{each}\n<h2>Every published number</h2>\n")
+
+
+def html_report(rows: list[dict], header: str, directions: list[dict] | None = None) -> str:
+    """``diff.html``: the same content as :func:`markdown`, self-contained, with rows
+    outside the spread or against the paper's direction marked."""
     c = _summary(rows)
-    body = []
+    cells = []
     for r in rows:
         paper = _num(r["paper"]) + (f" ± {_num(r['paper_std'])}" if r["paper_std"] else "")
-        cells = [r["table"], r["row"], r["column"], paper, _num(r["reproduced"]),
-                 _num(r["std"]), str(r["n"]), _num(r["diff"]), r["within_spread"]]
-        cls = r["within_spread"].replace(" ", "-").replace("/", "")
-        body.append(f'<tr class="{cls}">' + "".join(f"<td>{html.escape(x)}</td>"
-                                                    for x in cells) + "</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("table", "row", "column", "paper", "reproduced",
-                                             "std", "n", "diff", "within spread"))
+        cells.append((_css(r["within_spread"]),
+                      [r["table"], r["row"], r["column"], paper, _num(r["reproduced"]),
+                       _num(r["std"]), str(r["n"]), _num(r["diff"]), r["within_spread"]]))
+    numbers = _html_table(["table", "row", "column", "paper", "reproduced", "std", "n",
+                           "diff", "within spread"], cells)
+    effects = _direction_html(directions) if directions else ""
+    notes = "".join(f"<li>{html.escape(t)}: {html.escape(n)}</li>"
+                    for t, n in _notes(rows).items())
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>Paper diff: {html.escape(header)}</title>
 <style>body{{font-family:sans-serif}} table{{border-collapse:collapse}}
@@ -113,8 +161,6 @@ tr.yes td{{background:#dfd}} tr.not-run td{{color:#888}}</style></head><body>
 <p>{len(rows)} published numbers: {c['yes']} within the seeds' spread, {c['no']} outside,
 {c['n/a']} without a spread to judge by, {c['not run']} not run in this grid.</p>
 <p>{html.escape(AUDIT_NOTE)} <a href="audit.html">audit.html</a>.</p>
-<ul>{"".join(f"<li>{html.escape(t)}: {html.escape(n)}</li>" for t, n in _notes(rows).items())}</ul>
-<table><thead><tr>{head}</tr></thead><tbody>
-{chr(10).join(body)}
-</tbody></table></body></html>
+<ul>{notes}</ul>
+{effects}{numbers}</body></html>
 """

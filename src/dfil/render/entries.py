@@ -87,6 +87,13 @@ class Table:
     keys: set[str] = field(default_factory=set)
     substituted: set = field(default_factory=set)
     hidden: set = field(default_factory=set)
+    #: The paper's contrasts between two of this table's cells (``effects:`` in
+    #: ``config/tables.yaml``), whose direction the diff report checks.
+    effects: list[dict] = field(default_factory=list)
+    #: (row, column) -> the number the paper printed, rows without runs included.
+    published: dict = field(default_factory=dict)
+    #: The (row, column) of every published signed (Δ) cell, in table order.
+    signed: list = field(default_factory=list)
 
     @property
     def visible_columns(self) -> list[str]:

@@ -6,6 +6,7 @@ coordinates, like the tables, and says in its title what it was computed on.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -107,16 +108,36 @@ FIGURES = {"membership_functions": membership_functions, "center_drift": center_
            "fewshot_curves": fewshot_curves, "compositional_depth": compositional_depth}
 
 
+#: Figure size (inches) and the suptitle's font size (points).
+SIZE, TITLE_PT = (6.0, 4.0), 7
+
+
+def wrap_title(text: str, width_in: float = SIZE[0], fontsize: float = TITLE_PT) -> str:
+    """``text`` broken into lines that fit a canvas ``width_in`` inches wide.
+
+    A sans-serif character averages well under 0.6 em, so lines of
+    ``0.9 * width / (0.6 em)`` characters leave a margin on both sides."""
+    chars = int(0.9 * width_in * 72 / (0.6 * fontsize))
+    return textwrap.fill(" ".join(text.split()), width=max(chars, 20))
+
+
+def figure(draw, source: Source, subtitle: str = ""):
+    """One figure: ``draw(source, ax)`` on a :data:`SIZE` canvas under a wrapped
+    ``subtitle`` (tight_layout keeps the suptitle's lines inside the canvas)."""
+    fig, ax = plt.subplots(figsize=SIZE)
+    draw(source, ax)
+    if subtitle:
+        fig.suptitle(wrap_title(subtitle), fontsize=TITLE_PT)
+    fig.tight_layout()
+    return fig
+
+
 def write_figures(source: Source, out_dir: Path, subtitle: str) -> list[Path]:
     """Every figure as ``<out_dir>/<name>.png``; returns the paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     for name, draw in FIGURES.items():
-        fig, ax = plt.subplots(figsize=(6, 4))
-        draw(source, ax)
-        if subtitle:
-            fig.suptitle(subtitle, fontsize=7)
-        fig.tight_layout()
+        fig = figure(draw, source, subtitle)
         path = out_dir / f"{name}.png"
         with atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=120, format="png")

@@ -27,6 +27,7 @@ import numpy as np
 
 from dfil import stats
 from dfil.render.entries import Entry, Row, Table, has_data, row_ops, tidy_rows
+from dfil.render.fmt import parse_published
 from dfil.render.source import SELECTORS, Source
 
 
@@ -62,13 +63,19 @@ class Resolver:
         columns = [c["id"] for c in spec.get("columns", [])]
         colspec = {c["id"]: c for c in spec.get("columns", [])}
         table = Table(name, spec["number"], spec["label"], spec["caption"], columns, [],
-                      hidden={c["id"] for c in spec.get("columns", []) if c.get("hidden")})
+                      hidden={c["id"] for c in spec.get("columns", []) if c.get("hidden")},
+                      effects=list(spec.get("effects", [])))
         for rspec in spec.get("rows", []):
             table.rows.append(self._row(spec, colspec, rspec, table))
         for note in spec.get("footnotes", []):
             table.footnotes.append(self._cell(spec, note, Row("", ""), table).render())
         row_ops(table)
         self._bold(spec, table)
+        table.published = {(r.id, c): parse_published(cell.published)[0]
+                           for r in table.rows for c, cell in r.cells.items()
+                           if cell.published is not None}
+        table.signed = [(r.id, c) for r in table.rows for c, cell in r.cells.items()
+                        if cell.fmt == "signed" and table.published.get((r.id, c)) is not None]
         present = [r for r in table.rows if r.kind != "body" or has_data(r)]
         dropped = [r.id for r in table.rows if r not in present and not r.hidden]
         if dropped:

@@ -103,6 +103,8 @@ def _train(cell: CellConfig, run_dir: Path, started: float, log) -> dict:
                 train = encode_frame(model, tokenizer, cell, frames["train"])
             data = TrainData(train=train, val=encode_frame(model, tokenizer, cell, frames["val"]),
                              pad_id=None if frozen else tokenizer.pad_id)
+            if frozen:  # heads.feature_norm: statistics of the features trained on
+                model.heads.fit_feature_norm(train.features, train.states)
             result = train_attempt(model, attempt_cell, data, run_dir, attempt, log)
             if attempt == 1 and needs_remediation(result, cell):
                 shutil.copyfile(run_dir / BEST, run_dir / "attempt1_model.safetensors")

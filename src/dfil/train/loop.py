@@ -27,8 +27,8 @@ from dfil.engine.device import autocast_dtype, progress, sync_guard
 from dfil.engine.loader import Loader
 from dfil.engine.predict import Collector, heads_centers, layout_for, outputs
 from dfil.inference import mf_labels
-from dfil.model.dual_path import compute_loss
 from dfil.model.losses import inverse_frequency_weights
+from dfil.model.objective import compute_loss
 from dfil.train.resume import (
     Preempted,
     StopFlag,
@@ -94,7 +94,7 @@ def _validate(model, cell, loader: Loader, weights, dtype) -> dict:
     preds = collect.result()
     result = {"val_loss": float(total) / len(val)}
     if preds.main_probs is not None:
-        result["val_acc_main"] = float((preds.main_probs.argmax(1) == val.labels).mean())
+        result["val_acc_main"] = float((preds.main_labels == val.labels).mean())
     mf = mf_labels(preds.p, preds.mf_scores, heads_centers(model.heads))
     if mf is not None:
         result["val_acc_mf"] = float((mf == val.labels).mean())

@@ -13,8 +13,8 @@ import torch
 from dfil.engine.device import autocast
 from dfil.engine.loader import Batch
 from dfil.engine.predict import forward_batch
-from dfil.model.dual_path import compute_loss
 from dfil.model.losses import LossTerms
+from dfil.model.objective import compute_loss
 
 
 def make_optimizer(groups: list[dict], betas, eps: float, weight_decay: float):
