@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 
 from cells import interrupted, run_cli, stable, tiny_cell
@@ -221,6 +222,11 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
     assert sorted((tmp_path / "cache" / "features").glob("*.safetensors")) == cached
     assert json.loads((tmp_path / "few" / "train_summary.json").read_text())[
         "train_examples"] == 16
+    # Standardised by its pool's statistics (the full split's features, no labels), not
+    # by those of its 16 rows.
+    few = load_file(str(tmp_path / "few" / "model.safetensors"))
+    for key in ("heads.norm.mean", "heads.norm.std"):
+        assert torch.equal(few[key], tensors[key]), key
     assert main(["evaluate", "--run", str(tmp_path / "few")]) == 0
     total = json.loads((tmp_path / "few" / "metrics.json").read_text())["data"]["total"]
     assert set(total) == {"train", "val", "test"} and total["train"] == 16

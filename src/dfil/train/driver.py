@@ -97,14 +97,14 @@ def _train(cell: CellConfig, run_dir: Path, started: float, log) -> dict:
             if frozen and "train_pool" in frames:
                 # A few-shot subset's features are rows of its pool's: one backbone pass
                 # serves every budget and seed drawn from that pool.
-                train = encode_frame(model, tokenizer, cell, frames["train_pool"]).take(
-                    frames["train"]["pool_row"])
+                pool = encode_frame(model, tokenizer, cell, frames["train_pool"])
+                train = pool.take(frames["train"]["pool_row"])
             else:
-                train = encode_frame(model, tokenizer, cell, frames["train"])
+                pool = train = encode_frame(model, tokenizer, cell, frames["train"])
             data = TrainData(train=train, val=encode_frame(model, tokenizer, cell, frames["val"]),
                              pad_id=None if frozen else tokenizer.pad_id)
-            if frozen:  # heads.feature_norm: statistics of the features trained on
-                model.heads.fit_feature_norm(train.features, train.states)
+            if frozen:  # heads.feature_norm: statistics of the training pool's features
+                model.heads.fit_feature_norm(pool.features, pool.states)
             result = train_attempt(model, attempt_cell, data, run_dir, attempt, log)
             if attempt == 1 and needs_remediation(result, cell):
                 shutil.copyfile(run_dir / BEST, run_dir / "attempt1_model.safetensors")
