@@ -64,3 +64,9 @@ def test_effects_must_name_published_cells():
                                                         "b": "r/ft"}]}})
     with pytest.raises(ConfigError, match=r"effects\[0\]: expected"):
         check_specs({"t": {**SPEC["demo"], "effects": [{"a": "r/dfil", "b": "r/d"}]}})
+    for bad in ("0.5", -1, True):
+        with pytest.raises(ConfigError, match=r"effects\[0\]\.tol: expected a number >= 0"):
+            check_specs({"t": {**SPEC["demo"], "effects": [
+                {"label": "x", "a": "r/dfil", "b": "r/d", "tol": bad}]}})
+    check_specs({"t": {**SPEC["demo"], "effects": [
+        {"label": "x", "a": "r/dfil", "b": "r/d", "tol": 0.5}]}})

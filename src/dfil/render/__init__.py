@@ -81,6 +81,9 @@ def _check_effect(effect: dict, published: set, where: str) -> None:
     if not isinstance(effect, dict) or set(effect) - _EFFECT_KEYS or not {
             "label", "a", "b"} <= set(effect):
         raise ConfigError(f"{where}: expected {{label, a, b[, tol]}}, got {effect!r}")
+    tol = effect.get("tol", 0)
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not tol >= 0:
+        raise ConfigError(f"{where}.tol: expected a number >= 0, got {tol!r}")
     for side in ("a", "b"):
         ref = tuple(str(effect[side]).split("/"))
         if ref not in published:
