@@ -58,8 +58,12 @@ def _num(x, digits=3) -> str:
     return f"{x:.{digits}g}" if abs(x) >= 1000 else f"{x:.{digits}f}".rstrip("0").rstrip(".")
 
 
-def _summary(rows: list[dict]) -> dict:
-    return counts(rows, "within_spread")
+def _spread_line(rows: list[dict]) -> str:
+    """The one-line summary of every published number's within-spread verdict."""
+    c = counts(rows, "within_spread")
+    return (f"{len(rows)} published numbers: {c['yes']} within the seeds' spread, "
+            f"{c['no']} outside, {c['n/a']} without a spread to judge by, "
+            f"{c['not run']} not run in this grid.")
 
 
 def _notes(rows: list[dict]) -> dict[str, str]:
@@ -89,11 +93,7 @@ def _direction_md(directions: list[dict]) -> list[str]:
 def markdown(rows: list[dict], header: str, directions: list[dict] | None = None) -> str:
     """``diff.md``: summary lines, the directions of the paper's effects per table and
     one by one, then one table of every published cell."""
-    c = _summary(rows)
-    lines = [f"# Paper diff: {header}", "",
-             f"{len(rows)} published numbers: {c['yes']} within the seeds' spread, "
-             f"{c['no']} outside, {c['n/a']} without a spread to judge by, "
-             f"{c['not run']} not run in this grid.", "",
+    lines = [f"# Paper diff: {header}", "", _spread_line(rows), "",
              f"{AUDIT_NOTE} [audit.md](audit.md) ([audit.html](audit.html)).", "",
              *_notes_md(rows),
              *(_direction_md(directions) if directions else []),
@@ -140,7 +140,6 @@ def _direction_html(directions: list[dict]) -> str:
 def html_report(rows: list[dict], header: str, directions: list[dict] | None = None) -> str:
     """``diff.html``: the same content as :func:`markdown`, self-contained, with rows
     outside the spread or against the paper's direction marked."""
-    c = _summary(rows)
     cells = []
     for r in rows:
         paper = _num(r["paper"]) + (f" ± {_num(r['paper_std'])}" if r["paper_std"] else "")
@@ -158,8 +157,7 @@ def html_report(rows: list[dict], header: str, directions: list[dict] | None = N
 td,th{{border:1px solid #ccc;padding:2px 6px}} tr.no td{{background:#fdd}}
 tr.yes td{{background:#dfd}} tr.not-run td{{color:#888}}</style></head><body>
 <h1>Paper diff: {html.escape(header)}</h1>
-<p>{len(rows)} published numbers: {c['yes']} within the seeds' spread, {c['no']} outside,
-{c['n/a']} without a spread to judge by, {c['not run']} not run in this grid.</p>
+<p>{html.escape(_spread_line(rows))}</p>
 <p>{html.escape(AUDIT_NOTE)} <a href="audit.html">audit.html</a>.</p>
 <ul>{notes}</ul>
 {effects}{numbers}</body></html>
