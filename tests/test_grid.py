@@ -104,3 +104,11 @@ def test_backbone_names_are_checked_like_grid_names(name):
         group["backbones"] = [name if b == "tiny-llama" else b for b in group["backbones"]]
     with pytest.raises(ConfigError, match=r"config backbones: name .* may hold only letters"):
         Grid(config)
+
+
+def test_feature_norm_with_lora_is_refused_with_the_cell_and_key():
+    cfg = paper()
+    cfg["defaults"].setdefault("model", {})["heads"] = {"feature_norm": "standardize"}
+    with pytest.raises(ConfigError, match=r"cell frog/qwen2\.5-7b/dfil/.*model\.heads\."
+                                          r"feature_norm: 'standardize'.*adapter: none"):
+        Grid(cfg).cell("frog/qwen2.5-7b/dfil/lam0.1/nfull/qure/seed42")

@@ -5,11 +5,12 @@ running cluster are skipped unless workflow/slurm-local.sh's cluster is up."""
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+
+from snakemake_cli import env, snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "workflow" / "slurm-local.sh"
@@ -47,11 +48,8 @@ def test_overlay_changes_only_site_settings_and_polling():
 
 @pytest.fixture(scope="module")
 def smoke_through_overlay():
-    snakemake = Path(sys.executable).with_name("snakemake")
-    out = subprocess.run(
-        [str(snakemake), "-n", "--forceall", "all_tables", "--profile", "slurm", "--profile",
-         str(OVERLAY.relative_to(ROOT)), "--configfile=config/smoke.yaml"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = snakemake("-n", "--forceall", "all_tables", "--profile", "slurm", "--profile",
+                    str(OVERLAY.relative_to(ROOT)), "--configfile=config/smoke.yaml")
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out.stdout
 
@@ -70,7 +68,8 @@ def test_smoke_model_jobs_ask_the_local_cluster_for_an_h100(smoke_through_overla
     assert {"train_cell", "evaluate_cell", "probes", "aggregate"} <= seen
 
 
-def test_light_jobs_are_local_rules():
+def test_light_jobs_are_local_rules(monkeypatch):
+    monkeypatch.setenv("PATH", env()["PATH"])  # loading the SLURM plugin runs scontrol
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import (
         ConfigSettings,

@@ -2,20 +2,15 @@
 needed for -n), the embedded default, and one cell's chain."""
 
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from snakemake_cli import ROOT, snakemake
 
 
 def dry(*args) -> str:
     """A dry run of every job of the target, whatever is already built (``--forceall``)."""
-    snakemake = Path(sys.executable).with_name("snakemake")
-    out = subprocess.run([str(snakemake), "-n", "--forceall", *args], cwd=ROOT, capture_output=True,
-                         text=True, timeout=600)
+    out = snakemake("-n", "--forceall", *args)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return out.stdout + out.stderr
 
@@ -79,11 +74,8 @@ def test_one_cell_schedules_only_its_chain():
 
 
 def test_cell_outside_the_grid_cannot_be_built():
-    snakemake = Path(sys.executable).with_name("snakemake")
-    out = subprocess.run(
-        [str(snakemake), "-n", "--profile", "slurm",
-         "results/paper/runs/frog/qwen2.5-7b/coral/lamna/nfull/na/seed7/metrics.json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = snakemake("-n", "--profile", "slurm",
+                    "results/paper/runs/frog/qwen2.5-7b/coral/lamna/nfull/na/seed7/metrics.json")
     assert out.returncode != 0
     assert "MissingRuleException" in out.stdout + out.stderr or "No rule" in (
         out.stdout + out.stderr)
@@ -92,7 +84,6 @@ def test_cell_outside_the_grid_cannot_be_built():
 def test_config_edits_rerun_exactly_the_cells_they_change(tmp_path):
     """Built cell configs, then edits: a group's ``cell:`` override reruns that group's
     cells only, a default reruns every cell, an unrelated key none."""
-    import os
     import shutil
 
     import yaml
@@ -106,14 +97,11 @@ def test_config_edits_rerun_exactly_the_cells_they_change(tmp_path):
             "fewshot": "frog/tiny-llama/finetune+fewshot/lamna/n16/na/seed42",
             "crosstask": "ordinal_standin/tiny-llama/dfil/lam0.5/nfull/uniform/seed42"}
     targets = [f"results/smoke/runs/{k}/cell.yaml" for k in keys.values()]
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
 
-    def snakemake(*args) -> str:
+    def build(*args) -> str:
         # targets first: --configfile takes a list and would swallow them
-        out = subprocess.run([str(bin_dir / "snakemake"), *targets, *args, "--cores", "2",
-                              "--configfile", "config/smoke.yaml"], cwd=work, env=env,
-                             capture_output=True, text=True, timeout=600)
+        out = snakemake(*targets, *args, "--cores", "2", "--configfile", "config/smoke.yaml",
+                        cwd=work)
         assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
         return out.stdout + out.stderr
 
@@ -123,11 +111,11 @@ def test_config_edits_rerun_exactly_the_cells_they_change(tmp_path):
         cfg = yaml.safe_load(original)
         edit(cfg)
         path.write_text(yaml.safe_dump(cfg, sort_keys=False))
-        text = snakemake("-n")
+        text = build("-n")
         path.write_text(original)
         return 0 if "Nothing to be done" in text else counts(text).get("cell_config", 0)
 
-    snakemake()
+    build()
     assert rerun(lambda c: None) == 0
     assert rerun(lambda c: c["groups"]["fewshot"].update(
         cell={"train": {"lr_heads": 0.005}})) == 1

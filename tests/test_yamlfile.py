@@ -1,7 +1,5 @@
 """Duplicate YAML keys are refused wherever the project reads YAML."""
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +9,7 @@ from dfil.config import ConfigError
 from dfil.grid import load_grid_files
 from dfil.render import load_specs
 from dfil.yamlfile import load_yaml, loads_yaml
+from snakemake_cli import snakemake
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,9 +58,7 @@ def test_snakemake_refuses_a_config_file_with_a_duplicate_key(tmp_path):
     grid = tmp_path / "dup.yaml"
     grid.write_text((ROOT / "config" / "smoke.yaml").read_text()
                     + "probe_seed: 1\nprobe_seed: 2\n")
-    snakemake = Path(sys.executable).with_name("snakemake")
-    out = subprocess.run([str(snakemake), "-n", "all_tables", "--configfile", str(grid)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = snakemake("-n", "all_tables", "--configfile", str(grid))
     assert out.returncode != 0
     assert "dup.yaml:" in out.stdout + out.stderr
     assert "duplicate key 'probe_seed'" in out.stdout + out.stderr

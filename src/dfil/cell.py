@@ -19,6 +19,7 @@ from dfil.config import (
     Count,
     ModelConfig,
     NonNegative,
+    NonNegativeReal,
     Share,
     check_bounds,
     from_dict,
@@ -76,7 +77,11 @@ class TrainConfig:
     lr_mf: float = 1e-2
     betas: tuple[float, ...] = (0.9, 0.999)
     adam_eps: float = 1e-8
-    weight_decay: float = 1e-2
+    weight_decay: NonNegativeReal = 1e-2
+    #: AdamW weight decay of the heads' group alone (classifier, numerical head, ordinal
+    #: and attention-pooling heads; not the MF parameters, not LoRA); null: weight_decay
+    #: (note R-head-decay).
+    weight_decay_heads: NonNegativeReal | None = None
     #: The warmup length is not given (note R-warmup).
     warmup_ratio: Share = 0.1
     grad_clip: Annotated[float, Bound(exclusive_minimum=0)] = 1.0
@@ -133,9 +138,14 @@ class CellConfig:
 
 
 def resolve(cell: CellConfig) -> CellConfig:
-    """Check every field's bounds (:func:`dfil.config.check_bounds`), then apply the
-    paper's implicit rules: stop-gradient on p for budgets <= 256."""
+    """Check every field's bounds (:func:`dfil.config.check_bounds`) and the fields that
+    depend on each other, then apply the paper's implicit rules: stop-gradient on p for
+    budgets <= 256."""
     check_bounds(cell)
+    if cell.model.heads.feature_norm != "none" and cell.model.adapter != "none":
+        raise ConfigError(f"model.heads.feature_norm: {cell.model.heads.feature_norm!r} "
+                          "standardises frozen features and needs model.adapter: none, got "
+                          f"{cell.model.adapter!r} (note R-feature-norm)")
     budget = cell.data.budget
     if budget is not None and budget <= cell.train.stopgrad_max_budget:
         loss = replace(cell.model.loss, stop_grad_p=True)

@@ -53,6 +53,8 @@ class Bound:
 Count = Annotated[int, Bound(minimum=1)]
 #: A count that may be zero (0 often meaning "none" or "all", as documented per field).
 NonNegative = Annotated[int, Bound(minimum=0)]
+#: A real number that may be zero (weight decays).
+NonNegativeReal = Annotated[float, Bound(minimum=0)]
 #: A share in [0, 1].
 Share = Annotated[float, Bound(minimum=0, maximum=1)]
 

@@ -11,6 +11,7 @@ from dfil.audit import report
 from dfil.audit.kinds import Finding
 from dfil.cli import main
 from dfil.render import diff
+from snakemake_cli import snakemake
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,10 +83,7 @@ def test_audit_does_not_import_torch():
 
 
 def test_dag_target_paper_audit():
-    snakemake = Path(sys.executable).with_name("snakemake")
-    out = subprocess.run([str(snakemake), "-n", "--forceall", "paper_audit", "--configfile",
-                          "config/smoke.yaml"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600)
+    out = snakemake("-n", "--forceall", "paper_audit", "--configfile", "config/smoke.yaml")
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     text = out.stdout + out.stderr
     assert re.search(r"^paper_audit\s+1$", text, re.MULTILINE)

@@ -197,6 +197,8 @@ def test_feature_standardizer_fit_hand_computed():
     from dfil.model.heads import FeatureStandardizer
 
     norm = FeatureStandardizer(2)
+    with pytest.raises(RuntimeError, match="before its statistics were set"):
+        norm(torch.zeros(1, 2))  # never the identity by accident
     norm.fit(torch.tensor([[1.0, 10.0], [3.0, 10.0], [5.0, 10.0]]))
     # column 0: mean 3, sample std 2; column 1 is constant, its std floored at eps
     torch.testing.assert_close(norm.mean, torch.tensor([3.0, 10.0]))
@@ -224,5 +226,8 @@ def test_feature_norm_is_saved_not_trained_and_frozen_only(tmp_path):
     _, tensors, _ = read_checkpoint(tmp_path / "m.safetensors")
     torch.testing.assert_close(tensors["heads.norm.mean"], feats.mean(0))
     torch.testing.assert_close(tensors["heads.state_norm.std"], states.std(0))
+    loaded, _ = load_model(tmp_path / "m.safetensors")  # statistics set by the load
+    torch.testing.assert_close(loaded.heads(feats, states.view(10, 4, d), torch.ones(10, 4)).p,
+                               out.p)
     with pytest.raises(ValueError, match="frozen"):
         build_model(tiny_config("dfil", heads=heads))

@@ -102,14 +102,15 @@ def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Pa
             f"{path}: does not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})"
         )
     params = dict(model.named_parameters())
-    with torch.no_grad():
-        for name, value in tensors.items():
-            if params[name].shape != value.shape:
-                raise CheckpointError(
-                    f"{path}: {name} has shape {tuple(value.shape)}, "
-                    f"model expects {tuple(params[name].shape)}"
-                )
-            params[name].copy_(value)
+    for name, value in tensors.items():
+        if params[name].shape != value.shape:
+            raise CheckpointError(
+                f"{path}: {name} has shape {tuple(value.shape)}, "
+                f"model expects {tuple(params[name].shape)}"
+            )
+    # Through load_state_dict, so modules see their state loaded (FeatureStandardizer);
+    # the frozen base weights are not in a checkpoint, hence strict=False.
+    model.load_state_dict(tensors, strict=False)
 
 
 def load_model(path: Path, device: torch.device | str = "cpu"):

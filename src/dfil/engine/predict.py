@@ -19,7 +19,7 @@ from dfil.engine.loader import Batch, Loader
 from dfil.inference import softmax
 from dfil.model.attention import takes_varlen
 from dfil.model.backbone import hidden_size
-from dfil.model.objective import main_class_probs, main_labels
+from dfil.model.objective import main_class_probs, rank_labels
 
 
 @dataclass
@@ -103,7 +103,7 @@ class Collector:
 
     def add(self, out) -> None:
         probs = main_class_probs(out, self.spec)
-        ranks = main_labels(out, self.spec) if self.spec.main in ("coral", "corn") else None
+        ranks = rank_labels(out, self.spec)
         for key, value in (("main", probs), ("p", out.p), ("mf", out.mf_scores)):
             if value is not None:
                 self.parts[key].append(value.detach().float())

@@ -40,7 +40,8 @@ class FeatureStandardizer(nn.Module):
     final-layer states carry a few dimensions with large, almost constant values (SmolLM2-
     135M: mean |h_i| up to 22, std < 1), so the per-example LayerNorm at the head's input
     keeps the informative variation small and the heads underfit (note R-feature-norm).
-    The statistics are non-trainable parameters, so checkpoints carry them.
+    The statistics are non-trainable parameters, so checkpoints carry them. Used before
+    :meth:`fit` or a checkpoint load it raises rather than pass the features through.
     """
 
     def __init__(self, d: int, eps: float = 1e-5):
@@ -48,6 +49,11 @@ class FeatureStandardizer(nn.Module):
         self.eps = eps
         self.mean = nn.Parameter(torch.zeros(d), requires_grad=False)
         self.std = nn.Parameter(torch.ones(d), requires_grad=False)
+        self.fitted = False
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self.fitted = self.fitted or prefix + "mean" in state_dict
 
     @torch.no_grad()
     def fit(self, x: torch.Tensor) -> None:
@@ -58,8 +64,13 @@ class FeatureStandardizer(nn.Module):
         x = x.double()
         self.mean.copy_(x.mean(0).to(self.mean.dtype))
         self.std.copy_(x.std(0).clamp_min(self.eps).to(self.std.dtype))
+        self.fitted = True
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.fitted:
+            raise RuntimeError("feature standardisation used before its statistics were set: "
+                               "fit it on the training features (fit_feature_norm) or load "
+                               "a checkpoint (heads.feature_norm: standardize)")
         return (x - self.mean.to(x.dtype)) / self.std.to(x.dtype)
 
 

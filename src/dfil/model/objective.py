@@ -74,12 +74,21 @@ def main_class_probs(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
     return torch.softmax(logits, dim=-1)
 
 
-def main_labels(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
-    """Main-path labels ``[B]``: argmax, or the CORAL/CORN rank decoding."""
+def rank_labels(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
+    """CORAL/CORN labels ``[B]`` by their rank rule (count of thresholds passed); None for
+    a method whose main path is not an ordinal head (its label is the argmax)."""
     if out.main_logits is None:
         return None
     if spec.main == "coral":
         return coral_label(out.main_logits)
     if spec.main == "corn":
         return corn_label(out.main_logits)
+    return None
+
+
+def main_labels(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
+    """Main-path labels ``[B]``: the CORAL/CORN rank decoding, else the argmax."""
+    ranks = rank_labels(out, spec)
+    if ranks is not None or out.main_logits is None:
+        return ranks
     return out.main_logits.argmax(dim=-1)

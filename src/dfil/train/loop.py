@@ -56,7 +56,9 @@ def lr_factor(step: int, total: int, warmup: int) -> float:
 
 
 def param_groups(model, cell: CellConfig) -> list[dict]:
-    """Three groups (App. C.1): LoRA 2e-5, heads 1e-3, MF 1e-2; frozen tensors left out."""
+    """Three groups (App. C.1): LoRA 2e-5, heads 1e-3, MF 1e-2, each with its weight decay
+    (``train.weight_decay``; the heads' ``train.weight_decay_heads`` where set); frozen
+    tensors left out."""
     groups = {"lora": [], "heads": [], "mf": []}
     for name, param in model.named_parameters():
         if not param.requires_grad:
@@ -64,8 +66,13 @@ def param_groups(model, cell: CellConfig) -> list[dict]:
         key = "mf" if name.startswith("heads.mf.") else "heads" if name.startswith(
             "heads.") else "lora"
         groups[key].append(param)
-    lrs = {"lora": cell.train.lr_lora, "heads": cell.train.lr_heads, "mf": cell.train.lr_mf}
-    return [{"params": ps, "lr": lrs[k], "name": k} for k, ps in groups.items() if ps]
+    cfg = cell.train
+    lrs = {"lora": cfg.lr_lora, "heads": cfg.lr_heads, "mf": cfg.lr_mf}
+    decay = dict.fromkeys(groups, cfg.weight_decay)
+    if cfg.weight_decay_heads is not None:
+        decay["heads"] = cfg.weight_decay_heads
+    return [{"params": ps, "lr": lrs[k], "weight_decay": decay[k], "name": k}
+            for k, ps in groups.items() if ps]
 
 
 def epoch_plan(cell: CellConfig, train: Encoded, epoch: int) -> list[np.ndarray]:

@@ -1,0 +1,41 @@
+"""Optimizer groups of the training loop (App. C.1's three learning rates)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from dfil.cell import CellConfig, TrainConfig
+from dfil.config import HeadsConfig
+from dfil.model import build_model
+from dfil.train.loop import param_groups
+from tinymodel import tiny_config
+
+
+def groups(weight_decay_heads):
+    config = tiny_config("dfil", adapter="none", heads=HeadsConfig())
+    model = build_model(config, seed=0, backbone=False)
+    cell = CellConfig(model=config, train=replace(TrainConfig(), weight_decay=0.01,
+                                                  weight_decay_heads=weight_decay_heads))
+    return {g["name"]: g for g in param_groups(model, cell)}, model
+
+
+@pytest.mark.parametrize("heads_decay, expected", [(None, 0.01), (0.3, 0.3)])
+def test_heads_weight_decay_leaves_the_mf_group_alone(heads_decay, expected):
+    by_name, model = groups(heads_decay)
+    assert set(by_name) == {"heads", "mf"}  # frozen backbone: no LoRA group
+    assert (by_name["heads"]["lr"], by_name["mf"]["lr"]) == (1e-3, 1e-2)
+    assert by_name["heads"]["weight_decay"] == expected
+    assert by_name["mf"]["weight_decay"] == 0.01
+    mf = {id(p) for p in model.heads.mf.parameters()}
+    assert {id(p) for p in by_name["mf"]["params"]} == mf
+    assert not mf & {id(p) for p in by_name["heads"]["params"]}
+
+
+def test_a_negative_heads_weight_decay_is_refused_with_its_key():
+    from dfil.cell import resolve
+    from dfil.config import ConfigError, from_dict
+
+    with pytest.raises(ConfigError, match=r"train\.weight_decay_heads.*>= 0"):
+        resolve(from_dict(CellConfig, {"train": {"weight_decay_heads": -0.1}}))
