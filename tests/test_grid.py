@@ -112,3 +112,10 @@ def test_feature_norm_with_lora_is_refused_with_the_cell_and_key():
     with pytest.raises(ConfigError, match=r"cell frog/qwen2\.5-7b/dfil/.*model\.heads\."
                                           r"feature_norm: 'standardize'.*adapter: none"):
         Grid(cfg).cell("frog/qwen2.5-7b/dfil/lam0.1/nfull/qure/seed42")
+
+
+def test_the_embedded_caption_names_its_heads_weight_decay():
+    """The stand-in caption states the recipe's departures; this one is a number."""
+    cfg = yaml.safe_load((CONFIGS / "config.yaml").read_text())
+    decay = cfg["defaults"]["train"]["weight_decay_heads"]
+    assert f"head weight decay {decay:g}" in " ".join(cfg["render"]["standin"].split())

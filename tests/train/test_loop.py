@@ -13,9 +13,9 @@ from dfil.train.loop import param_groups
 from tinymodel import tiny_config
 
 
-def groups(weight_decay_heads):
-    config = tiny_config("dfil", adapter="none", heads=HeadsConfig())
-    model = build_model(config, seed=0, backbone=False)
+def groups(weight_decay_heads, adapter="none"):
+    config = tiny_config("dfil", adapter=adapter, heads=HeadsConfig())
+    model = build_model(config, seed=0, backbone=adapter != "none")
     cell = CellConfig(model=config, train=replace(TrainConfig(), weight_decay=0.01,
                                                   weight_decay_heads=weight_decay_heads))
     return {g["name"]: g for g in param_groups(model, cell)}, model
@@ -31,6 +31,15 @@ def test_heads_weight_decay_leaves_the_mf_group_alone(heads_decay, expected):
     mf = {id(p) for p in model.heads.mf.parameters()}
     assert {id(p) for p in by_name["mf"]["params"]} == mf
     assert not mf & {id(p) for p in by_name["heads"]["params"]}
+
+
+def test_lora_keeps_the_weight_decay_of_every_group_but_the_heads():
+    by_name, model = groups(0.3, adapter="lora")
+    assert set(by_name) == {"lora", "heads", "mf"}
+    assert by_name["lora"]["lr"] == 2e-5 and by_name["lora"]["weight_decay"] == 0.01
+    assert by_name["heads"]["weight_decay"] == 0.3 and by_name["mf"]["weight_decay"] == 0.01
+    lora = {n for n, p in model.named_parameters() if p.requires_grad and "lora_" in n}
+    assert lora and len(by_name["lora"]["params"]) == len(lora)
 
 
 def test_a_negative_heads_weight_decay_is_refused_with_its_key():

@@ -110,7 +110,10 @@ def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Pa
             )
     # Through load_state_dict, so modules see their state loaded (FeatureStandardizer);
     # the frozen base weights are not in a checkpoint, hence strict=False.
-    model.load_state_dict(tensors, strict=False)
+    result = model.load_state_dict(tensors, strict=False)
+    if result.unexpected_keys:  # the check above makes this unreachable; kept as a guard
+        raise CheckpointError(f"{path}: does not fit the model "
+                              f"(unexpected {result.unexpected_keys[:3]})")
 
 
 def load_model(path: Path, device: torch.device | str = "cpu"):

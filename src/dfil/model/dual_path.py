@@ -232,7 +232,8 @@ def build_model(config: ModelConfig, seed: int | None = None,
         raise ValueError(f"method {config.method!r} trains nothing; use dfil.model.zero_shot")
     if config.heads.feature_norm != "none" and config.adapter != "none":
         raise ValueError(f"heads.feature_norm {config.heads.feature_norm!r} needs a frozen "
-                         f"backbone (adapter 'none'), got adapter {config.adapter!r}")
+                         f"backbone (adapter 'none'), got adapter {config.adapter!r} (a grid "
+                         "refuses it earlier, in dfil.cell.resolve)")
     if not backbone:
         if config.adapter != "none":
             raise ValueError("only a frozen backbone (model.adapter: none) can be left out")
