@@ -22,6 +22,7 @@ from dfil.config import (
     NonNegativeReal,
     Share,
     check_bounds,
+    check_feature_norm,
     from_dict,
     to_dict,
 )
@@ -142,10 +143,7 @@ def resolve(cell: CellConfig) -> CellConfig:
     depend on each other, then apply the paper's implicit rules: stop-gradient on p for
     budgets <= 256."""
     check_bounds(cell)
-    if cell.model.heads.feature_norm != "none" and cell.model.adapter != "none":
-        raise ConfigError(f"model.heads.feature_norm: {cell.model.heads.feature_norm!r} "
-                          "standardises frozen features and needs model.adapter: none, got "
-                          f"{cell.model.adapter!r} (note R-feature-norm)")
+    check_feature_norm(cell.model)
     budget = cell.data.budget
     if budget is not None and budget <= cell.train.stopgrad_max_budget:
         loss = replace(cell.model.loss, stop_grad_p=True)

@@ -151,6 +151,15 @@ class ModelConfig:
     loss: LossConfig = field(default_factory=LossConfig)
 
 
+def check_feature_norm(model: ModelConfig) -> None:
+    """Feature standardisation is for frozen features: refused with a LoRA adapter, by a
+    grid's cells (:func:`dfil.cell.resolve`) and by :func:`dfil.model.build_model`."""
+    if model.heads.feature_norm != "none" and model.adapter != "none":
+        raise ConfigError(f"model.heads.feature_norm: {model.heads.feature_norm!r} "
+                          "standardises frozen features and needs model.adapter: none, got "
+                          f"{model.adapter!r} (note R-feature-norm)")
+
+
 T = TypeVar("T")
 
 

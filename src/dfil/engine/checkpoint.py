@@ -111,7 +111,9 @@ def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Pa
     # Through load_state_dict, so modules see their state loaded (FeatureStandardizer);
     # the frozen base weights are not in a checkpoint, hence strict=False.
     result = model.load_state_dict(tensors, strict=False)
-    if result.unexpected_keys:  # the check above makes this unreachable; kept as a guard
+    # The check above compares parameter names; a module whose state_dict keys differ
+    # from them would otherwise be skipped silently here.
+    if result.unexpected_keys:
         raise CheckpointError(f"{path}: does not fit the model "
                               f"(unexpected {result.unexpected_keys[:3]})")
 

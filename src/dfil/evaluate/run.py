@@ -23,7 +23,6 @@ from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import task_frames
-from dfil.engine.predict import Predictions
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
 from dfil.methods import method_spec
@@ -37,10 +36,6 @@ def _probes(cell) -> dict[str, list[dict]]:
     else:
         sets = generate_probes(ProbeConfig())
     return {name: rows[::cell.eval.probe_stride] for name, rows in sets.items()}
-
-
-def _main(preds: Predictions):
-    return preds.main_labels
 
 
 def _rows(set_name, ids, gold, p_true, preds, labels) -> pd.DataFrame:
@@ -161,7 +156,7 @@ def _probe_metrics(cell, score, centers, alpha, predictions: list) -> dict:
     comp = pd.DataFrame(probes["compositional"])
     preds = score(comp, task="frog")
     out["compositional"] = ev.compositional_metrics(probes["compositional"], preds, centers,
-                                                    _main(preds))
+                                                    preds.main_labels)
     predictions.append(_rows("compositional", comp["id"], comp["qure_label"].to_numpy(),
                              comp["p_base"].to_numpy(), preds,
                              ev.path_labels(preds, centers, alpha)))
@@ -180,7 +175,7 @@ def _probe_metrics(cell, score, centers, alpha, predictions: list) -> dict:
     for name, metric in (("ipr", ev.ipr_metrics), ("naturalistic", ev.naturalistic_metrics)):
         frame = pd.DataFrame(probes[name])
         preds = score(frame, task="frog")
-        out[name] = metric(probes[name], preds, centers, _main(preds))
+        out[name] = metric(probes[name], preds, centers, preds.main_labels)
         gold_col = "label" if name == "ipr" else "qure_label"
         predictions.append(_rows(name, frame["id"], frame[gold_col].to_numpy(), None, preds,
                                  ev.path_labels(preds, centers, alpha)))

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from dfil.config import BackboneConfig, HeadsConfig, ModelConfig
+from dfil.config import BackboneConfig, HeadsConfig, ModelConfig, check_feature_norm
 from dfil.methods import MethodSpec, method_spec
 from dfil.model.attention import known_layout, takes_varlen
 from dfil.model.backbone import (
@@ -230,10 +230,7 @@ def build_model(config: ModelConfig, seed: int | None = None,
     spec = method_spec(config.method)
     if not spec.trains:
         raise ValueError(f"method {config.method!r} trains nothing; use dfil.model.zero_shot")
-    if config.heads.feature_norm != "none" and config.adapter != "none":
-        raise ValueError(f"heads.feature_norm {config.heads.feature_norm!r} needs a frozen "
-                         f"backbone (adapter 'none'), got adapter {config.adapter!r} (a grid "
-                         "refuses it earlier, in dfil.cell.resolve)")
+    check_feature_norm(config)
     if not backbone:
         if config.adapter != "none":
             raise ValueError("only a frozen backbone (model.adapter: none) can be left out")

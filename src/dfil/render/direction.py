@@ -28,14 +28,19 @@ def direction(x: float | None, tol: float = TOL) -> str | None:
     return "0" if abs(x) < tol else "+" if x > 0 else "-"
 
 
+def _reproduced(table: Table, row: str, col: str) -> float | None:
+    """The reproduced mean of a cell; None where its row has no runs in this grid."""
+    cell = table.cell(row, col)
+    return None if cell is None else cell.mean
+
+
 def _effect_values(table: Table, effect: dict) -> tuple[float | None, float | None]:
     """(published, reproduced) difference of an effect's cells, a minus b."""
     pub, rep = [], []
     for side in ("a", "b"):
         row, col = str(effect[side]).split("/")
         pub.append(table.published.get((row, col)))
-        cell = table.cell(row, col)  # None: the row has no runs in this grid
-        rep.append(None if cell is None else cell.mean)
+        rep.append(_reproduced(table, row, col))
     return (None if None in pub else pub[0] - pub[1],
             None if None in rep else rep[0] - rep[1])
 
@@ -48,9 +53,8 @@ def direction_rows(tables: list[Table]) -> list[dict]:
         name = f"T{t.number} {t.name}"
         found = []
         for row, col in t.signed:
-            cell = t.cell(row, col)  # None: the row has no runs in this grid
             found.append((f"{row} / {col}", t.published[(row, col)],
-                          None if cell is None else cell.mean, TOL))
+                          _reproduced(t, row, col), TOL))
         for e in t.effects:
             pub, rep = _effect_values(t, e)
             found.append((e["label"], pub, rep, float(e.get("tol", TOL))))
