@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from dfil.config import ConfigError
+from dfil.errors import ConfigError
 
 _MERGE = "tag:yaml.org,2002:merge"
 

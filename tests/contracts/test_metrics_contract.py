@@ -85,8 +85,7 @@ class StubScorer:
 
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_evaluator_writes_a_valid_record_for_every_method(tmp_path, monkeypatch, method):
-    from dfil.cell import load_cell
-    from dfil.config import config_hash
+    from dfil.cellconfig import config_hash, load_cell
     from dfil.evaluate import run as evaluate_run_module
 
     write_frog_like(tmp_path / "frog", seed=0, n_easy=48, n_hard=24)

@@ -6,7 +6,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from dfil.cell import CellConfig, DataConfig
+from dfil.cellconfig import CellConfig, DataConfig
 from dfil.data import DataError, load_frog, load_qure
 from dfil.data.frog import frog_test_source
 from dfil.data.probes import read_probes, write_probes

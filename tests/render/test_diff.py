@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_render import RENDER, SPEC, frame, grid_with_render
 
-from dfil.config import ConfigError
+from dfil.errors import ConfigError
 from dfil.render import check_specs
 from dfil.render.diff import html_report, markdown
 from dfil.render.direction import direction, direction_rows, direction_summary

@@ -66,10 +66,11 @@ def cmd_grid(args: argparse.Namespace) -> int:
     import yaml
 
     from dfil.atomic import atomic_write_bytes
-    from dfil.cell import CellConfig, dump_cell, resolve
-    from dfil.config import ConfigError, from_dict
+    from dfil.cellconfig import CellConfig, dump_cell, resolve
+    from dfil.errors import ConfigError
     from dfil.grid import Grid, load_grid_files
-    from dfil.grid_schema import grid_schema
+    from dfil.gridfile import grid_schema
+    from dfil.validation import validate
 
     if args.action == "schema":
         print(json.dumps(grid_schema(), indent=2))
@@ -78,7 +79,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
         # The cell exactly as the DAG resolved it (Snakemake passes it as a parameter, so
         # a config edit that changes it reruns this job and everything downstream).
         try:
-            cell = resolve(from_dict(CellConfig, json.loads(args.json)))
+            cell = resolve(validate(CellConfig, json.loads(args.json)))
         except json.JSONDecodeError as err:
             raise ConfigError(f"--json: not a JSON cell ({err})") from None
         _require(args.out, "dfil grid cell --json needs --out")

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dfil.cell import CellConfig
-from dfil.config import ConfigError
+from dfil.cellconfig import CellConfig
 from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_train_val
 from dfil.data.frog import frog_test_source
 from dfil.data.ordinal import label_proportion
 from dfil.data.splits import check_test_disjoint
 from dfil.data.synthetic import ordinal_standin_records
+from dfil.errors import ConfigError
 
 
 def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:

@@ -15,8 +15,7 @@ import numpy as np
 import pandas as pd
 
 from dfil.atomic import atomic_path, atomic_write_json
-from dfil.cell import load_cell
-from dfil.config import config_hash
+from dfil.cellconfig import config_hash, load_cell
 from dfil.contracts.metrics import write_metrics
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY
 from dfil.data.probes import ProbeConfig, generate_probes, read_probes

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from dfil.config import BackboneConfig, ConfigError
+from dfil.cellconfig import BackboneConfig
+from dfil.errors import ConfigError
 from dfil.model.attention import choose as choose_attention
 from dfil.model.embedded import resolve_model_id
 from dfil.model.load_report import quiet_expected_lm_head

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from dfil.config import LoraConfig
+from dfil.cellconfig import LoraConfig
 
 _SEPARATE = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj"}
 #: model_type -> logical target -> module name, for families whose names differ from

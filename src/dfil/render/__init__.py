@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dfil.config import ConfigError
+from dfil.errors import ConfigError
 from dfil.render.entries import Table
 from dfil.render.resolve import Resolver
 from dfil.render.source import SELECTORS, Source

@@ -17,8 +17,7 @@ import numpy as np
 import torch
 
 from dfil.atomic import atomic_write_bytes
-from dfil.cell import CellConfig
-from dfil.config import config_hash
+from dfil.cellconfig import CellConfig, config_hash
 from dfil.contracts.rundir import BEST, LOG, RESUME
 from dfil.data.io import dumps_jsonl
 from dfil.engine.batching import Encoded, batches, epoch_order, grouped_batches
