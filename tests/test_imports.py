@@ -14,7 +14,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dfil"
 #: Each top-level component of the package and its layer; a module may import its own
 #: component and components of lower layers only.
 LAYERS = {
-    "dfil": -1, "errors": 0, "atomic": 0, "provenance": 0, "quantifiers": 0,
+    "dfil": -1, "errors": -0.5, "atomic": 0, "provenance": 0, "quantifiers": 0,
     "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0,
     "validation": 0.5, "yamlfile": 0.6,
     "runkey": 1, "contracts": 1, "cellconfig": 1,

@@ -44,8 +44,8 @@ class StrictModel(BaseModel):
         """An unknown key is named with the closest known one (``extra="forbid"`` alone
         would say neither)."""
         if isinstance(data, Mapping):
-            allowed = sorted(cls.model_fields)
-            unknown = sorted(str(k) for k in data if k not in cls.model_fields)
+            allowed = sorted(f.alias or name for name, f in cls.model_fields.items())
+            unknown = sorted(str(k) for k in data if k not in allowed)
             if unknown:
                 close = difflib.get_close_matches(unknown[0], allowed, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
@@ -55,15 +55,18 @@ class StrictModel(BaseModel):
         return data
 
 
-def _tuple(value: Any) -> Any:
+def as_tuple(value: Any) -> Any:
+    """A list as a tuple (a ``BeforeValidator``: YAML and JSON give lists)."""
     return tuple(value) if isinstance(value, list) else value
 
 
 #: A sequence as a tuple: YAML and JSON give lists, the frozen config holds tuples (and
 #: dumps them as lists again).
-TupleOf = Annotated[tuple[T, ...], BeforeValidator(_tuple)]
+TupleOf = Annotated[tuple[T, ...], BeforeValidator(as_tuple)]
 #: A non-empty sequence, as a tuple.
-NonEmpty = Annotated[tuple[T, ...], Field(min_length=1), BeforeValidator(_tuple)]
+NonEmpty = Annotated[tuple[T, ...], Field(min_length=1), BeforeValidator(as_tuple)]
+#: Two of a kind (a pair of column names), as a tuple.
+PairOf = Annotated[tuple[T, T], BeforeValidator(as_tuple)]
 #: A count of at least one (epochs, batch sizes, layers, ...).
 Count = Annotated[int, Field(ge=1)]
 #: A count that may be zero (0 often meaning "none" or "all", as documented per field).
@@ -90,8 +93,10 @@ _MESSAGES = {
     "list_type": "expected a list, got {got}",
     "dict_type": "expected a mapping, got {got}",
     "model_type": "expected a mapping, got {got}",
-    "missing": "required key missing",
+    "missing": "required but missing",
     "too_short": "must list at least {min_length} item(s)",
+    "too_long": "must list at most {max_length} item(s), got {got}",
+    "string_pattern_mismatch": "must match {pattern}, got {got}",
 }
 
 

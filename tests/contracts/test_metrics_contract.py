@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from dfil.contracts.metrics import (
-    MetricsError,
     measures,
     read_metrics,
     validate_metrics,
@@ -16,6 +15,7 @@ from dfil.contracts.metrics import (
 )
 from dfil.data.synthetic import write_frog_like
 from dfil.engine.predict import Predictions
+from dfil.errors import MetricsError
 from dfil.methods import METHODS, method_spec
 from dfil.quantifiers import QURE_CENTERS
 from records import metrics_record

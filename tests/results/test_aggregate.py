@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from dfil.cli import main
-from dfil.contracts.metrics import MetricsError
+from dfil.errors import MetricsError
 from dfil.results.aggregate import COLUMNS, aggregate, check_replaceable, metrics_files
 from records import metrics_record
 

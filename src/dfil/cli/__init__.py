@@ -8,6 +8,7 @@ the subcommands, thin calls into the library that Snakemake rules make, are in
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
@@ -24,10 +25,12 @@ from dfil.cli.commands import (
     cmd_synth_frog,
     cmd_train,
 )
+from dfil.errors import DiskFullError, InputError
 
 #: What every subcommand's exit status means; ``train`` adds 143.
-EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged file or a refused operation (the "
-              "message names the file, line or key; nothing is overwritten)")
+EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a full disk or a "
+              "refused operation (one line naming the file, line or key; nothing is "
+              "overwritten); 1 a bug (its traceback)")
 PREEMPTED = ("; 143 preempted (SIGTERM or SIGUSR1, what SLURM sends before it kills or "
              "requeues a job): the resume state is saved, rerun the same command to resume")
 
@@ -43,6 +46,17 @@ class _Help(argparse.HelpFormatter):
             value = " ".join(map(str, default)) if isinstance(default, list) else str(default)
             text += f" (default: {value})".replace("%", "%%")
         return text
+
+
+def _count(text: str) -> int:
+    """An argument that counts items: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
 
 
 def _command(sub, name: str, summary: str, func, epilog: str = EXIT_CODES):
@@ -71,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                  cmd_synth_frog)
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--n-easy", type=int, default=2044, help="easy items (train + val)")
-    p.add_argument("--n-hard", type=int, default=2044, help="hard (test) items")
+    p.add_argument("--n-easy", type=_count, default=2044, help="easy items (train + val)")
+    p.add_argument("--n-hard", type=_count, default=2044, help="hard (test) items")
     p.add_argument("--hard-form", choices=("unseen_totals", "complement"),
                    default="unseen_totals",
                    help="hard items: the easy wording over unseen group sizes (default), or "
@@ -157,11 +171,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from dfil.errors import CheckpointError, LatexError
-
+    """Run a subcommand. An input error (:class:`dfil.errors.InputError`: a bad config key,
+    a damaged or missing file, a full disk) is one line and exit 2; anything else is a bug
+    and keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, OSError, CheckpointError, LatexError, KeyError) as err:
-        print(f"dfil {args.command}: error: {err}", file=sys.stderr)
-        return 2
+    except InputError as err:
+        return _input_error(args.command, err)
+    except OSError as err:  # a full disk met outside dfil.atomic's writers
+        if err.errno != errno.ENOSPC:
+            raise
+        return _input_error(args.command, DiskFullError.from_oserror(
+            err, err.filename or "a file being written"))
+
+
+def _input_error(command: str, err: InputError) -> int:
+    print(f"dfil {command}: error: {' '.join(str(err).split())}", file=sys.stderr)
+    return 2

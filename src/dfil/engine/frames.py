@@ -46,7 +46,11 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     if d.budget is not None:
         seed = cell.train.seed if d.fewshot_seed is None else d.fewshot_seed
         train_pool = train.reset_index(drop=True)
-        train = few_shot_subset(train_pool, d.budget, seed, d.fewshot_min_per_class)
+        try:
+            train = few_shot_subset(train_pool, d.budget, seed, d.fewshot_min_per_class)
+        except ValueError as err:  # the budget does not fit this data (largest_remainder)
+            raise ConfigError(f"data.budget: {err} in the training split of {d.source} "
+                              f"(data.fewshot_min_per_class: {d.fewshot_min_per_class})") from None
         train = train.assign(pool_row=train.index)
     frames = {"train": train, "val": val, "test": test}
     if d.max_examples:

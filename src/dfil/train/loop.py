@@ -25,11 +25,11 @@ from dfil.engine.checkpoint import load_into, save_checkpoint, trained_state
 from dfil.engine.device import autocast_dtype, progress, sync_guard
 from dfil.engine.loader import Loader
 from dfil.engine.predict import Collector, heads_centers, layout_for, outputs
+from dfil.errors import Preempted
 from dfil.inference import mf_labels
 from dfil.model.losses import inverse_frequency_weights
 from dfil.model.objective import compute_loss
 from dfil.train.resume import (
-    Preempted,
     StopFlag,
     load_resume,
     restore_rng,
