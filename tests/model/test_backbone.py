@@ -106,7 +106,7 @@ def test_hidden_size_from_a_local_config_without_transformers(tmp_path):
 
 
 def test_missing_model_id_is_a_clear_error():
-    with pytest.raises(ValueError, match="backbone 'x': set model_id"):
+    with pytest.raises(ConfigError, match=r"^model\.backbone: backbone 'x' needs model_id"):
         load_backbone(BackboneConfig(name="x"))
 
 
@@ -118,7 +118,7 @@ def test_qlora_quantisation_config():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU error path")
 def test_quantized_backbone_without_cuda_is_refused(tmp_path):
-    with pytest.raises(RuntimeError, match="needs CUDA"):
+    with pytest.raises(ConfigError, match=r"^model\.backbone\.quantized: .* needs CUDA"):
         load_backbone(BackboneConfig(name="q", model_id=str(tmp_path), quantized=True))
 
 

@@ -38,9 +38,9 @@ class TrainConfig(StrictModel):
     seed: NonNegative = 42
     precision: Literal["auto", "fp32", "bf16"] = "auto"
     """bf16 autocast on CUDA (the paper's H200 runs); CPU trains in fp32 unless "bf16"."""
-    collapse_threshold: Share = 0.05
+    collapse_threshold: NonNegativeReal = 0.05
     """Collapse remediation (App. D.2): retrain with stop-gradient when the MF accuracy on
-    validation ends below this; 0 disables it."""
+    validation ends below this; 0 disables it (above 1: always, as tests force it)."""
     stopgrad_max_budget: NonNegative = 256
     """Stop-gradient on p is on by default for budgets <= this (App. D.2)."""
     eval_batch_size: Count = 32

