@@ -45,9 +45,9 @@ class StrictModel(BaseModel):
         would say neither)."""
         if isinstance(data, Mapping):
             allowed = sorted(f.alias or name for name, f in cls.model_fields.items())
-            unknown = sorted(str(k) for k in data if k not in allowed)
+            unknown = sorted((k for k in data if k not in allowed), key=str)
             if unknown:
-                close = difflib.get_close_matches(unknown[0], allowed, n=1)
+                close = difflib.get_close_matches(str(unknown[0]), allowed, n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 raise PydanticCustomError(
                     "unknown_key", "unknown key; {hint}allowed keys are {allowed}",
