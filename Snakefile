@@ -9,9 +9,8 @@ import json
 import os
 import sys
 
-from dfil.grid import Grid
+from dfil.grid import grid_of
 from dfil.locks import lock_hint
-from dfil.yamlfile import load_yaml
 
 # After a hard kill, say how to unlock before Snakemake's LockException (which --quiet hides).
 if _hint := lock_hint(os.getcwd(), sys.argv):
@@ -24,11 +23,8 @@ if not workflow.configfiles:
     configfile: "config/config.yaml"
 
 
-# Snakemake's own loader keeps the last of a duplicated key: read each file strictly first.
-for _configfile in workflow.configfiles:
-    load_yaml(_configfile)
-
-GRID = Grid(config)
+# Each config file read strictly (duplicate keys), then validated; errors name the files.
+GRID = grid_of(config, workflow.configfiles)
 RES = GRID.results
 
 

@@ -27,7 +27,7 @@ import torch
 from archs import arch
 from train_throughput import nf4_weight_gib, synthetic
 
-from dfil.config import BackboneConfig, LoraConfig, ModelConfig
+from dfil.cellconfig import BackboneConfig, LoraConfig, ModelConfig
 from dfil.engine.loader import Loader
 from dfil.methods import method_spec
 from dfil.model import build_model

@@ -50,3 +50,19 @@ def test_atomic_path_removes_its_temporary_on_failure(tmp_path):
         tmp.write_text("half")
         raise RuntimeError("killed")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_names_the_path_and_removes_the_partial_file(tmp_path):
+    import errno
+
+    from dfil.errors import DiskFullError
+
+    target = tmp_path / "metrics.json"
+    with pytest.raises(DiskFullError, match=rf"^{target}: no space left on its filesystem"):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise OSError(errno.ENOSPC, "No space left on device")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(PermissionError):  # any other OSError passes through as it was
+        with atomic_path(target):
+            raise PermissionError(errno.EACCES, "denied")

@@ -1,12 +1,16 @@
 import json
+import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 
+from dfil.cellconfig import CellConfig
 from dfil.cli import main
-from dfil.config import ConfigError
-from dfil.grid import Grid, grid_schema, load_grid_files
+from dfil.errors import ConfigError
+from dfil.grid import Grid, load_grid_files
+from dfil.gridfile import grid_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "config"
@@ -16,14 +20,31 @@ def paper() -> dict:
     return yaml.safe_load((CONFIGS / "paper.yaml").read_text())
 
 
+def smoke() -> dict:
+    return yaml.safe_load((CONFIGS / "smoke.yaml").read_text())
+
+
 def test_committed_schema_is_current():
+    """config/schema.json is generated from the models (``dfil grid schema > ...``)."""
     assert json.loads((CONFIGS / "schema.json").read_text()) == grid_schema()
+
+
+def test_schema_takes_backbone_values_from_the_cell_config():
+    defs = grid_schema()["$defs"]
+    for key in ("dtype", "attn_implementation", "quantized", "arch"):
+        assert defs["GridBackbone"]["properties"][key] == defs["BackboneConfig"]["properties"][key]
+    assert set(defs["GridBackbone"]["properties"]) == (
+        set(defs["BackboneConfig"]["properties"]) - {"name"} | {"size", "label"})
+    assert grid_schema()["properties"]["defaults"]["$ref"] == "#/$defs/CellConfig"
+    assert defs["CellConfig"]["properties"].keys() == CellConfig.model_fields.keys()
 
 
 @pytest.mark.parametrize("name", ["paper", "config", "smoke"])
 def test_shipped_configs_validate(name):
     grid = load_grid_files([CONFIGS / f"{name}.yaml"])
     assert grid.cells
+    # the committed schema says the same as the models, for editors and other tools
+    jsonschema.validate(yaml.safe_load((CONFIGS / f"{name}.yaml").read_text()), grid_schema())
 
 
 def test_paper_grid_size_reuse_and_resources():
@@ -119,3 +140,74 @@ def test_the_embedded_caption_names_its_heads_weight_decay():
     cfg = yaml.safe_load((CONFIGS / "config.yaml").read_text())
     decay = cfg["defaults"]["train"]["weight_decay_heads"]
     assert f"head weight decay {decay:g}" in " ".join(cfg["render"]["standin"].split())
+
+
+def _edited(edit) -> dict:
+    cfg = smoke()
+    edit(cfg)
+    return cfg
+
+
+@pytest.mark.parametrize("edit,message", [
+    # issue 27: values that trained or failed late are refused at DAG build, by key
+    (lambda c: c["groups"]["all_methods"].update(lambdas=[-0.5]),
+     r"groups\.all_methods\.lambdas\[0\]: must be >= 0, got -0\.5"),
+    (lambda c: c["groups"]["all_methods"].update(seeds=[-1]),
+     r"groups\.all_methods\.seeds\[0\]: must be >= 0, got -1"),
+    (lambda c: c["groups"]["all_methods"].update(seeds=[42.0]),
+     r"groups\.all_methods\.seeds\[0\]: expected an integer, got 42\.0"),
+    (lambda c: c["seed_sets"].update(one=[42.0]),
+     r"seed_sets\.one\[0\]: expected an integer, got 42\.0"),
+    (lambda c: c["seed_sets"].update(one=[]), r"seed_sets\.one: must list at least 1"),
+    (lambda c: c["groups"]["fewshot"].update(budgets=[0]),
+     r"groups\.fewshot\.budgets\[0\]: must be >= 1, got 0"),
+    (lambda c: c["groups"]["fewshot"].update(budgets=["ful"]),
+     r"groups\.fewshot\.budgets\[0\]: must be 'full', got 'ful'"),
+    (lambda c: c["groups"]["fewshot"].update(methods=["dfill"]),
+     r"groups\.fewshot\.methods\[0\]: must be 'dfil', .*got 'dfill'"),
+    (lambda c: c["groups"]["fewshot"].pop("seeds"),
+     r"groups\.fewshot\.seeds: required but missing"),
+    (lambda c: c["embedded_data"]["frog"].pop("n_easy"),
+     r"embedded_data\.frog\.n_easy: required but missing"),
+    (lambda c: c["embedded_data"]["frog"].update(n_hard=0),
+     r"embedded_data\.frog\.n_hard: must be >= 1, got 0"),
+    (lambda c: c["resources"].pop("cpu"), r"resources: no class 'cpu'; the rules run light jobs"),
+    (lambda c: c["resources"].pop("tiny"),
+     r"backbones\.tiny-llama\.size: 'tiny' is not a class of resources \(\['cpu'\]\)"),
+    (lambda c: c["resources"]["cpu"].pop("mem_mb"),
+     r"resources\.cpu\.mem_mb: required but missing"),
+    (lambda c: c["backbones"]["tiny-llama"].update(dtype="fp8"),
+     r"backbones\.tiny-llama\.dtype: must be 'float32', 'bfloat16' or 'float16', got 'fp8'"),
+    (lambda c: c["backbones"]["tiny-llama"].update(name="x"),
+     r"backbones\.tiny-llama\.name: unknown key; allowed keys are"),
+    (lambda c: c["groups"]["fewshot"].update(seeds="two"),
+     r"groups\.fewshot\.seeds: unknown seed set 'two' \(\['one'\]\)"),
+    (lambda c: c["groups"]["fewshot"].update(variant="fewshoot"),
+     r"groups\.fewshot\.variant: unknown variant 'fewshoot' \(\['fewshot'\]\)"),
+    # partial cells: any subset of keys, each checked where it is written
+    (lambda c: c["groups"]["fewshot"].update(cell={"train": {"epochs": 0}}),
+     r"groups\.fewshot\.cell\.train\.epochs: must be >= 1, got 0"),
+    (lambda c: c["groups"]["fewshot"].update(cell={"train": {"epocs": 2}}),
+     r"groups\.fewshot\.cell\.train\.epocs: unknown key; did you mean 'epochs'\?"),
+    (lambda c: c["tasks"]["frog"]["cell"]["data"].update(task="frogs"),
+     r"tasks\.frog\.cell\.data\.task: must be 'frog', .*got 'frogs'"),
+    (lambda c: c["variants"]["fewshot"]["cell"]["eval"].update(alpha="none"),
+     r"variants\.fewshot\.cell\.eval\.alpha: expected a number, got 'none'"),
+    (lambda c: c["defaults"]["model"]["lora"].update(targets=["q", "z"]),
+     r"defaults\.model\.lora\.targets\[1\]: must be 'q', 'k', 'v' or 'o', got 'z'"),
+    (lambda c: c["render"].update(lambdas={"0.1": "half"}),
+     r"render\.lambdas\.0\.1: expected a number, got 'half'"),
+])
+def test_out_of_range_and_misplaced_grid_values_name_file_and_key(tmp_path, edit, message):
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump(_edited(edit), sort_keys=False))
+    with pytest.raises(ConfigError, match=rf"^{re.escape(str(path))}: config {message}"):
+        load_grid_files([path])
+
+
+def test_a_partial_cell_may_give_any_subset_of_keys():
+    cfg = _edited(lambda c: c["groups"]["fewshot"].update(
+        cell={"model": {"heads": {"width_init": 1}}, "eval": {}}))
+    cell = Grid(cfg).cell("frog/tiny-llama/dfil+fewshot/lam0.5/n16/qure/seed42").config
+    assert cell["model"]["heads"]["width_init"] == 1.0  # the float field's type, not the int
+    assert cell["model"]["lora"]["r"] == 4 and cell["eval"]["alpha"] is None

@@ -14,11 +14,11 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dfil"
 #: Each top-level component of the package and its layer; a module may import its own
 #: component and components of lower layers only.
 LAYERS = {
-    "dfil": -1, "errors": 0, "atomic": 0, "provenance": 0, "quantifiers": 0,
+    "dfil": -1, "errors": -0.5, "atomic": 0, "provenance": 0, "quantifiers": 0,
     "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0,
-    "config": 0.5, "yamlfile": 0.6,
-    "runkey": 1, "contracts": 1, "cell": 1,
-    "grid_schema": 2, "data": 2, "model": 2,
+    "validation": 0.5, "yamlfile": 0.6,
+    "runkey": 1, "contracts": 1, "cellconfig": 1,
+    "gridfile": 2, "data": 2, "model": 2,
     "grid": 3,
     "engine": 4,
     "train": 5, "evaluate": 5,
@@ -27,9 +27,9 @@ LAYERS = {
     "cli": 8,
 }
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
-PURE = {"dfil", "errors", "atomic", "config", "yamlfile", "locks", "quantifiers", "inference",
-        "metrics", "stats", "methods", "runkey", "contracts", "cell", "grid_schema", "grid",
-        "results", "render", "audit"}
+PURE = {"dfil", "errors", "atomic", "validation", "yamlfile", "locks", "quantifiers",
+        "inference", "metrics", "stats", "methods", "runkey", "contracts", "cellconfig",
+        "gridfile", "grid", "results", "render", "audit"}
 
 
 def component(module: str) -> str:

@@ -121,3 +121,20 @@ def test_config_edits_rerun_exactly_the_cells_they_change(tmp_path):
         cell={"train": {"lr_heads": 0.005}})) == 1
     assert rerun(lambda c: c["defaults"]["train"].update(epochs=2)) == 3
     assert rerun(lambda c: c.update(description="edited")) == 0
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda c: c["groups"]["all_methods"].update(lambdas=[-0.5]),
+     "config groups.all_methods.lambdas[0]: must be >= 0, got -0.5"),
+    (lambda c: c["resources"].pop("cpu"), "config resources: no class 'cpu'"),
+])
+def test_a_bad_grid_value_stops_the_dag_build_naming_file_and_key(tmp_path, edit, message):
+    import yaml
+
+    cfg = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())
+    edit(cfg)
+    grid = tmp_path / "bad.yaml"
+    grid.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    out = snakemake("-n", "all_tables", "--configfile", str(grid))
+    assert out.returncode != 0
+    assert f"{grid}: {message}" in out.stdout + out.stderr

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from dfil.cell import load_cell
-from dfil.config import ConfigError
+from dfil.cellconfig import load_cell
+from dfil.errors import ConfigError
 from dfil.grid import load_grid_files
 from dfil.render import load_specs
 from dfil.yamlfile import load_yaml, loads_yaml

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from dfil.errors import DiskFullError
 
 
 def current_umask() -> int:
@@ -34,19 +37,27 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     The file gets the mode a plain ``open(path, "w")`` would give it (0666 less the
     umask: group-readable by default), not mkstemp's private 0600, so results on a shared
     cluster filesystem are readable by whoever the user's umask lets read them.
+
+    A write that runs out of space (ENOSPC, in the caller's writes or here) raises
+    :class:`dfil.errors.DiskFullError` naming ``path``; the temporary file is removed.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.fchmod(fd, 0o666 & ~current_umask())
-    os.close(fd)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, 0o666 & ~current_umask())
+        os.close(fd)
         yield Path(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as err:
+        if err.errno == errno.ENOSPC and not isinstance(err, DiskFullError):
+            raise DiskFullError.from_oserror(err, path) from err
+        raise
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
 
 

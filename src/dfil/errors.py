@@ -1,16 +1,77 @@
-"""Errors the ``dfil`` command reports as one line, kept free of heavy imports.
+"""Every error class of the project, kept free of heavy imports.
 
+:class:`InputError` and its subclasses are conditions a user must fix (a bad config key,
+a damaged file, a missing input, a full disk): ``dfil`` reports them as one line naming
+the file, key or flag and exits 2. Any other exception is a bug and keeps its traceback.
 ``dfil.cli`` catches these around every subcommand, so this module must not import torch,
-scipy or transformers: a CPU-only subcommand such as ``dfil grid cell`` starts in well under
-a second only if catching its errors does not load them.
+scipy or transformers: a CPU-only subcommand such as ``dfil grid cell`` starts in well
+under a second only if catching its errors does not load them.
 """
 
 from __future__ import annotations
 
+import errno
+import shutil
+from pathlib import Path
 
-class CheckpointError(RuntimeError):
+
+class InputError(Exception):
+    """Something the user must fix; the message names the file, key or flag, and the fix."""
+
+
+class ConfigError(InputError, ValueError):
+    """A configuration value or key is invalid (a grid, cell or table file, a command-line
+    value); the message names the file and the dotted key."""
+
+
+class UsageError(InputError, ValueError):
+    """A command was called with flags that are missing or do not go together."""
+
+
+class DataError(InputError, ValueError):
+    """Bad dataset input; the message names the file and line (or the offending value)."""
+
+
+class MetricsError(InputError, ValueError):
+    """A metrics.json breaks its contract; the message names the file and the key."""
+
+
+class CheckpointError(InputError, RuntimeError):
     """A checkpoint file is missing, truncated, corrupt or does not fit its model."""
 
 
-class LatexError(RuntimeError):
+class MissingInputError(InputError, FileNotFoundError):
+    """An input a command needs has not been made yet; the message names the file and the
+    command (or Snakemake target) that makes it."""
+
+
+class RefusedError(InputError):
+    """A command refused to replace a result with less; the message says how to force it."""
+
+
+class LatexError(InputError, RuntimeError):
     """pdflatex is missing or failed; the message names the log's first error."""
+
+
+class DiskFullError(InputError, OSError):
+    """A write ran out of disk space (ENOSPC); names the path being written, the space
+    left on its filesystem and what to free. Nothing half-written keeps the final name."""
+
+    @classmethod
+    def from_oserror(cls, err: OSError, path: str | Path) -> DiskFullError:
+        path = Path(path)
+        try:
+            free = f"{shutil.disk_usage(path.parent).free / 2**20:.1f} MiB free"
+        except OSError:
+            free = "free space unknown"
+        return cls(errno.ENOSPC, f"{path}: no space left on its filesystem ({free}); free "
+                   "space there (a run directory's superseded/ outputs, the feature cache, "
+                   "other grids' results) and rerun the same command")
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()
+
+
+class Preempted(RuntimeError):
+    """Training stopped on SIGTERM/SIGUSR1 after saving its resume state (exit 143); not an
+    input error: rerunning the same command resumes it."""

@@ -2,24 +2,25 @@
 seed) expanded into cells, each trained once however many tables it feeds (pure Python).
 
 A grid config (``config/paper.yaml``, ``config/config.yaml``, ``config/smoke.yaml``) is
-validated against a strict JSON schema (:mod:`dfil.grid_schema`). A cell's run directory
-is ``results/<name>/runs/<key>``, its key built by :func:`dfil.runkey.run_key`.
+validated by the models of :mod:`dfil.gridfile`. A cell's run directory is
+``results/<name>/runs/<key>``, its key built by :func:`dfil.runkey.format_key`.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-import jsonschema
-
-from dfil.cell import CellConfig, resolve
-from dfil.config import ConfigError, deep_merge, from_dict, to_dict
-from dfil.grid_schema import grid_schema
-from dfil.runkey import applicable, format_key
+from dfil.cellconfig import CellConfig, resolve, to_dict
+from dfil.errors import ConfigError
+from dfil.gridfile import GridFile, Group, check_references
+from dfil.runkey import RunPoint, applicable, format_key
+from dfil.validation import validate
+from dfil.yamlfile import load_yaml
 
 
 @dataclass(frozen=True)
@@ -34,93 +35,79 @@ class Cell:
 
 
 class Grid:
-    """An expanded, validated grid config."""
+    """An expanded, validated grid config. ``config`` is the grid as given (what the
+    rules read); ``spec`` is it validated (:class:`dfil.gridfile.GridFile`)."""
 
     def __init__(self, config: Mapping, results_root: str = "results"):
         try:
-            jsonschema.validate(dict(config), grid_schema())
-        except jsonschema.ValidationError as err:
-            where = ".".join(str(p) for p in err.absolute_path) or "<root>"
-            if "propertyNames" in err.schema_path:
-                raise ConfigError(
-                    f"config {where}: name {err.instance!r} may hold only letters, digits, "
-                    "'_', '.' and '-', and not start with '.' or '-': it becomes part of run "
-                    "directories and Snakemake wildcards") from None
-            raise ConfigError(f"config {where}: {err.message}") from None
+            self.spec = validate(GridFile, dict(config))
+            check_references(self.spec)
+        except ConfigError as err:
+            raise ConfigError(f"config {err}") from None
         self.config = dict(config)
-        self.name = config["name"]
+        self.name = self.spec.name
         self.results = f"{results_root}/{self.name}"
         self.cells: dict[str, Cell] = {}
-        for gname, group in config["groups"].items():
-            self._expand(gname, group)
+        for gname, group in self.spec.groups.items():
+            for point in self._points(group):
+                self._add(gname, group, point)
 
-    def _seeds(self, gname: str, group: Mapping) -> list[int]:
-        seeds = group["seeds"]
-        if isinstance(seeds, str):
-            try:
-                return list(self.config.get("seed_sets", {})[seeds])
-            except KeyError:
-                raise ConfigError(
-                    f"config groups.{gname}.seeds: unknown seed set {seeds!r}") from None
-        return list(seeds)
+    def _points(self, group: Group) -> Iterator[RunPoint]:
+        """The group's cells' coordinates, in key form."""
+        seeds = self.spec.seed_sets[group.seeds] if isinstance(group.seeds, str) else group.seeds
+        for coords in itertools.product(group.tasks, group.backbones, group.methods,
+                                        group.lambdas, group.budgets, group.inits, seeds):
+            task, backbone, method, lam, budget, init, seed = coords
+            yield applicable(RunPoint(task, backbone, method, group.variant, lam, budget, init,
+                                      seed))
 
-    def _expand(self, gname: str, group: Mapping) -> None:
-        cfg = self.config
-        for field, table in (("tasks", "tasks"), ("backbones", "backbones")):
-            for name in group[field]:
-                if name not in cfg[table]:
-                    raise ConfigError(f"config groups.{gname}.{field}: {name!r} is not in "
-                                      f"{table} ({sorted(cfg[table])})")
-        variant = group.get("variant", "")
-        if variant and variant not in cfg.get("variants", {}):
-            raise ConfigError(f"config groups.{gname}.variant: unknown variant {variant!r}")
-        combos = itertools.product(group["tasks"], group["backbones"], group["methods"],
-                                   group["lambdas"], group["budgets"], group["inits"],
-                                   self._seeds(gname, group))
-        for task, bb, method, lam, budget, init, seed in combos:
-            lam_s, init_s, seed_s = applicable(method, lam, init, seed)
-            key = format_key(task, bb, method, variant, lam_s, budget, init_s, seed_s)
-            cell = self._cell_config(key, task, bb, method, variant, lam_s, budget, init_s,
-                                     seed_s, group.get("cell", {}))
-            size = cfg["backbones"][bb]["size"]
-            if size not in cfg["resources"]:
-                raise ConfigError(f"config backbones.{bb}.size: {size!r} is not in resources")
-            old = self.cells.get(key)
-            if old is not None:
-                if old.config != cell:
-                    raise ConfigError(f"config groups.{gname}: cell {key} is also built by "
-                                      f"{old.groups} with a different configuration")
-                cell_groups = old.groups + (gname,)
-                tables = old.tables + tuple(t for t in group.get("tables", ())
-                                            if t not in old.tables)
-            else:
-                cell_groups, tables = (gname,), tuple(group.get("tables", ()))
-            self.cells[key] = Cell(key, cell, size, cell_groups, tables)
+    def _add(self, gname: str, group: Group, point: RunPoint) -> None:
+        key = format_key(point)
+        cell = self._cell_config(point, group.cell)
+        old = self.cells.get(key)
+        if old is None:
+            groups, tables = (gname,), group.tables
+        elif old.config != cell:
+            raise ConfigError(f"config groups.{gname}: cell {key} is also built by "
+                              f"{old.groups} with a different configuration")
+        else:
+            groups = old.groups + (gname,)
+            tables = old.tables + tuple(t for t in group.tables if t not in old.tables)
+        size = self.spec.backbones[point.backbone].size
+        self.cells[key] = Cell(key, cell, size, groups, tuple(tables))
 
-    def _cell_config(self, key, task, bb, method, variant, lam, budget, init, seed,
-                     group_cell) -> dict:
-        cfg = self.config
-        entry = {k: v for k, v in cfg["backbones"][bb].items() if k not in ("size", "label")}
-        cell = deep_merge(cfg.get("defaults", {}), cfg["tasks"][task].get("cell", {}))
-        if variant:
-            cell = deep_merge(cell, cfg["variants"][variant].get("cell", {}))
-        cell = deep_merge(cell, group_cell)
-        # Keys that do not apply to a method ("na") are left at their defaults, so that
-        # e.g. a fine-tune cell is one cell whichever lambda its group lists.
-        model = {"method": method, "backbone": {"name": bb, **entry}}
-        if lam != "na":
-            model["loss"] = {"lambda_dfil": float(lam)}
-        if init != "na":
-            model["heads"] = {"mf_init": init}
-        pinned = {"name": key.replace("/", "_"), "model": model,
-                  "data": {"budget": None if budget == "full" else int(budget)},
-                  "train": {"seed": 0 if seed == "na" else int(seed)}}
-        cell = deep_merge(cell, pinned)
+    def _cell_config(self, point: RunPoint, group_cell: CellConfig) -> dict:
+        """The resolved config of the cell at ``point``: defaults, then the task's,
+        variant's and group's overrides, then what the point pins."""
+        spec = self.spec
+        layers = [spec.defaults, spec.tasks[point.task].cell, group_cell]
+        if point.variant:
+            layers.insert(2, spec.variants[point.variant].cell)
+        cell: dict = {}
+        for layer in [*(_given(c) for c in layers), self._pinned(point)]:
+            cell = deep_merge(cell, layer)
         cell = _substitute(cell, {"results": self.results})
         try:
-            return to_dict(resolve(from_dict(CellConfig, cell)))
+            return to_dict(resolve(validate(CellConfig, cell)))
         except ConfigError as err:
-            raise ConfigError(f"config cell {key}: {err}") from None
+            raise ConfigError(f"config cell {format_key(point)}: {err}") from None
+
+    def _pinned(self, point: RunPoint) -> dict:
+        """What a cell's coordinates fix. Keys that do not apply to its method ("na") are
+        left at their defaults, so that e.g. a fine-tune cell is one cell whichever
+        lambda its group lists."""
+        entry = _given(self.spec.backbones[point.backbone])
+        model: dict = {"method": point.method,
+                       "backbone": {"name": point.backbone,
+                                    **{k: v for k, v in entry.items()
+                                       if k not in ("size", "label")}}}
+        if point.lam != "na":
+            model["loss"] = {"lambda_dfil": float(point.lam)}
+        if point.init != "na":
+            model["heads"] = {"mf_init": point.init}
+        return {"name": format_key(point).replace("/", "_"), "model": model,
+                "data": {"budget": None if point.budget == "full" else int(point.budget)},
+                "train": {"seed": 0 if point.seed == "na" else int(point.seed)}}
 
     def cell(self, key: str) -> Cell:
         """The cell with run-directory key ``key``; ``ConfigError`` if it is not in the grid."""
@@ -144,6 +131,21 @@ class Grid:
         return dict(self.config["resources"][self.cell(key).size])
 
 
+def _given(section) -> dict:
+    """The keys a partial config section was given, as plain data."""
+    return section.model_dump(mode="json", exclude_unset=True)
+
+
+def deep_merge(base: Mapping, over: Mapping) -> dict:
+    """``base`` with ``over`` laid on top: nested mappings merge key by key, any other
+    value (lists included) replaces the base's. Neither input is modified."""
+    out = copy.deepcopy(dict(base))
+    for k, v in over.items():
+        both = isinstance(v, Mapping) and isinstance(out.get(k), Mapping)
+        out[k] = deep_merge(out[k], v) if both else copy.deepcopy(v)
+    return out
+
+
 def _substitute(value, names: dict):
     if isinstance(value, str):
         return value.replace("{results}", names["results"])
@@ -156,12 +158,19 @@ def _substitute(value, names: dict):
 
 def load_grid_files(paths) -> Grid:
     """A :class:`Grid` from YAML files merged in order (later files override)."""
-    from dfil.yamlfile import load_yaml
-
     merged: dict = {}
     for path in paths:
         merged = deep_merge(merged, load_yaml(path) or {})
+    return grid_of(merged, paths)
+
+
+def grid_of(config: Mapping, paths) -> Grid:
+    """The :class:`Grid` of ``config``, read from the files ``paths`` (Snakemake's merged
+    ``config`` and ``workflow.configfiles``): each file is read strictly first (Snakemake's
+    own loader keeps the last of a duplicated key), and an error names the files."""
+    for path in paths:
+        load_yaml(path)
     try:
-        return Grid(merged)
+        return Grid(config)
     except ConfigError as err:
         raise ConfigError(f"{', '.join(map(str, paths))}: {err}") from None

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from dfil.errors import ConfigError
+
 Main = Literal["classifier", "coral", "corn"]
 MF = Literal["ordered", "unordered", "linear"]
 
@@ -73,4 +75,4 @@ def method_spec(name: str) -> MethodSpec:
     try:
         return METHODS[name]
     except KeyError:
-        raise ValueError(f"unknown method {name!r}; expected one of {sorted(METHODS)}") from None
+        raise ConfigError(f"unknown method {name!r}; expected one of {sorted(METHODS)}") from None

@@ -12,7 +12,9 @@ looks cells up with the same two functions.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, replace
 
+from dfil.errors import ConfigError
 from dfil.methods import METHODS, method_spec
 
 #: The parts of a key, in path order.
@@ -33,35 +35,53 @@ def fmt_lambda(value: float) -> str:
     return f"{float(value):g}"
 
 
-def applicable(method: str, lam, init: str, seed) -> tuple[str, str, str]:
-    """lambda, init and seed as written in a key, ``na`` where they do not apply."""
-    spec = method_spec(method)
-    lam_s = "na" if method in _NO_MF else fmt_lambda(
-        spec.lambda_dfil if spec.lambda_dfil is not None else lam)
-    return (lam_s, "na" if method in _NO_MF else str(init),
-            "na" if not spec.trains else str(seed))
+@dataclass(frozen=True)
+class RunPoint:
+    """A cell's coordinates, the parts of its run key (:data:`FIELDS`, in path order).
+
+    ``lam``, ``init`` and ``seed`` are as a grid lists them (0.5, "qure", 42) or in key
+    form ("0.5", "na"): :func:`applicable` turns the first into the second.
+    """
+
+    task: str
+    backbone: str
+    method: str
+    variant: str
+    lam: float | str
+    budget: int | str
+    init: str
+    seed: int | str
 
 
-def format_key(task: str, backbone: str, method: str, variant: str, lam: str, budget,
-               init: str, seed: str) -> str:
-    """The key of parts already in key form (see :func:`applicable`)."""
-    m = method + (f"+{variant}" if variant else "")
-    return f"{task}/{backbone}/{m}/lam{lam}/n{budget}/{init}/seed{seed}"
+def applicable(point: RunPoint) -> RunPoint:
+    """``point`` with lambda, init and seed as written in a key, ``na`` where they do not
+    apply to its method."""
+    spec = method_spec(point.method)
+    no_mf = point.method in _NO_MF
+    lam = spec.lambda_dfil if spec.lambda_dfil is not None else point.lam
+    return replace(point, lam="na" if no_mf else fmt_lambda(lam),
+                   init="na" if no_mf else str(point.init),
+                   seed=str(point.seed) if spec.trains else "na")
 
 
-def run_key(task: str, backbone: str, method: str, variant: str, lam, budget, init: str,
-            seed) -> str:
+def format_key(point: RunPoint) -> str:
+    """The key of ``point``, its parts already in key form (see :func:`applicable`)."""
+    method = point.method + (f"+{point.variant}" if point.variant else "")
+    return (f"{point.task}/{point.backbone}/{method}/lam{point.lam}/n{point.budget}/"
+            f"{point.init}/seed{point.seed}")
+
+
+def run_key(point: RunPoint) -> str:
     """The key of a cell given in the grid's own terms (the ``na`` rules applied)."""
-    lam_s, init_s, seed_s = applicable(method, lam, init, seed)
-    return format_key(task, backbone, method, variant, lam_s, budget, init_s, seed_s)
+    return format_key(applicable(point))
 
 
 def parse_key(key: str) -> dict[str, str]:
     """The parts of a key (a trailing key of a longer path is found too);
-    ``ValueError`` naming it if it is not one. ``variant`` is "" when absent."""
+    :class:`ConfigError` naming it if it is not one. ``variant`` is "" when absent."""
     m = PATTERN.search(key)
     if not m:
-        raise ValueError(f"{key!r} is not a run key task/backbone/method/lam/n/init/seed")
+        raise ConfigError(f"{key!r} is not a run key task/backbone/method/lam/n/init/seed")
     out = m.groupdict()
     out["variant"] = out["variant"] or ""
     return out

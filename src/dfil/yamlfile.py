@@ -12,15 +12,9 @@ from typing import Any
 
 import yaml
 
-from dfil.config import ConfigError
+from dfil.errors import ConfigError
 
 _MERGE = "tag:yaml.org,2002:merge"
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key, line: int, first: int):
-        super().__init__(key, line, first)
-        self.key, self.line, self.first = key, line, first
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -35,8 +29,10 @@ class _StrictLoader(yaml.SafeLoader):
                 key = self.construct_object(key_node, deep=True)
                 line = key_node.start_mark.line + 1
                 try:
-                    if key in seen:
-                        raise _DuplicateKey(key, line, seen[key])
+                    if key in seen:  # the file's name is added by loads_yaml
+                        raise ConfigError(f"{line}: duplicate key {key!r} (first given at "
+                                          f"line {seen[key]}); a YAML mapping takes each key "
+                                          "once")
                     seen[key] = line
                 except TypeError:  # an unhashable key: the base class reports it
                     pass
@@ -51,9 +47,8 @@ def loads_yaml(text: str, name: str) -> Any:
     """
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except _DuplicateKey as dup:
-        raise ConfigError(f"{name}:{dup.line}: duplicate key {dup.key!r} (first given at "
-                          f"line {dup.first}); a YAML mapping takes each key once") from None
+    except ConfigError as err:
+        raise ConfigError(f"{name}:{err}") from None
     except yaml.YAMLError as err:
         raise ConfigError(f"{name}: invalid YAML ({err})") from None
 

@@ -68,7 +68,8 @@ def test_cli_reports_bad_checks_file(tmp_path, capsys):
     bad.write_text("version: 1\nsource: s\nchecks: []\n")
     assert main(["audit", "--checks", str(bad), "--out-md", str(tmp_path / "a.md"),
                  "--out-html", str(tmp_path / "a.html")]) == 2
-    assert "dfil audit: error: checks file" in capsys.readouterr().err
+    assert capsys.readouterr().err == (f"dfil audit: error: {bad}: checks: [] should be "
+                                       "non-empty\n")
 
 
 def test_diff_report_links_the_audit():

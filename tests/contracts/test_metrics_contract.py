@@ -8,7 +8,6 @@ import pytest
 import yaml
 
 from dfil.contracts.metrics import (
-    MetricsError,
     measures,
     read_metrics,
     validate_metrics,
@@ -16,6 +15,7 @@ from dfil.contracts.metrics import (
 )
 from dfil.data.synthetic import write_frog_like
 from dfil.engine.predict import Predictions
+from dfil.errors import MetricsError
 from dfil.methods import METHODS, method_spec
 from dfil.quantifiers import QURE_CENTERS
 from records import metrics_record
@@ -85,8 +85,7 @@ class StubScorer:
 
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_evaluator_writes_a_valid_record_for_every_method(tmp_path, monkeypatch, method):
-    from dfil.cell import load_cell
-    from dfil.config import config_hash
+    from dfil.cellconfig import config_hash, load_cell
     from dfil.evaluate import run as evaluate_run_module
 
     write_frog_like(tmp_path / "frog", seed=0, n_easy=48, n_hard=24)

@@ -3,9 +3,10 @@ import re
 
 import pytest
 
-from dfil.data import DataError, format_prompt, load_frog, parse_percentage, split_train_val
+from dfil.data import format_prompt, load_frog, parse_percentage, split_train_val
 from dfil.data.frog import few_shot_subset, largest_remainder, stratified_counts
 from dfil.data.synthetic import _TOTALS, FROG_CLASS_COUNTS, HARD_TOTALS, write_frog_like
+from dfil.errors import DataError
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,10 @@
 
 import pytest
 
-from dfil.cell import CellConfig, EvalConfig, resolve
-from dfil.config import ConfigError
+from dfil.cellconfig import CellConfig
 from dfil.data.prompts import prompt_for, strip_instruction
+from dfil.errors import ConfigError
+from dfil.validation import validate
 
 
 def test_compact_frog_prompt_is_the_sentence_and_answer():
@@ -34,5 +35,5 @@ def test_ordinal_prompts_do_not_depend_on_the_style():
 
 
 def test_probe_stride_must_be_positive():
-    with pytest.raises(ConfigError, match="eval.probe_stride"):
-        resolve(CellConfig(eval=EvalConfig(probe_stride=0)))
+    with pytest.raises(ConfigError, match=r"^eval\.probe_stride: must be >= 1, got 0$"):
+        validate(CellConfig, {"eval": {"probe_stride": 0}})

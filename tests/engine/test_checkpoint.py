@@ -7,7 +7,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from dfil.config import ModelConfig
+from dfil.cellconfig import ModelConfig
 from dfil.engine.checkpoint import FORMAT, read_checkpoint, save_checkpoint, tensors_sha256
 from dfil.errors import CheckpointError
 

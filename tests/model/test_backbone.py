@@ -2,7 +2,8 @@ import pytest
 import torch
 from archs import ARCHS
 
-from dfil.config import BackboneConfig, ConfigError, LoraConfig
+from dfil.cellconfig import BackboneConfig, LoraConfig
+from dfil.errors import ConfigError
 from dfil.model import apply_lora, build_model, count_trainable, load_backbone
 from dfil.model.backbone import backbone_hidden_size, check_arch
 from dfil.model.lora import bnb_4bit_config, lora_target_modules
@@ -105,7 +106,7 @@ def test_hidden_size_from_a_local_config_without_transformers(tmp_path):
 
 
 def test_missing_model_id_is_a_clear_error():
-    with pytest.raises(ValueError, match="backbone 'x': set model_id"):
+    with pytest.raises(ConfigError, match=r"^model\.backbone: backbone 'x' needs model_id"):
         load_backbone(BackboneConfig(name="x"))
 
 
@@ -117,7 +118,7 @@ def test_qlora_quantisation_config():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU error path")
 def test_quantized_backbone_without_cuda_is_refused(tmp_path):
-    with pytest.raises(RuntimeError, match="needs CUDA"):
+    with pytest.raises(ConfigError, match=r"^model\.backbone\.quantized: .* needs CUDA"):
         load_backbone(BackboneConfig(name="q", model_id=str(tmp_path), quantized=True))
 
 
@@ -128,7 +129,7 @@ def test_qlora_4bit_trains_on_gpu(tmp_path):
     load_backbone(BackboneConfig(arch=arch)).save_pretrained(tmp_path)
     import bitsandbytes as bnb
 
-    from dfil.config import ModelConfig
+    from dfil.cellconfig import ModelConfig
 
     cfg = ModelConfig(backbone=BackboneConfig(name="q", model_id=str(tmp_path), quantized=True),
                       lora=LoraConfig(r=4, alpha=8))

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from dfil.config import LossConfig
+from dfil.cellconfig import LossConfig
 from dfil.engine.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
 from dfil.methods import METHODS, method_spec
 from dfil.model import (
@@ -209,7 +209,7 @@ def test_feature_standardizer_fit_hand_computed():
 
 
 def test_feature_norm_is_saved_not_trained_and_frozen_only(tmp_path):
-    from dfil.config import HeadsConfig
+    from dfil.cellconfig import HeadsConfig
 
     heads = HeadsConfig(feature_norm="standardize")
     cfg = tiny_config("attn_pool", adapter="none", heads=heads)

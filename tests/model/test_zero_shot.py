@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from dfil.config import BackboneConfig
+from dfil.cellconfig import BackboneConfig
 from dfil.model import load_backbone
 from dfil.model.zero_shot import option_logprobs
 from tinymodel import TINY_LLAMA

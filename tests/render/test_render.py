@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dfil.config import ConfigError
+from dfil.errors import ConfigError
 from dfil.grid import Grid, load_grid_files
 from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
 from dfil.render.build import render_one, report

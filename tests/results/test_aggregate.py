@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from dfil.cli import main
-from dfil.contracts.metrics import MetricsError
+from dfil.errors import MetricsError, MissingInputError, RefusedError
 from dfil.results.aggregate import COLUMNS, aggregate, check_replaceable, metrics_files
 from records import metrics_record
 
@@ -64,11 +64,11 @@ def test_aggregate_cli(tmp_path, capsys):
 
 
 def test_metrics_files_refuses_runs_that_match_nothing(tmp_path):
-    with pytest.raises(ValueError, match=r"smkoe/runs: no such runs directory"):
+    with pytest.raises(MissingInputError, match=r"smkoe/runs: no such runs directory"):
         metrics_files(tmp_path / "smkoe" / "runs")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match=r"empty: no run directory below it has a "
-                                         r"metrics\.json"):
+    with pytest.raises(MissingInputError, match=r"empty: no run directory below it has a "
+                                                r"metrics\.json"):
         metrics_files(tmp_path / "empty")
     found = write_run(tmp_path / "runs", 42, 0.5) / "metrics.json"
     assert metrics_files(tmp_path / "runs") == [found]
@@ -82,8 +82,8 @@ def test_check_replaceable_keeps_a_full_table(tmp_path):
     full = aggregate([write_run(tmp_path / "runs", 42, 0.5) / "metrics.json"],
                      tmp_path / "runs")
     full.to_parquet(out)
-    with pytest.raises(ValueError, match=rf"metrics\.parquet: refusing to replace its "
-                                         rf"{len(full)} rows with an empty table"):
+    with pytest.raises(RefusedError, match=rf"metrics\.parquet: refusing to replace its "
+                                           rf"{len(full)} rows with an empty table"):
         check_replaceable(empty, out)
     check_replaceable(full, out)  # a table with rows may replace it
 

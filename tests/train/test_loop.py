@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
-from dfil.cell import CellConfig, TrainConfig
-from dfil.config import HeadsConfig
+from dfil.cellconfig import CellConfig, HeadsConfig, TrainConfig
 from dfil.model import build_model
 from dfil.train.loop import param_groups
 from tinymodel import tiny_config
@@ -16,8 +13,8 @@ from tinymodel import tiny_config
 def groups(weight_decay_heads, adapter="none"):
     config = tiny_config("dfil", adapter=adapter, heads=HeadsConfig())
     model = build_model(config, seed=0, backbone=adapter != "none")
-    cell = CellConfig(model=config, train=replace(TrainConfig(), weight_decay=0.01,
-                                                  weight_decay_heads=weight_decay_heads))
+    cell = CellConfig(model=config, train=TrainConfig(weight_decay=0.01,
+                                                      weight_decay_heads=weight_decay_heads))
     return {g["name"]: g for g in param_groups(model, cell)}, model
 
 
@@ -43,8 +40,9 @@ def test_lora_keeps_the_weight_decay_of_every_group_but_the_heads():
 
 
 def test_a_negative_heads_weight_decay_is_refused_with_its_key():
-    from dfil.cell import resolve
-    from dfil.config import ConfigError, from_dict
+    from dfil.cellconfig import resolve
+    from dfil.errors import ConfigError
+    from dfil.validation import validate
 
     with pytest.raises(ConfigError, match=r"train\.weight_decay_heads.*>= 0"):
-        resolve(from_dict(CellConfig, {"train": {"weight_decay_heads": -0.1}}))
+        resolve(validate(CellConfig, {"train": {"weight_decay_heads": -0.1}}))

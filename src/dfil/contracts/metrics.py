@@ -21,10 +21,7 @@ from pathlib import Path
 import jsonschema
 
 from dfil.atomic import atomic_write_bytes
-
-
-class MetricsError(ValueError):
-    """A metrics.json breaks its contract; the message names the file and the key."""
+from dfil.errors import MetricsError
 
 
 @cache

@@ -13,7 +13,6 @@ from dfil.data.frog import (
     parse_percentage,
     split_train_val,
 )
-from dfil.data.io import DataError
 from dfil.data.ordinal import load_sst5, load_sts22
 from dfil.data.probes import PROBE_SETS, ProbeConfig, generate_probes, write_probes
 from dfil.data.qure import load_qure
@@ -23,7 +22,6 @@ __all__ = [
     "FROG_HUB_ID",
     "PROBE_SETS",
     "PROMPT_TEMPLATE",
-    "DataError",
     "ProbeConfig",
     "few_shot_subset",
     "format_prompt",

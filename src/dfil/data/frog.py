@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dfil.data.io import DataError, read_records
+from dfil.data.io import read_records
 from dfil.data.splits import check_unique_ids
+from dfil.errors import DataError
 from dfil.quantifiers import FROG_CLASSES
 
 FROG_HUB_ID = "GAIR/FRoG"

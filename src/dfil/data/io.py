@@ -9,10 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from dfil.atomic import atomic_write_bytes
-
-
-class DataError(ValueError):
-    """Bad dataset input; the message names the file and line (or the offending value)."""
+from dfil.errors import DataError
 
 
 def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

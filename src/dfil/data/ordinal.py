@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dfil.data.io import DataError, read_records
+from dfil.data.io import read_records
 from dfil.data.splits import check_unique_ids
+from dfil.errors import DataError
 
 SST5_HUB_ID = "SetFit/sst5"
 STS22_HUB_ID = "mteb/sts22-crosslingual-sts"

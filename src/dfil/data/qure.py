@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from dfil.data.frog import parse_percentage
-from dfil.data.io import DataError, read_records
+from dfil.data.io import read_records
 from dfil.data.splits import check_unique_ids
+from dfil.errors import DataError
 from dfil.quantifiers import FROG_CLASSES
 
 QURE_HUB_ID = "billli/QuRe"

@@ -19,10 +19,10 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, safe_open, save_file
 
 from dfil.atomic import atomic_path
-from dfil.cell import load_cell
-from dfil.config import ConfigError, ModelConfig, from_dict, to_dict
+from dfil.cellconfig import ModelConfig, load_cell, to_dict
 from dfil.contracts.rundir import BEST, CELL
-from dfil.errors import CheckpointError
+from dfil.errors import CheckpointError, ConfigError
+from dfil.validation import validate
 
 #: /2: the metadata carries ``tensors_sha256``; /1 files (no hash) are refused.
 FORMAT = "dfil-checkpoint/2"
@@ -86,7 +86,7 @@ def read_checkpoint(path: Path) -> tuple[ModelConfig, dict[str, torch.Tensor], d
         raise CheckpointError(f"{path}: tensor bytes do not match the content hash in its "
                               "metadata (damaged or overwritten)")
     try:
-        config = from_dict(ModelConfig, meta["config"], "checkpoint.config")
+        config = validate(ModelConfig, meta["config"], "checkpoint.config")
     except (KeyError, ConfigError) as err:
         raise CheckpointError(f"{path}: bad embedded config ({err})") from err
     return config, tensors, meta

@@ -14,6 +14,8 @@ import os
 
 import torch
 
+from dfil.errors import ConfigError
+
 
 def pick_device() -> torch.device:
     """CUDA when available, else the CPU."""
@@ -90,7 +92,7 @@ class SyncGuard:
     def __init__(self):
         mode = os.environ.get("DFIL_SYNC_DEBUG", "")
         if mode not in ("", "warn", "error"):
-            raise ValueError(f"DFIL_SYNC_DEBUG: {mode!r} is not one of '', 'warn', 'error'")
+            raise ConfigError(f"DFIL_SYNC_DEBUG: {mode!r} is not one of '', 'warn', 'error'")
         self.mode = mode if mode and torch.cuda.is_available() else ""
         self.armed = False
 

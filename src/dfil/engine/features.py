@@ -17,8 +17,7 @@ import pandas as pd
 import torch
 
 from dfil.atomic import atomic_path
-from dfil.cell import CellConfig
-from dfil.config import to_dict
+from dfil.cellconfig import CellConfig, to_dict
 from dfil.data.prompts import prompt_for
 from dfil.engine.batching import Encoded, encode, encode_ids
 from dfil.engine.device import autocast_dtype

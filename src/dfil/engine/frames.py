@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dfil.cell import CellConfig
-from dfil.config import ConfigError
+from dfil.cellconfig import CellConfig
 from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_train_val
 from dfil.data.frog import frog_test_source
 from dfil.data.ordinal import label_proportion
 from dfil.data.splits import check_test_disjoint
 from dfil.data.synthetic import ordinal_standin_records
+from dfil.errors import ConfigError
 
 
 def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
@@ -46,7 +46,11 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     if d.budget is not None:
         seed = cell.train.seed if d.fewshot_seed is None else d.fewshot_seed
         train_pool = train.reset_index(drop=True)
-        train = few_shot_subset(train_pool, d.budget, seed, d.fewshot_min_per_class)
+        try:
+            train = few_shot_subset(train_pool, d.budget, seed, d.fewshot_min_per_class)
+        except ValueError as err:  # the budget does not fit this data (largest_remainder)
+            raise ConfigError(f"data.budget: {err} in the training split of {d.source} "
+                              f"(data.fewshot_min_per_class: {d.fewshot_min_per_class})") from None
         train = train.assign(pool_row=train.index)
     frames = {"train": train, "val": val, "test": test}
     if d.max_examples:

@@ -16,6 +16,7 @@ import torch
 from dfil.engine.batching import Encoded, batches, token_rows
 from dfil.engine.device import autocast, progress, sync_guard
 from dfil.engine.loader import Batch, Loader
+from dfil.errors import ConfigError
 from dfil.inference import softmax
 from dfil.model.attention import takes_varlen
 from dfil.model.backbone import hidden_size
@@ -61,7 +62,7 @@ def layout_for(model, enc: Encoded, batching: str = "padded") -> str:
         return "padded"
     varlen = takes_varlen(model.attach_backbone())
     if batching == "packed" and not varlen:
-        raise ValueError("batching: packed needs an attention that takes cu_seq_lens "
+        raise ConfigError("train.batching: packed needs an attention that takes cu_seq_lens "
                          "(flash_attention_2/3); this backbone runs "
                          f"{model.backbone.config._attn_implementation}: use auto or padded")
     return "packed" if varlen else "padded"

@@ -15,14 +15,14 @@ import numpy as np
 import pandas as pd
 
 from dfil.atomic import atomic_path, atomic_write_json
-from dfil.cell import load_cell
-from dfil.config import config_hash
+from dfil.cellconfig import config_hash, load_cell
 from dfil.contracts.metrics import write_metrics
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY
 from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import task_frames
+from dfil.errors import MissingInputError, RefusedError
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
 from dfil.methods import method_spec
@@ -54,11 +54,11 @@ def _train_summary(run_dir: Path, expected_hash: str) -> dict:
     never trained) has none, and one trained for another config is refused."""
     path = run_dir / SUMMARY
     if not path.is_file():
-        raise ValueError(f"{run_dir}: not trained yet (no {SUMMARY}); run `dfil train` on "
+        raise MissingInputError(f"{run_dir}: not trained yet (no {SUMMARY}); run `dfil train` on "
                          "it first, or wait for the training job to finish")
     summary = json.loads(path.read_text())
     if summary.get("config_hash") != expected_hash:
-        raise ValueError(f"{path}: trained for config {summary.get('config_hash')}, but "
+        raise RefusedError(f"{path}: trained for config {summary.get('config_hash')}, but "
                          f"{CELL} is config {expected_hash}; retrain the run")
     return summary
 

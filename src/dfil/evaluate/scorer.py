@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dfil.cell import CellConfig
+from dfil.cellconfig import CellConfig
 from dfil.engine.checkpoint import load_trained
 from dfil.engine.device import autocast, autocast_dtype
 from dfil.engine.features import LazyTokenizer, cell_prompts, encode_frame

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from dfil.config import BackboneConfig, ConfigError
+from dfil.cellconfig import BackboneConfig
+from dfil.errors import ConfigError
 from dfil.model.attention import choose as choose_attention
 from dfil.model.embedded import resolve_model_id
 from dfil.model.load_report import quiet_expected_lm_head
@@ -84,9 +85,11 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
             spec.attn_implementation, _model_class(auto, config)))
         return _checkpointing(model, spec)
     if not spec.model_id:
-        raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
+        raise ConfigError(f"model.backbone: backbone {spec.name!r} needs model_id (hub id or "
+                          "local path) or arch")
     if spec.quantized and not torch.cuda.is_available():
-        raise RuntimeError(f"backbone {spec.name!r} is 4-bit quantized and needs CUDA")
+        raise ConfigError(f"model.backbone.quantized: backbone {spec.name!r} is 4-bit "
+                          "quantized and needs CUDA, which this machine does not have")
     model_id = resolve_model_id(spec.model_id)
     config = AutoConfig.from_pretrained(model_id, trust_remote_code=spec.trust_remote_code)
     kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code,
@@ -135,7 +138,8 @@ def load_tokenizer(spec: BackboneConfig):
     if name == "char":
         tokenizer = char_tokenizer()
     elif not name:
-        raise ValueError(f"backbone {spec.name!r}: no tokenizer (set tokenizer or model_id)")
+        raise ConfigError(f"model.backbone: backbone {spec.name!r} has no tokenizer (set "
+                          "tokenizer or model_id)")
     else:
         from transformers import AutoTokenizer
 
@@ -197,7 +201,8 @@ def backbone_hidden_size(spec: BackboneConfig) -> int:
     if spec.arch is not None:
         return int(spec.arch["hidden_size"])
     if not spec.model_id:
-        raise ValueError(f"backbone {spec.name!r}: set model_id (hub id or local path) or arch")
+        raise ConfigError(f"model.backbone: backbone {spec.name!r} needs model_id (hub id or "
+                          "local path) or arch")
     local = Path(resolve_model_id(spec.model_id)) / "config.json"
     if local.is_file():  # a plain JSON read spares a job transformers' import (~2.5 s)
         raw = json.loads(local.read_text())

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from dfil.config import BackboneConfig, HeadsConfig, ModelConfig, check_feature_norm
+from dfil.cellconfig import BackboneConfig, HeadsConfig, ModelConfig, check_feature_norm
 from dfil.methods import MethodSpec, method_spec
 from dfil.model.attention import known_layout, takes_varlen
 from dfil.model.backbone import (

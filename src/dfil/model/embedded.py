@@ -19,6 +19,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dfil.errors import ConfigError, MissingInputError
+
 PREFIX = "embedded:"
 
 
@@ -41,7 +43,8 @@ def cache_dir() -> Path:
 
 def embedded_path(name: str) -> Path:
     if name not in EMBEDDED:
-        raise ValueError(f"unknown embedded backbone {name!r}; expected one of {sorted(EMBEDDED)}")
+        raise ConfigError(f"unknown embedded backbone {name!r}; expected one of "
+                          f"{sorted(EMBEDDED)}")
     return cache_dir() / "backbones" / name
 
 
@@ -52,7 +55,8 @@ def resolve_model_id(model_id: str) -> str:
     name = model_id[len(PREFIX):]
     path = embedded_path(name)
     if not (path / "config.json").is_file():
-        raise FileNotFoundError(f"{model_id} is not fetched yet; run `dfil fetch-backbone {name}`")
+        raise MissingInputError(f"{model_id} is not fetched yet; run `dfil fetch-backbone "
+                                f"{name}`")
     return str(path)
 
 

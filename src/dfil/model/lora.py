@@ -16,7 +16,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from dfil.config import LoraConfig
+from dfil.cellconfig import LoraConfig
+from dfil.errors import ConfigError
 
 _SEPARATE = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj"}
 #: model_type -> logical target -> module name, for families whose names differ from
@@ -47,9 +48,10 @@ def lora_target_modules(model_type: str, targets: Sequence[str]) -> list[str]:
     if "qkv" in names:
         qkv = {"q", "k", "v"} & set(targets)
         if qkv and qkv != {"q", "k", "v"}:
-            raise ValueError(
-                f"{model_type} fuses q,k,v into {names['qkv']}: LoRA targets {sorted(targets)} "
-                "would need to adapt part of a fused projection; use q,k,v together"
+            raise ConfigError(
+                f"model.lora.targets: {model_type} fuses q,k,v into {names['qkv']}: LoRA "
+                f"targets {sorted(targets)} would need to adapt part of a fused projection; "
+                "use q,k,v together"
             )
         modules = [names["qkv"]] if qkv else []
         return modules + ([names["o"]] if "o" in targets else [])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from dfil.config import LossConfig
+from dfil.cellconfig import LossConfig
 from dfil.methods import MethodSpec
 from dfil.model.dual_path import HeadOutputs
 from dfil.model.losses import (

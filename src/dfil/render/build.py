@@ -9,6 +9,7 @@ import pandas as pd
 
 from dfil import __version__
 from dfil.atomic import atomic_path
+from dfil.errors import MissingInputError
 from dfil.grid import Grid
 from dfil.provenance import git_commit
 from dfil.render import diff, figures, file_stem, table_keys, table_names
@@ -32,7 +33,7 @@ def table_frame(specs: dict, grid: Grid, name: str, runs: Path) -> pd.DataFrame:
     for key in table_keys(specs, grid, name):
         path = Path(runs) / key / "metrics.json"
         if not path.exists():
-            raise FileNotFoundError(f"{path}: cell {key} (needed by table {name}) has no "
+            raise MissingInputError(f"{path}: cell {key} (needed by table {name}) has no "
                                     "metrics; evaluate it first")
         files.append(path)
     return aggregate(files, runs)
@@ -75,7 +76,7 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
         out[f"figures/{path.name}"] = path
     missing = [n for n in names if not (tex_dir / f"{file_stem(specs, n)}.tex").exists()]
     if missing:
-        raise FileNotFoundError(f"{tex_dir}: tables not rendered yet: {missing}")
+        raise MissingInputError(f"{tex_dir}: tables not rendered yet: {missing}")
     doc = render_document(environment(), [file_stem(specs, n) for n in names],
                           f"DFIL reproduction: {header}")
     out["tables.tex"] = tex_dir / "tables.tex"

@@ -26,6 +26,7 @@ from dataclasses import replace
 import numpy as np
 
 from dfil import stats
+from dfil.errors import ConfigError
 from dfil.render.entries import Entry, Row, Table, has_data, row_ops, tidy_rows
 from dfil.render.fmt import parse_published
 from dfil.render.source import SELECTORS, Source
@@ -57,7 +58,7 @@ class Resolver:
         if name in self.done:
             return self.done[name]
         if name not in self.specs:
-            raise KeyError(f"table {name!r} is not declared (tables: {sorted(self.specs)})")
+            raise ConfigError(f"table {name!r} is not declared (tables: {sorted(self.specs)})")
         spec = self.specs[name]
         outer, self.source.substituted = self.source.substituted, set()
         columns = [c["id"] for c in spec.get("columns", [])]

@@ -11,12 +11,14 @@ grid's own run key, and remembers every substitution so the caption can say so.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 
+from dfil.errors import ConfigError, MetricsError
 from dfil.grid import Grid
-from dfil.runkey import FIELDS, applicable, fmt_lambda, format_key
+from dfil.runkey import FIELDS, RunPoint, applicable, fmt_lambda, format_key
 
 #: The coordinates of a cell (everything in a run key but the seed).
 COORDS = FIELDS[:-1]
@@ -42,10 +44,11 @@ class Source:
             bad = frame[~np.isfinite(frame["value"].to_numpy(dtype=float))]
             if len(bad):
                 row = bad.iloc[0]
-                raise ValueError(f"{row.get('run_dir', '?')}: metric {row['metric']} is "
+                raise MetricsError(f"{row.get('run_dir', '?')}: metric {row['metric']} is "
                                  f"{row['value']}; a non-finite number never becomes a table "
                                  f"number ({len(bad)} such rows)")
-            keys = [format_key(*r) for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
+            keys = [format_key(RunPoint(*r))
+                    for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
             self._values = dict(zip(zip(keys, frame["metric"], strict=True), frame["value"],
                                     strict=True))
 
@@ -69,20 +72,20 @@ class Source:
         try:
             return [str(s) for s in self.grid.config["seed_sets"][name]]
         except KeyError:
-            raise KeyError(f"seed set {name!r} is not in the grid's seed_sets") from None
+            raise ConfigError(f"seed set {name!r} is not in the grid's seed_sets") from None
 
     def keys(self, where: Mapping) -> list[str]:
         """The grid's run keys of the cell ``where`` names (one per seed), sorted by seed."""
         missing = [c for c in ("task", "backbone", "method") if c not in where]
         if missing:
-            raise KeyError(f"a table cell needs {', '.join(missing)}")
+            raise ConfigError(f"a table cell needs {', '.join(missing)}")
         task = self._mapped("tasks", where["task"])
         backbone = self._mapped("backbones", where["backbone"])
         variant = self._mapped("variants", where.get("variant", ""))
         lam = self._mapped("lambdas", where.get("lam", 0.5))
-        lam_s, init_s, _ = applicable(where["method"], lam, where.get("init", "qure"), 0)
-        prefix = format_key(task, backbone, where["method"], variant, lam_s,
-                      where.get("budget", "full"), init_s, "")
+        point = applicable(RunPoint(task, backbone, where["method"], variant, lam,
+                                    where.get("budget", "full"), where.get("init", "qure"), 0))
+        prefix = format_key(replace(point, seed=""))
         seeds = self._seeds(where)
         found = [k for k in self.grid.cells if k.startswith(prefix)
                  and (seeds is None or k[len(prefix):] in seeds or k.endswith("seedna"))]
@@ -94,7 +97,7 @@ class Source:
         metric are left out."""
         metric = where.get("metric")
         if metric is None:
-            raise KeyError("a table cell needs a metric")
+            raise ConfigError("a table cell needs a metric")
         scale = float(where.get("scale", 1.0))
         out = {}
         for key in self.keys(where):

@@ -10,6 +10,8 @@ validated against it on the way in. Every number a table prints is one of these 
 
 from __future__ import annotations
 
+from dfil.errors import MissingInputError, RefusedError
+
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -54,10 +56,10 @@ def metrics_files(runs_root: Path, given: Iterable[Path] | None = None) -> list[
         return files
     runs_root = Path(runs_root)
     if not runs_root.is_dir():
-        raise ValueError(f"{runs_root}: no such runs directory")
+        raise MissingInputError(f"{runs_root}: no such runs directory")
     files = sorted(runs_root.rglob("metrics.json"))
     if not files:
-        raise ValueError(f"{runs_root}: no run directory below it has a metrics.json")
+        raise MissingInputError(f"{runs_root}: no run directory below it has a metrics.json")
     return files
 
 
@@ -71,5 +73,5 @@ def check_replaceable(table: pd.DataFrame, out: Path) -> None:
 
     rows = pq.read_metadata(out).num_rows
     if rows:
-        raise ValueError(f"{out}: refusing to replace its {rows} rows with an empty table; "
+        raise RefusedError(f"{out}: refusing to replace its {rows} rows with an empty table; "
                          "remove the file first if that is what you want")

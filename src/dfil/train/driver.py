@@ -11,12 +11,10 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from dfil.atomic import atomic_write_bytes, atomic_write_json
-from dfil.cell import CellConfig, dump_cell, load_cell
-from dfil.config import config_hash
+from dfil.cellconfig import CellConfig, config_hash, dump_cell, load_cell, with_stop_grad_p
 from dfil.contracts.rundir import ATTEMPTS, BEST, CELL, RESUME, SUMMARY
 from dfil.engine.checkpoint import read_checkpoint
 from dfil.engine.device import deterministic, pick_device
@@ -81,7 +79,7 @@ def _train(cell: CellConfig, run_dir: Path, started: float, log) -> dict:
             if attempt == 2:
                 if not needs_remediation(attempts_done[0], cell):
                     break
-                attempt_cell = remediated(cell)
+                attempt_cell = with_stop_grad_p(cell)
                 log(f"MF accuracy {attempts_done[0]['final'].get('val_acc_mf'):.3f} is below "
                     f"{cell.train.collapse_threshold}: retraining with stop-gradient on p")
             if len(attempts_done) >= attempt:
@@ -131,8 +129,3 @@ def needs_remediation(summary: dict, cell: CellConfig) -> bool:
     return (acc is not None and cell.train.collapse_threshold > 0
             and not cell.model.loss.stop_grad_p and acc < cell.train.collapse_threshold)
 
-
-def remediated(cell: CellConfig) -> CellConfig:
-    """The cell retrained after a collapse: stop-gradient on p."""
-    loss = replace(cell.model.loss, stop_grad_p=True)
-    return replace(cell, model=replace(cell.model, loss=loss))

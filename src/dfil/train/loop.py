@@ -17,8 +17,7 @@ import numpy as np
 import torch
 
 from dfil.atomic import atomic_write_bytes
-from dfil.cell import CellConfig
-from dfil.config import config_hash
+from dfil.cellconfig import CellConfig, config_hash
 from dfil.contracts.rundir import BEST, LOG, RESUME
 from dfil.data.io import dumps_jsonl
 from dfil.engine.batching import Encoded, batches, epoch_order, grouped_batches
@@ -26,11 +25,11 @@ from dfil.engine.checkpoint import load_into, save_checkpoint, trained_state
 from dfil.engine.device import autocast_dtype, progress, sync_guard
 from dfil.engine.loader import Loader
 from dfil.engine.predict import Collector, heads_centers, layout_for, outputs
+from dfil.errors import Preempted
 from dfil.inference import mf_labels
 from dfil.model.losses import inverse_frequency_weights
 from dfil.model.objective import compute_loss
 from dfil.train.resume import (
-    Preempted,
     StopFlag,
     load_resume,
     restore_rng,

@@ -21,10 +21,6 @@ from dfil.errors import CheckpointError
 FORMAT = "dfil-resume/1"
 
 
-class Preempted(RuntimeError):
-    """Training stopped on SIGTERM/SIGUSR1 after saving its resume state."""
-
-
 class StopFlag:
     """Installs SIGTERM/SIGUSR1 handlers that only raise a flag, checked between steps."""
 

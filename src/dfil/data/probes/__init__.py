@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfil.atomic import atomic_write_json
-from dfil.data.io import DataError, read_records, write_jsonl
+from dfil.data.io import read_records, write_jsonl
 from dfil.data.probes.compositional import EXCLUDED_PAIRS, TRIPLES, compositional_records
 from dfil.data.probes.csmc import csmc_records
 from dfil.data.probes.entailment import entailment_records
 from dfil.data.probes.ipr import ipr_records
 from dfil.data.probes.naturalistic import naturalistic_records
+from dfil.errors import DataError
 
 PROBE_SETS = ("compositional", "csmc", "ipr", "entailment", "naturalistic")
 

@@ -1,0 +1,51 @@
+"""A training cell's configuration, validated by frozen, strict pydantic models (pure
+Python): ``CellConfig`` and its sections, ``model`` (backbone, LoRA, heads, loss; what a
+checkpoint needs to rebuild its model), ``data``, ``train`` and ``eval``.
+
+YAML holds overrides only; every key has a default, none is unknown, and an error names
+the file and the dotted key (:mod:`dfil.validation`).
+"""
+
+from dfil.cellconfig.cell import (
+    CellConfig,
+    config_hash,
+    dump_cell,
+    load_cell,
+    resolve,
+    to_dict,
+    with_stop_grad_p,
+)
+from dfil.cellconfig.data import DataConfig
+from dfil.cellconfig.evaluation import EvalConfig
+from dfil.cellconfig.model import (
+    BackboneConfig,
+    HeadsConfig,
+    LoraConfig,
+    LossConfig,
+    MethodName,
+    MfInitName,
+    ModelConfig,
+    check_feature_norm,
+)
+from dfil.cellconfig.train import TrainConfig
+
+__all__ = [
+    "BackboneConfig",
+    "CellConfig",
+    "DataConfig",
+    "EvalConfig",
+    "HeadsConfig",
+    "LoraConfig",
+    "LossConfig",
+    "MethodName",
+    "MfInitName",
+    "ModelConfig",
+    "TrainConfig",
+    "check_feature_norm",
+    "config_hash",
+    "dump_cell",
+    "load_cell",
+    "resolve",
+    "to_dict",
+    "with_stop_grad_p",
+]

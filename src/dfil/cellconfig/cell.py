@@ -1,0 +1,80 @@
+"""One training cell's whole configuration (``CellConfig``), the contract of ``cell.yaml``:
+its resolution, reading, writing and hash (pure Python).
+
+A cell is one (task, backbone, method, lambda, budget, init, seed) point of the grid. Its
+YAML is what ``dfil train --cell`` reads; defaults follow the paper's recipe (App. C.1,
+inventory section 4) and every value is overridable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, Field
+
+from dfil.cellconfig.data import DataConfig
+from dfil.cellconfig.evaluation import EvalConfig
+from dfil.cellconfig.model import ModelConfig, check_feature_norm, check_mf_init
+from dfil.cellconfig.train import TrainConfig
+from dfil.errors import ConfigError
+from dfil.validation import StrictModel, validate
+from dfil.yamlfile import load_yaml
+
+
+class CellConfig(StrictModel):
+    """Everything one run needs; saved resolved as ``cell.yaml`` in its run directory."""
+
+    name: str = "cell"
+    model: ModelConfig = Field(default_factory=ModelConfig)
+    data: DataConfig = Field(default_factory=DataConfig)
+    train: TrainConfig = Field(default_factory=TrainConfig)
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+
+
+def with_stop_grad_p(cell: CellConfig) -> CellConfig:
+    """``cell`` with stop-gradient on p: few-shot budgets and collapse remediation
+    (App. D.2)."""
+    loss = cell.model.loss.model_copy(update={"stop_grad_p": True})
+    return cell.model_copy(update={"model": cell.model.model_copy(update={"loss": loss})})
+
+
+def resolve(cell: CellConfig) -> CellConfig:
+    """Check the fields that depend on each other (each field's own type and bounds were
+    checked when the cell was built), then apply the paper's implicit rule: stop-gradient
+    on p for budgets <= ``train.stopgrad_max_budget``."""
+    check_feature_norm(cell.model)
+    check_mf_init(cell.model)
+    budget = cell.data.budget
+    if budget is not None and budget <= cell.train.stopgrad_max_budget:
+        cell = with_stop_grad_p(cell)
+    return cell
+
+
+def load_cell(path: str | Path) -> CellConfig:
+    """Read and resolve a cell YAML; :class:`ConfigError` names the file and the key."""
+    path = Path(path)
+    data = load_yaml(path)  # its errors name the file (and line) already
+    try:
+        return resolve(validate(CellConfig, data))
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+
+
+def to_dict(config: BaseModel) -> dict:
+    """The plain form of a config (tuples as lists): what ``cell.yaml`` holds."""
+    return config.model_dump(mode="json")
+
+
+def dump_cell(cell: CellConfig) -> str:
+    """YAML text of a resolved cell (the ``cell.yaml`` of a run directory)."""
+    return yaml.safe_dump(to_dict(cell), sort_keys=False)
+
+
+def config_hash(config: BaseModel) -> str:
+    """Short stable hash of a resolved config, recorded in every metrics file and resume
+    state: sha256 of its sorted-key JSON (so 1 and 1.0 differ: fields keep their types)."""
+    blob = json.dumps(to_dict(config), sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]

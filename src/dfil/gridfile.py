@@ -1,0 +1,193 @@
+"""What a grid file (``config/<grid>.yaml``) may hold: strict, frozen pydantic models of its
+sections, the cross-references between them, and its JSON Schema (pure Python).
+
+:class:`dfil.grid.Grid` validates a grid with :class:`GridFile` and
+:func:`check_references`; ``config/schema.json`` is :func:`grid_schema` (``dfil grid
+schema``), so editors and CI check a grid by the same rules. A partial cell (``defaults``,
+a task's, variant's or group's ``cell:``) is a :class:`~dfil.cellconfig.CellConfig` of
+which only the keys given count (``model_dump(exclude_unset=True)``): any subset of keys,
+none unknown, each with its type and bounds.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Discriminator, Field, Tag, create_model
+from pydantic_core import PydanticCustomError
+
+from dfil.cellconfig import BackboneConfig, CellConfig, MethodName, MfInitName
+from dfil.errors import ConfigError
+from dfil.validation import (
+    Count,
+    NonEmpty,
+    NonNegative,
+    NonNegativeReal,
+    StrictModel,
+    TupleOf,
+)
+
+#: Names that become parts of run-directory paths and Snakemake wildcards (the grid's
+#: name, backbones, tasks, variants): no braces, shell characters, separators or spaces.
+NAME_PATTERN = "^[A-Za-z0-9_][A-Za-z0-9_.-]*$"
+#: The resource class of light jobs (data, cell configs, aggregation, rendering).
+LIGHT = "cpu"
+
+
+def _name(value: str) -> str:
+    if not re.match(NAME_PATTERN, value):
+        raise PydanticCustomError(
+            "name", f"name {value!r} may hold only letters, digits, '_', '.' and '-', and not "
+            "start with '.' or '-': it becomes part of run directories and Snakemake wildcards")
+    return value
+
+
+Name = Annotated[str, AfterValidator(_name), Field(json_schema_extra={"pattern": NAME_PATTERN})]
+#: Mappings whose keys are names end up in paths: no other key is allowed.
+_NAMED = Field(json_schema_extra={"additionalProperties": False})
+
+
+def _seeds_kind(value: Any) -> str:
+    return "set" if isinstance(value, str) else "list"
+
+
+def _budget_kind(value: Any) -> str:
+    return "full" if isinstance(value, str) else "n"
+
+
+Seeds = Annotated[Annotated[str, Tag("set")] | Annotated[NonEmpty[NonNegative], Tag("list")],
+                  Discriminator(_seeds_kind)]
+Budget = Annotated[Annotated[Literal["full"], Tag("full")] | Annotated[Count, Tag("n")],
+                   Discriminator(_budget_kind)]
+
+#: A grid's backbone entry: every field of BackboneConfig but its name (the entry's key),
+#: plus the resource class its jobs ask for and its label in tables.
+GridBackbone = create_model(
+    "GridBackbone", __base__=StrictModel,
+    __doc__="A backbone of the grid: BackboneConfig's fields but its name (the entry's key), "
+            "its size class and its label.",
+    size=(str, Field(description="The resources: class its jobs ask for.")),
+    label=(str, Field("", description="Its name in tables and reports.")),
+    **{n: (f.annotation, f) for n, f in BackboneConfig.model_fields.items() if n != "name"})
+
+
+class Resources(StrictModel):
+    """A size class's job request (Snakemake resources; SLURM's under the slurm profile)."""
+
+    mem_mb: Count
+    runtime: Count
+    """Minutes."""
+    gpu: NonNegative = 0
+    gpu_model: str = ""
+    """Sent as --gpus=<gpu_model>:<gpu>; "" takes any GPU."""
+    cpus_per_task: Count | None = None
+
+
+class FrogStandin(StrictModel):
+    """The synthetic FRoG-format stand-in (``dfil synth-frog``)."""
+
+    n_easy: Count
+    """Easy items (train + validation)."""
+    n_hard: Count
+    """Hard items (test)."""
+    seed: NonNegative = 0
+    hard_form: Literal["unseen_totals", "complement"] = "unseen_totals"
+
+
+class EmbeddedData(StrictModel):
+    """Data the DAG generates instead of fetching (embedded configs only)."""
+
+    frog: FrogStandin
+
+
+class TaskEntry(StrictModel):
+    cell: CellConfig = Field(default_factory=CellConfig)
+    """Overrides for this task's cells (a partial cell)."""
+
+
+class Variant(StrictModel):
+    description: str = ""
+    cell: CellConfig = Field(default_factory=CellConfig)
+    """Overrides for this variant's cells (a partial cell)."""
+
+
+class Group(StrictModel):
+    """A product of coordinates expanded into cells."""
+
+    tasks: NonEmpty[str]
+    backbones: NonEmpty[str]
+    methods: NonEmpty[MethodName]
+    lambdas: NonEmpty[NonNegativeReal]
+    budgets: NonEmpty[Budget]
+    inits: NonEmpty[MfInitName]
+    seeds: Seeds
+    """A seed set's name (``seed_sets:``) or a list of seeds."""
+    description: str = ""
+    variant: str = ""
+    cell: CellConfig = Field(default_factory=CellConfig)
+    """Overrides for this group's cells that do not change their keys (a key built by two
+    groups with different overrides is an error)."""
+    tables: TupleOf[str] = ()
+
+
+class RenderMap(StrictModel):
+    """How config/tables.yaml's paper coordinates map onto this grid's cells."""
+
+    standin: str = ""
+    backbones: dict[str, str] = Field(default_factory=dict)
+    tasks: dict[str, str] = Field(default_factory=dict)
+    lambdas: dict[str, NonNegativeReal] = Field(default_factory=dict)
+    variants: dict[str, str] = Field(default_factory=dict)
+    seed_sets: dict[str, str] = Field(default_factory=dict)
+
+
+class GridFile(StrictModel):
+    """A grid config: its cells' coordinates, defaults and resources."""
+
+    name: Name
+    backbones: Annotated[dict[Name, GridBackbone], _NAMED]  # type: ignore[valid-type]
+    resources: dict[str, Resources]
+    """Job requests by size class; ``cpu`` is the light jobs'."""
+    tasks: Annotated[dict[Name, TaskEntry], _NAMED]
+    groups: dict[str, Group]
+    description: str = ""
+    defaults: CellConfig = Field(default_factory=CellConfig)
+    """Overrides for every cell (a partial cell)."""
+    embedded_data: EmbeddedData | None = None
+    fetch_backbones: TupleOf[str] = ()
+    probe_seed: NonNegative = 0
+    seed_sets: dict[str, NonEmpty[NonNegative]] = Field(default_factory=dict)
+    variants: Annotated[dict[Name, Variant], _NAMED] = Field(default_factory=dict)
+    render: RenderMap = Field(default_factory=RenderMap)
+
+
+def check_references(grid: GridFile) -> None:
+    """Every name a section uses is declared where it points: :class:`ConfigError` naming
+    the key (``groups.G1.backbones: 'qwen3-7b' is not in backbones (...)``)."""
+    if LIGHT not in grid.resources:
+        raise ConfigError(f"resources: no class {LIGHT!r}; the rules run light jobs (data, cell "
+                          "configs, aggregation, tables) with it (the grid has "
+                          f"{sorted(grid.resources)})")
+    for name, backbone in grid.backbones.items():
+        if backbone.size not in grid.resources:
+            raise ConfigError(f"backbones.{name}.size: {backbone.size!r} is not a class of "
+                              f"resources ({sorted(grid.resources)})")
+    for gname, group in grid.groups.items():
+        for field, declared in (("tasks", grid.tasks), ("backbones", grid.backbones)):
+            for name in getattr(group, field):
+                if name not in declared:
+                    raise ConfigError(f"groups.{gname}.{field}: {name!r} is not in {field} "
+                                      f"({sorted(declared)})")
+        if group.variant and group.variant not in grid.variants:
+            raise ConfigError(f"groups.{gname}.variant: unknown variant {group.variant!r} "
+                              f"({sorted(grid.variants)})")
+        if isinstance(group.seeds, str) and group.seeds not in grid.seed_sets:
+            raise ConfigError(f"groups.{gname}.seeds: unknown seed set {group.seeds!r} "
+                              f"({sorted(grid.seed_sets)})")
+
+
+def grid_schema() -> dict:
+    """The JSON Schema of a grid file (``config/schema.json``)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            **GridFile.model_json_schema(), "title": "dfil grid config"}

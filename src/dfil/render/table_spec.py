@@ -1,0 +1,183 @@
+"""What ``config/tables.yaml`` may declare: strict pydantic models of a table spec, and the
+references between its parts (pure Python).
+
+:func:`check_specs` validates a tables file: every key known (the closest one suggested
+otherwise) and of its type, every row's cells and published numbers in its table's
+columns, every effect between two published cells. An error names the file, the table
+and the dotted key (``config/tables.yaml: scaling.rows[3].cells.dfil.fmt: ...``).
+:mod:`dfil.render.resolve` documents what each key does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Literal
+
+from pydantic import BeforeValidator, ConfigDict, Field, RootModel
+
+from dfil.cellconfig import MethodName, MfInitName
+from dfil.errors import ConfigError
+from dfil.gridfile import Budget
+from dfil.validation import (
+    NonEmpty,
+    NonNegative,
+    NonNegativeReal,
+    PairOf,
+    PositiveReal,
+    StrictModel,
+    TupleOf,
+    as_tuple,
+    validate,
+)
+
+#: How an entry prints (:meth:`dfil.render.entries.Entry.render`).
+Format = Literal["ms", "mean", "std", "signed", "center", "int", "pct", "p", "n", "text"]
+
+
+class Selector(StrictModel):
+    """Which grid cells an entry reads: the paper's coordinates (a grid's ``render:``
+    maps them onto its own), the metric and a scale. Each layer (the table's ``where``,
+    a column, a row, a row's cell) gives any of them; later layers win."""
+
+    task: str = Field(None)
+    backbone: str = Field(None)
+    method: MethodName = Field(None)
+    variant: str = ""
+    lam: NonNegativeReal = 0.5
+    budget: Budget = "full"
+    init: MfInitName = "qure"
+    seeds: str = Field(None)
+    """A seed set's name (the grid's ``seed_sets:``, through its render map)."""
+    seed: NonNegative = Field(None)
+    metric: str = Field(None)
+    """A dotted path into metrics.json (``test.mf.acc``)."""
+    scale: float = 1.0
+
+
+class EntrySpec(Selector):
+    """One entry (a table's cell): a metric's statistic, or a delta, test, count of wins,
+    ratio, reference to another table's entry, or literal LaTeX."""
+
+    id: str = Field(None)
+    fmt: Format = Field(None)
+    digits: NonNegative = Field(None)
+    hidden: bool = False
+    delta: PairOf[str] = Field(None)
+    """Two columns of the row: the first's mean minus the second's."""
+    test: Literal["welch", "paired_t", "wilcoxon", "dz", "tost"] = Field(None)
+    a: Selector = Field(None)
+    b: Selector = Field(None)
+    margin: PositiveReal = Field(None)
+    """TOST's equivalence margin, in the scaled metric's units."""
+    holm: str = Field(None)
+    """A column whose p-values are Holm-adjusted across the table's rows."""
+    wins: TupleOf[PairOf[str]] = Field(None)
+    """(row, column) entries counted when they beat the row's ``against`` column."""
+    against: str = Field(None)
+    show: Literal["k", "n", "p"] = Field(None)
+    ratio: PairOf[str] = Field(None)
+    ref: Annotated[str, Field(pattern=r"^[^/]+/[^/]+/[^/]+$")] = Field(None)
+    """Another table's entry: ``table/row/column``."""
+    tex: str = Field(None)
+    """Literal LaTeX; with ``with``, its {placeholders} filled by those entries."""
+    with_: dict[str, EntrySpec] = Field(None, alias="with")
+
+
+class Column(EntrySpec):
+    id: str
+
+
+#: ``rows: [a, b]``: row a minus row b, column by column (a list as a: the best of them).
+RowDifference = Annotated[tuple[str | TupleOf[str], str], BeforeValidator(as_tuple)]
+
+
+class RowSpec(Selector):
+    """A body row (its entries' selectors and per-column overrides), a row computed from
+    other rows, a rule or a section heading."""
+
+    id: str | int = Field(None)
+    label: str = Field(None)
+    cells: dict[str, EntrySpec | None] = Field(None)
+    """Per-column overrides; ``null``: empty by the paper's layout."""
+    paper: dict[str, float | str] = Field(None)
+    """The number the paper printed, per column (the diff report's reference)."""
+    rows: RowDifference = Field(None)
+    reduce: Literal["min", "max"] = Field(None)
+    over: TupleOf[str] = Field(None)
+    hidden: bool = False
+    fmt: Format = Field(None)
+    digits: NonNegative = Field(None)
+    rule: bool = False
+    section: str = Field(None)
+
+
+class BoldRule(StrictModel):
+    """Bold the best mean of each row (``by: row``, among columns) or of each of ``cols``
+    (``by: column``, among rows)."""
+
+    by: Literal["row", "column"]
+    among: NonEmpty[str]
+    cols: TupleOf[str] = ()
+
+
+class Effect(StrictModel):
+    """A contrast the paper draws between two of its published cells, whose sign the
+    diff report checks."""
+
+    label: str
+    a: str
+    """``row/column``."""
+    b: str
+    tol: NonNegativeReal = 0.0
+
+
+class TableSpec(StrictModel):
+    number: NonNegative
+    """Its number in the paper (0: an internal table)."""
+    label: str
+    caption: str
+    where: Selector = Field(default_factory=Selector)
+    defaults: EntrySpec = Field(default_factory=EntrySpec)
+    columns: TupleOf[Column] = ()
+    rows: TupleOf[RowSpec] = ()
+    bold: TupleOf[BoldRule] = ()
+    footnotes: TupleOf[EntrySpec] = ()
+    internal: bool = False
+    """A helper table other tables refer to, not one of the paper's."""
+    effects: TupleOf[Effect] = ()
+
+
+class TablesFile(RootModel[dict[str, TableSpec]]):
+    """``config/tables.yaml``: table name -> its spec."""
+
+    model_config = ConfigDict(strict=True)
+
+
+def check_specs(specs: Mapping, path: str = "config/tables.yaml") -> Mapping:
+    """``specs`` if it is a valid tables file; :class:`ConfigError` naming ``path``, the
+    table and the dotted key of the first problem otherwise."""
+    try:
+        tables = validate(TablesFile, specs).root
+        for name, table in tables.items():
+            _check_references(name, table)
+    except ConfigError as err:
+        raise ConfigError(f"{path}: {err}") from None
+    return specs
+
+
+def _check_references(name: str, table: TableSpec) -> None:
+    """A row names only its table's columns; an effect, two published cells."""
+    cols = [c.id for c in table.columns]
+    for i, row in enumerate(table.rows):
+        for part in ("cells", "paper"):
+            for col in getattr(row, part) or {}:
+                if col not in cols:
+                    raise ConfigError(f"{name}.rows[{i}].{part}: {col!r} is not a column "
+                                      f"{cols}")
+    published = {(str(r.id), c) for r in table.rows if r.id is not None for c in r.paper or {}}
+    for i, effect in enumerate(table.effects):
+        for side in ("a", "b"):
+            ref = getattr(effect, side)
+            if tuple(ref.split("/")) not in published:
+                raise ConfigError(f"{name}.effects[{i}].{side}: {ref!r} is not a row/column "
+                                  "with a published number")
