@@ -146,9 +146,15 @@ def resolve(cell: CellConfig) -> CellConfig:
     check_feature_norm(cell.model)
     budget = cell.data.budget
     if budget is not None and budget <= cell.train.stopgrad_max_budget:
-        loss = replace(cell.model.loss, stop_grad_p=True)
-        cell = replace(cell, model=replace(cell.model, loss=loss))
+        cell = with_stop_grad_p(cell)
     return cell
+
+
+def with_stop_grad_p(cell: CellConfig) -> CellConfig:
+    """The cell with stop-gradient on p: small budgets (:func:`resolve`) and the retraining
+    of a collapsed MF branch (App. D.2)."""
+    loss = replace(cell.model.loss, stop_grad_p=True)
+    return replace(cell, model=replace(cell.model, loss=loss))
 
 
 def load_cell(path: str | Path) -> CellConfig:
