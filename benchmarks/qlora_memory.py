@@ -29,10 +29,9 @@ from train_throughput import nf4_weight_gib, synthetic
 
 from dfil.cellconfig import BackboneConfig, LoraConfig, ModelConfig
 from dfil.engine.loader import Loader
-from dfil.methods import method_spec
 from dfil.model import build_model
 from dfil.model.losses import inverse_frequency_weights
-from dfil.train.step import make_optimizer, train_step
+from dfil.train.step import StepSetup, make_optimizer, train_step
 
 GIB = 2**30
 
@@ -71,11 +70,11 @@ def measure(model_dir: Path, batch: int, steps: int, mean_len: float,
     optimizer = make_optimizer([{"params": trainable, "lr": 1e-4}], (0.9, 0.999), 1e-8, 0.01)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
     weights = inverse_frequency_weights(loader.labels, 8)
+    setup = StepSetup(model, optimizer, scheduler, cfg.loss, weights, 1.0, torch.bfloat16)
     model.train()
     plan = [np.arange(i, i + batch) for i in range(0, batch * steps, batch)]
     for b in loader(plan):
-        train_step(model, b, method_spec("dfil"), cfg.loss, weights, trainable, optimizer,
-                   scheduler, 1.0, torch.device("cuda"), torch.bfloat16)
+        train_step(setup, b)
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated() - before
     del model, optimizer, loader

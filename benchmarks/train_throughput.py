@@ -44,12 +44,11 @@ from dfil.engine.batching import Encoded, batches, grouped_batches
 from dfil.engine.device import deterministic
 from dfil.engine.loader import Loader
 from dfil.engine.predict import layout_for
-from dfil.methods import method_spec
 from dfil.model import build_model
 from dfil.model.backbone import load_backbone
 from dfil.model.lora import apply_lora
 from dfil.model.losses import inverse_frequency_weights
-from dfil.train.step import make_optimizer, train_step
+from dfil.train.step import StepSetup, make_optimizer, train_step
 
 PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
 PAPER_CELL_EXAMPLES = 1636 * 20
@@ -112,15 +111,15 @@ class DfilPath:
         if compile_layers:  # each decoder layer on its own: one graph, dynamic lengths
             for layer in self.model.backbone.get_base_model().layers:
                 layer.compile(dynamic=True)
-        self.cfg, self.spec, self.device, self.dtype = cfg, method_spec("dfil"), device, dtype
-        self.trainable = [p for p in self.model.parameters() if p.requires_grad]
-        self.optimizer = make_optimizer([{"params": self.trainable, "lr": 1e-4}],
-                                        (0.9, 0.999), 1e-8, 0.01)
-        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda s: 1.0)
+        trainable = [p for p in self.model.parameters() if p.requires_grad]
+        optimizer = make_optimizer([{"params": trainable, "lr": 1e-4}], (0.9, 0.999), 1e-8,
+                                   0.01)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
         layout = layout_for(self.model, data, "auto" if name == "dfil" else "padded")
         self.layout = layout
         self.loader = Loader(data, device, layout, pad_id=0, pad_multiple=pad_multiple)
-        self.weights = inverse_frequency_weights(self.loader.labels, 8)
+        self.step = StepSetup(self.model, optimizer, scheduler, cfg.loss,
+                              inverse_frequency_weights(self.loader.labels, 8), 1.0, dtype)
         self.grouped = name == "dfil-grouped"
         self.model.train()
 
@@ -129,9 +128,7 @@ class DfilPath:
             rows = np.concatenate(plan)
             plan = grouped_batches(rows, self.loader.enc.lengths, len(plan[0]), 0, 0)
         for batch in self.loader(plan):
-            train_step(self.model, batch, self.spec, self.cfg.loss, self.weights,
-                       self.trainable, self.optimizer, self.scheduler, 1.0, self.device,
-                       self.dtype)
+            train_step(self.step, batch)
         return plan
 
 

@@ -41,13 +41,6 @@ class MethodSpec:
     attn_pool: bool = False
     trains: bool = True
 
-    @property
-    def predicts_with(self) -> Literal["main", "mf", "options"]:
-        """The path that gives the method's headline prediction."""
-        if not self.trains:
-            return "options"
-        return "main" if self.main is not None else "mf"
-
 
 METHODS: dict[str, MethodSpec] = {
     spec.name: spec

@@ -14,10 +14,9 @@ from dfil.cellconfig import LossConfig
 from dfil.engine.batching import Encoded
 from dfil.engine.loader import Loader
 from dfil.engine.predict import forward_batch, predict
-from dfil.methods import method_spec
 from dfil.model import build_model
 from dfil.model.losses import inverse_frequency_weights
-from dfil.train.step import make_optimizer, train_step
+from dfil.train.step import StepSetup, make_optimizer, train_step
 from tinymodel import tiny_config
 from varlen import pretend_flash
 
@@ -64,15 +63,13 @@ def two_steps(model, loader, monitor_second):
     optimizer = make_optimizer([{"params": trainable, "lr": 1e-3}], (0.9, 0.999), 1e-8, 0.01)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0 / (s + 1))
     weights = inverse_frequency_weights(loader.labels, 8)
-    spec = method_spec(model.heads.spec.name)
     plan = [np.arange(8), np.arange(8, 16)]
     batches = loader(plan)
-    args = (spec, LossConfig(), weights, trainable, optimizer, scheduler, 1.0,
-            torch.device("cpu"), None)
+    setup = StepSetup(model, optimizer, scheduler, LossConfig(), weights, 1.0, None)
     model.train()
-    train_step(model, next(batches), *args)  # the first step creates optimizer state
+    train_step(setup, next(batches))  # the first step creates optimizer state
     with monitor_second:
-        return train_step(model, next(batches), *args)
+        return train_step(setup, next(batches))
 
 
 @pytest.mark.parametrize("method,adapter", [("dfil", "lora"), ("attn_pool", "lora"),

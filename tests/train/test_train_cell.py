@@ -268,3 +268,18 @@ def test_changed_config_trains_afresh_and_keeps_the_old_outputs(tmp_path, frog_d
     # Same config again: nothing to do, nothing moved.
     assert main(["train", "--cell", str(run / "cell.yaml"), "--out", str(run)]) == 0
     assert sorted(p.name for p in (run / "superseded").iterdir()) == [old_hash]
+
+
+def test_training_never_rewrites_the_cell_it_was_given(tmp_path, frog_dir):
+    # The DAG's way: the run directory's own cell.yaml is the input (here as written by
+    # hand, not in the resolved form dfil would write).
+    run = tmp_path / "run"
+    run.mkdir()
+    cell = run / "cell.yaml"
+    shutil.copyfile(make_cell(tmp_path, frog_dir, epochs=1), cell)
+    before, stat = cell.read_bytes(), cell.stat()
+    assert main(["train", "--cell", str(cell), "--out", str(run)]) == 0
+    after = cell.stat()
+    assert cell.read_bytes() == before
+    assert (after.st_ino, after.st_mtime_ns) == (stat.st_ino, stat.st_mtime_ns)
+    assert main(["evaluate", "--run", str(run)]) == 0

@@ -9,6 +9,8 @@ the per-example predictions and the learned membership functions.
 CELL = "cell.yaml"
 #: Best checkpoint by validation loss: LoRA adapter, heads and MF (safetensors).
 BEST = "model.safetensors"
+#: Attempt 1's best checkpoint, kept when a collapsed MF branch is retrained (App. D.2).
+ATTEMPT1_BEST = "attempt1_model.safetensors"
 #: Resume state while training (removed when an attempt ends).
 RESUME = "resume.pt"
 LOG = "train_log.jsonl"

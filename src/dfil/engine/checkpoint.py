@@ -1,9 +1,10 @@
 """Save and load what was trained (LoRA adapter, heads, MF) with the resolved config.
 
-One safetensors file: the tensors of every head parameter and every trainable backbone
-parameter (the LoRA matrices), and the resolved :class:`ModelConfig` as JSON metadata, so
-the frozen base weights are never copied and the file alone rebuilds the model. Writes are
-atomic (temporary file, fsync, rename): a half-written checkpoint never has the final name.
+One safetensors file: the heads' tensors (every parameter and the feature statistics),
+every trainable backbone parameter (the LoRA matrices), and the resolved
+:class:`ModelConfig` as JSON metadata, so the frozen base weights are never copied and the
+file alone rebuilds the model. Writes are atomic (temporary file, fsync, rename): a
+half-written checkpoint never has the final name.
 The metadata carries a sha256 of the tensors, checked on every read: a file whose tensor
 bytes were overwritten behind an intact header is refused, not evaluated.
 """
@@ -39,12 +40,12 @@ def tensors_sha256(tensors: dict[str, torch.Tensor]) -> str:
 
 
 def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """Head parameters (all) and trainable backbone parameters (LoRA), detached, on CPU."""
-    state = {}
-    for name, param in model.named_parameters():
-        if name.startswith("heads.") or param.requires_grad:
-            state[name] = param.detach().to("cpu").contiguous()
-    return state
+    """The heads' whole state (parameters and persistent buffers: the feature statistics)
+    and the trainable backbone parameters (LoRA), detached, on CPU."""
+    state = model.heads.state_dict(prefix="heads.")
+    state.update((name, param) for name, param in model.named_parameters()
+                 if param.requires_grad and not name.startswith("heads."))
+    return {name: t.detach().to("cpu").contiguous() for name, t in state.items()}
 
 
 def save_checkpoint(model: torch.nn.Module, config: ModelConfig, path: Path,
@@ -101,18 +102,17 @@ def load_into(model: torch.nn.Module, tensors: dict[str, torch.Tensor], path: Pa
         raise CheckpointError(
             f"{path}: does not fit the model (missing {missing[:3]}, unexpected {unexpected[:3]})"
         )
-    params = dict(model.named_parameters())
     for name, value in tensors.items():
-        if params[name].shape != value.shape:
+        if expected[name].shape != value.shape:
             raise CheckpointError(
                 f"{path}: {name} has shape {tuple(value.shape)}, "
-                f"model expects {tuple(params[name].shape)}"
+                f"model expects {tuple(expected[name].shape)}"
             )
     # Through load_state_dict, so modules see their state loaded (FeatureStandardizer);
     # the frozen base weights are not in a checkpoint, hence strict=False.
     result = model.load_state_dict(tensors, strict=False)
-    # The check above compares parameter names; a module whose state_dict keys differ
-    # from them would otherwise be skipped silently here.
+    # The check above compares the names trained_state gives; a module whose state_dict
+    # keys differ from them would otherwise be skipped silently here.
     if result.unexpected_keys:
         raise CheckpointError(f"{path}: does not fit the model "
                               f"(unexpected {result.unexpected_keys[:3]})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import torch
@@ -53,15 +53,26 @@ class LazyTokenizer:
         return self().pad_token_id
 
 
+@dataclass(frozen=True)
+class Columns:
+    """Where a frame keeps what :func:`encode_frame` reads: the text, the gold label and
+    the proportion (None: the frame has none), and the task whose prompt wraps the text
+    (None: the cell's)."""
+
+    text: str = "text"
+    label: str | None = "label"
+    p: str | None = "p"
+    task: str | None = None
+
+
 def encode_frame(model, tokenizer: LazyTokenizer, cell: CellConfig, frame: pd.DataFrame,
-                 task: str | None = None, text_col: str = "text",
-                 label_col: str | None = "label", p_col: str | None = "p") -> Encoded:
+                 columns: Columns = Columns()) -> Encoded:
     """The prompts of ``frame`` encoded for ``model``: token ids, labels ``[N]``,
     proportions ``[N]``; in frozen-backbone mode also the backbone's features (see
     :func:`frozen_features`)."""
-    prompts = cell_prompts(cell, frame[text_col], task)
-    labels = frame[label_col].to_numpy() if label_col else None
-    p = frame[p_col].to_numpy() if p_col and p_col in frame else None
+    prompts = cell_prompts(cell, frame[columns.text], columns.task)
+    labels = frame[columns.label].to_numpy() if columns.label else None
+    p = frame[columns.p].to_numpy() if columns.p and columns.p in frame else None
     if cell.model.adapter != "none":
         return encode(tokenizer(), prompts, labels, p, cell.data.max_length,
                       cell.data.truncation_side)

@@ -26,7 +26,7 @@ from dfil.errors import MissingInputError, RefusedError
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
 from dfil.methods import method_spec
-from dfil.model.mf import OrderedGaussianMF
+from dfil.model.dual_path import build_mf
 from dfil.provenance import provenance
 
 
@@ -70,87 +70,117 @@ def evaluate_run(run_dir: str | Path) -> dict:
     cell = load_cell(run_dir / CELL)
     summary = _train_summary(run_dir, config_hash(cell))
     with deterministic(cell.train.deterministic):
-        return _evaluate(run_dir, cell, summary, started)
+        device = pick_device()
+        metrics, predictions = compute_metrics(cell, Scorer(cell, run_dir, device), summary)
+        metrics["provenance"] = provenance(device, time.perf_counter() - started)
+        _write(run_dir, cell, metrics, predictions)
+    return metrics
 
 
-def _evaluate(run_dir: Path, cell, summary: dict, started: float) -> dict:
-    device = pick_device()
-    score = Scorer(cell, run_dir, device)
-    centers, q = score.centers, cell.model.num_classes
+def compute_metrics(cell, score: Scorer, summary: dict) -> tuple[dict, pd.DataFrame]:
+    """Every metric of the run (``metrics.json`` but its provenance) and the per-example
+    predictions, from the run's ``score`` and training ``summary``; writes nothing."""
     frames = task_frames(cell)
-    val_preds = score(frames["val"], label_col="label", p_col="p")
-    alpha = cell.eval.alpha
-    if alpha is None:
-        alpha = ev.select_alpha(val_preds, frames["val"]["label"].to_numpy(), cell.eval.alpha_grid)
-    test_preds = score(frames["test"], label_col="label", p_col="p")
-    gold = frames["test"]["label"].to_numpy()
-    p_test = frames["test"]["p"].to_numpy()
-    test_labels = ev.path_labels(test_preds, centers, alpha)
-    metrics = {"cell": cell.name, "method": cell.model.method, "alpha": alpha,
-               "test": {path: ev.accuracy_block(lab, gold, p_test, q)
-                        for path, lab in test_labels.items()},
-               "val": {path: ev.accuracy_block(lab, frames["val"]["label"].to_numpy(), None, q)
-                       for path, lab in ev.path_labels(val_preds, centers, alpha).items()}}
+    metrics, predictions = _path_metrics(cell, score, frames)
     if score.trainable is not None:
         metrics["params"] = {"trainable": score.trainable}
-    val_acc = {path: block["acc"] for path, block in metrics["val"].items()}
-    if val_acc:  # App. D.2: the path with the best validation accuracy (first of equals)
-        metrics["best_path"] = max(val_acc, key=val_acc.get)
-        metrics["test"]["best"] = metrics["test"][metrics["best_path"]]
-    splits = {k: frames[k] for k in ("train", "val", "test")}  # not a few-shot train_pool
-    metrics["data"] = {"counts": {split: np.bincount(f["label"].to_numpy(), minlength=q).tolist()
-                                  for split, f in splits.items()},
-                       "total": {split: len(f) for split, f in splits.items()}}
-    if test_preds.p is not None:
-        metrics["p_mae"] = float(np.abs(test_preds.p - p_test).mean())
-    if centers is not None:
-        metrics["mf"] = {"centers": centers.tolist(),
-                         "widths": None if score.widths is None else score.widths.tolist(),
+    metrics["data"] = _data_counts(frames, cell.model.num_classes)
+    if score.centers is not None:
+        metrics["mf"] = {"centers": score.centers.tolist(), "widths": _list(score.widths),
                          "init_centers": _init_centers(cell)}
-        metrics["grid"] = ev.grid_check(centers, score.widths, cell.eval.grid_sizes)
-    predictions = [_rows("test", frames["test"]["id"], gold, p_test, test_preds, test_labels)]
+        metrics["grid"] = ev.grid_check(score.centers, score.widths, cell.eval.grid_sizes)
     # Option scoring feeds only Table scaling's PRESQUE row: FRoG val/test, no probes or
     # QuRe (note R-zero-shot-eval); each would cost Q passes over thousands of prompts.
     probes = cell.data.task == "frog" and score.spec.trains
     if probes and cell.eval.probes:
-        metrics.update(_probe_metrics(cell, score, centers, alpha, predictions))
+        metrics.update(_probe_metrics(cell, score, metrics["alpha"], predictions))
     if probes and cell.eval.qure and cell.data.qure_source:
-        qure = load_qure(cell.data.qure_source, expected_rows=cell.data.qure_rows)
-        preds = score(qure, task="frog", label_col="label", p_col="p")
-        labels = ev.path_labels(preds, centers, alpha)
-        metrics["qure"] = {path: ev.accuracy_block(lab, qure["label"].to_numpy(), None, q)
-                           for path, lab in labels.items()}
-        predictions.append(_rows("qure", qure["id"], qure["label"].to_numpy(),
-                                 qure["p"].to_numpy(), preds, labels))
-    metrics["train"] = summary
-    metrics["config_hash"] = summary["config_hash"]
-    for key in ("note", "data_note"):
-        if key in summary:
-            metrics[key] = summary[key]
-    metrics["seed"] = cell.train.seed
-    metrics["provenance"] = provenance(device, time.perf_counter() - started)
+        metrics["qure"] = _qure_metrics(cell, score, metrics["alpha"], predictions)
+    metrics.update(train=summary, config_hash=summary["config_hash"], seed=cell.train.seed)
+    metrics.update({k: summary[k] for k in ("note", "data_note") if k in summary})
+    return metrics, pd.concat(predictions, ignore_index=True)
+
+
+def _path_metrics(cell, score: Scorer, frames: dict) -> tuple[dict, list[pd.DataFrame]]:
+    """Accuracy blocks of each path on validation and test, the ensemble's alpha (given,
+    or chosen on validation), the path chosen on validation, p's error; and the test rows
+    of the predictions."""
+    q, centers = cell.model.num_classes, score.centers
+    val, test = frames["val"], frames["test"]
+    val_gold, gold, p_test = (val["label"].to_numpy(), test["label"].to_numpy(),
+                              test["p"].to_numpy())
+    val_preds = score(val, label_col="label", p_col="p")
+    alpha = cell.eval.alpha
+    if alpha is None:
+        alpha = ev.select_alpha(val_preds, val_gold, cell.eval.alpha_grid)
+    test_preds = score(test, label_col="label", p_col="p")
+    test_labels = ev.path_labels(test_preds, centers, alpha)
+    metrics = {"cell": cell.name, "method": cell.model.method, "alpha": alpha,
+               "test": {path: ev.accuracy_block(lab, gold, p_test, q)
+                        for path, lab in test_labels.items()},
+               "val": {path: ev.accuracy_block(lab, val_gold, None, q)
+                       for path, lab in ev.path_labels(val_preds, centers, alpha).items()}}
+    val_acc = {path: block["acc"] for path, block in metrics["val"].items()}
+    if val_acc:  # App. D.2: the path with the best validation accuracy (first of equals)
+        metrics["best_path"] = max(val_acc, key=val_acc.get)
+        metrics["test"]["best"] = metrics["test"][metrics["best_path"]]
+    if test_preds.p is not None:
+        metrics["p_mae"] = float(np.abs(test_preds.p - p_test).mean())
+    return metrics, [_rows("test", test["id"], gold, p_test, test_preds, test_labels)]
+
+
+def _data_counts(frames: dict, q: int) -> dict:
+    """Examples per class and in all of each split (not a few-shot cell's train_pool)."""
+    splits = {k: frames[k] for k in ("train", "val", "test")}
+    return {"counts": {split: np.bincount(f["label"].to_numpy(), minlength=q).tolist()
+                       for split, f in splits.items()},
+            "total": {split: len(f) for split, f in splits.items()}}
+
+
+def _qure_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
+    """Accuracy of each path on the QuRe sentences; their rows join ``predictions``."""
+    qure = load_qure(cell.data.qure_source, expected_rows=cell.data.qure_rows)
+    gold = qure["label"].to_numpy()
+    preds = score(qure, task="frog", label_col="label", p_col="p")
+    labels = ev.path_labels(preds, score.centers, alpha)
+    predictions.append(_rows("qure", qure["id"], gold, qure["p"].to_numpy(), preds, labels))
+    return {path: ev.accuracy_block(lab, gold, None, cell.model.num_classes)
+            for path, lab in labels.items()}
+
+
+def mf_record(metrics: dict, cell) -> dict:
+    """``mf.json``: the learned centers and widths as ``metrics.json`` holds them (None
+    for a method without a Gaussian MF), the configured init, and the run's notes."""
+    mf = metrics.get("mf", {})
+    record = {"centers": mf.get("centers"), "widths": mf.get("widths"),
+              "init": cell.model.heads.mf_init}
+    record.update({k: metrics[k] for k in ("note", "data_note") if k in metrics})
+    return record
+
+
+def _write(run_dir: Path, cell, metrics: dict, predictions: pd.DataFrame) -> None:
+    """The run's evaluation outputs: predictions, ``mf.json`` and ``metrics.json``."""
     with atomic_path(run_dir / PREDICTIONS) as tmp:
-        pd.concat(predictions, ignore_index=True).to_parquet(tmp, index=False)
-    mf = {"centers": None if centers is None else centers.tolist(),
-          "widths": None if score.widths is None else score.widths.tolist(),
-          "init": cell.model.heads.mf_init}
-    mf.update({k: metrics[k] for k in ("note", "data_note") if k in metrics})
-    atomic_write_json(run_dir / MF, mf)
+        predictions.to_parquet(tmp, index=False)
+    atomic_write_json(run_dir / MF, mf_record(metrics, cell))
     write_metrics(run_dir / METRICS, metrics)
-    return metrics
+
+
+def _list(values: np.ndarray | None) -> list[float] | None:
+    return None if values is None else values.tolist()
 
 
 def _init_centers(cell) -> list[float] | None:
     """The centers the cell's MF started from (Table centers_detail's first row)."""
     if method_spec(cell.model.method).mf != "ordered":
         return None
-    h = cell.model.heads
-    mf = OrderedGaussianMF(cell.model.num_classes, init=h.mf_init, width_init=h.width_init,
-                           qure_inversion=h.qure_inversion, uniform_mode=h.uniform_mode)
+    mf = build_mf("ordered", cell.model.num_classes, cell.model.heads)
     return mf.centers().detach().double().tolist()
 
 
-def _probe_metrics(cell, score, centers, alpha, predictions: list) -> dict:
+def _probe_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
+    """The probe sets' metrics (Sec. 5); their rows join ``predictions``."""
+    centers = score.centers
     probes = _probes(cell)
     out = {}
     comp = pd.DataFrame(probes["compositional"])

@@ -13,7 +13,7 @@ import pandas as pd
 from dfil.cellconfig import CellConfig
 from dfil.engine.checkpoint import load_trained
 from dfil.engine.device import autocast, autocast_dtype
-from dfil.engine.features import LazyTokenizer, cell_prompts, encode_frame
+from dfil.engine.features import Columns, LazyTokenizer, cell_prompts, encode_frame
 from dfil.engine.predict import Predictions, heads_centers, heads_widths, predict
 from dfil.inference import softmax
 from dfil.methods import method_spec
@@ -52,7 +52,7 @@ class Scorer:
                 scores = option_logprobs(self.model, self.tokenizer(), prompts, FROG_CLASSES,
                                          self.cell.train.eval_batch_size)
             return Predictions(main_probs=softmax(scores), p=None, mf_scores=None)
-        enc = encode_frame(self.model, self.tokenizer, self.cell, frame, task, text_col,
-                           label_col, p_col)
+        enc = encode_frame(self.model, self.tokenizer, self.cell, frame,
+                           Columns(text_col, label_col, p_col, task))
         pad_id = None if enc.features is not None else self.tokenizer.pad_id
         return predict(self.model, enc, pad_id, self.cell.train.eval_batch_size, self.dtype)

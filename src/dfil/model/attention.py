@@ -135,16 +135,19 @@ def sdpa_causal(module, query, key, value, attention_mask, **kwargs):
 
 
 def _flash(base: str):
-    def flash_causal(module, query, key, value, attention_mask, dropout=0.0, scaling=None,
-                     sliding_window=None, softcap=None, **kwargs):
+    def flash_causal(module, query, key, value, attention_mask, **kwargs):
         """Flash attention, causal within each example, ``query [B, H, T, D]``: a packed
         batch (``B = 1``) with ``cu_seq_lens_q/k [B' + 1]`` and ``max_length_q/k`` (host
-        ints) in ``kwargs`` runs the varlen kernel; a right-padded one the dense kernel."""
+        ints) in ``kwargs`` runs the varlen kernel; a right-padded one the dense kernel.
+        ``kwargs`` are what the model's attention passes (transformers'
+        ``flash_attention_forward`` takes the same: ``dropout``, ``scaling``, and where the
+        family has them ``sliding_window`` and ``softcap``), handed on to the kernel."""
         if attention_mask is not None:
             raise ValueError("mask-free attention was given a mask; this layout needs none")
         from transformers.integrations.flash_attention import get_target_dtype
 
         kwargs.pop("is_causal", None)  # causal within each example, always
+        kwargs["softmax_scale"] = kwargs.pop("scaling", None)
         if kwargs.get("cu_seq_lens_q") is None:
             # no position_ids: transformers would test them for packing, a host sync
             kwargs["position_ids"] = None
@@ -152,8 +155,6 @@ def _flash(base: str):
             kwargs.setdefault("deterministic", True)
         q, k, v = (x.transpose(1, 2) for x in (query, key, value))  # flash: [B, T, H, D]
         out = varlen_kernel()(q, k, v, None, query_length=q.shape[1], is_causal=True,
-                              dropout=dropout, softmax_scale=scaling,
-                              sliding_window=sliding_window, softcap=softcap,
                               target_dtype=get_target_dtype(q, module),
                               attn_implementation=base, **kwargs)
         return out, None

@@ -69,14 +69,7 @@ class DualPathHeads(nn.Module):
         standardize = heads.feature_norm == "standardize"
         self.norm = FeatureStandardizer(d) if standardize else None
         self.state_norm = FeatureStandardizer(d) if standardize and spec.attn_pool else None
-        init = dict(init=heads.mf_init, width_init=heads.width_init,
-                    qure_inversion=heads.qure_inversion, uniform_mode=heads.uniform_mode)
-        self.mf = {
-            None: lambda: None,
-            "ordered": lambda: OrderedGaussianMF(q, **init),
-            "unordered": lambda: UnorderedGaussianMF(q, **init),
-            "linear": lambda: ProportionClassifier(q),
-        }[spec.mf]()
+        self.mf = build_mf(spec.mf, q, heads)
         if self.mf is not None and not spec.mf_trainable:
             self.mf.requires_grad_(False)
 
@@ -210,6 +203,18 @@ class DualPathModel(nn.Module):
         if self.heads.attn is None:
             return self.heads(h.to(head_dtype))
         return self.heads(h.to(head_dtype), states.to(head_dtype), attention_mask)
+
+
+def build_mf(kind: str | None, num_classes: int, heads: HeadsConfig) -> nn.Module | None:
+    """What maps p_hat to class scores (:attr:`MethodSpec.mf`), initialised as ``heads``
+    says (Sec. 4.2, App. B.3); None for a method without one."""
+    if kind is None:
+        return None
+    if kind == "linear":
+        return ProportionClassifier(num_classes)
+    gaussian = {"ordered": OrderedGaussianMF, "unordered": UnorderedGaussianMF}[kind]
+    return gaussian(num_classes, init=heads.mf_init, width_init=heads.width_init,
+                    qure_inversion=heads.qure_inversion, uniform_mode=heads.uniform_mode)
 
 
 def build_heads(config: ModelConfig, d: int) -> DualPathHeads:

@@ -40,20 +40,18 @@ class FeatureStandardizer(nn.Module):
     final-layer states carry a few dimensions with large, almost constant values (SmolLM2-
     135M: mean |h_i| up to 22, std < 1), so the per-example LayerNorm at the head's input
     keeps the informative variation small and the heads underfit (note R-feature-norm).
-    The statistics are non-trainable parameters, so checkpoints carry them. Used before
-    :meth:`fit` or a checkpoint load it raises rather than pass the features through.
+    The statistics are persistent buffers, so the state dict (and the checkpoint) carries
+    them and no optimizer sees them. Used before :meth:`fit` or a load of its state it
+    raises rather than pass the features through.
     """
 
     def __init__(self, d: int, eps: float = 1e-5):
         super().__init__()
         self.eps = eps
-        self.mean = nn.Parameter(torch.zeros(d), requires_grad=False)
-        self.std = nn.Parameter(torch.ones(d), requires_grad=False)
+        self.register_buffer("mean", torch.zeros(d))
+        self.register_buffer("std", torch.ones(d))
         self.fitted = False
-
-    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
-        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
-        self.fitted = self.fitted or prefix + "mean" in state_dict
+        self.register_load_state_dict_pre_hook(_mark_fitted)
 
     @torch.no_grad()
     def fit(self, x: torch.Tensor) -> None:
@@ -72,6 +70,11 @@ class FeatureStandardizer(nn.Module):
                                "fit it on the training features (fit_feature_norm) or load "
                                "a checkpoint (heads.feature_norm: standardize)")
         return (x - self.mean.to(x.dtype)) / self.std.to(x.dtype)
+
+
+def _mark_fitted(module: FeatureStandardizer, state_dict, prefix: str, *_) -> None:
+    """A state dict holding the statistics sets them: the standardizer counts as fitted."""
+    module.fitted = module.fitted or prefix + "mean" in state_dict
 
 
 class NumericalHead(nn.Module):

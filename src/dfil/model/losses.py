@@ -96,9 +96,6 @@ class LossTerms:
     p: torch.Tensor
     distill: torch.Tensor
 
-    def detached(self) -> dict[str, float]:
-        return {k: float(v.detach()) for k, v in vars(self).items()}
-
 
 def distillation_loss(
     logits: torch.Tensor, memberships: torch.Tensor, tau: float, detach_teacher: bool = True

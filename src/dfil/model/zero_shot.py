@@ -12,18 +12,15 @@ import numpy as np
 import torch
 from torch import nn
 
+#: What precedes every option after the prompt (note R-zero-shot): " " + option.
+OPTION_PREFIX = " "
+
 
 @torch.no_grad()
-def option_logprobs(
-    model: nn.Module,
-    tokenizer,
-    prompts: Sequence[str],
-    options: Sequence[str],
-    batch_size: int = 16,
-    length_normalize: bool = False,
-    option_prefix: str = " ",
-) -> np.ndarray:
-    """Scores ``[N, Q]``: log P(option_prefix + option | prompt) per prompt and option.
+def option_logprobs(model: nn.Module, tokenizer, prompts: Sequence[str],
+                    options: Sequence[str], batch_size: int = 16,
+                    length_normalize: bool = False) -> np.ndarray:
+    """Scores ``[N, Q]``: log P(OPTION_PREFIX + option | prompt) per prompt and option.
 
     Prompt and option are tokenised separately and concatenated, so the option's tokens
     are the same after every prompt. Each batch of prompts (left-padded, positions
@@ -33,46 +30,56 @@ def option_logprobs(
     divided by the option's token count (note R-zero-shot). Precision: the caller's
     autocast context (:func:`dfil.engine.device.autocast`).
     """
-    option_ids = [tokenizer(option_prefix + o, add_special_tokens=False)["input_ids"]
+    option_ids = [tokenizer(OPTION_PREFIX + o, add_special_tokens=False)["input_ids"]
                   for o in options]
     if any(len(ids) == 0 for ids in option_ids):
         raise ValueError(f"an option tokenises to nothing: {list(options)}")
     device = next(model.parameters()).device
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
     scores = np.empty((len(prompts), len(options)), dtype=np.float64)
     for start in range(0, len(prompts), batch_size):
-        encoded = [tokenizer(p)["input_ids"] for p in prompts[start:start + batch_size]]
-        b, width = len(encoded), max(len(s) for s in encoded)
-        ids = torch.full((b, width), pad, dtype=torch.long, device="cpu")
-        mask = torch.zeros((b, width), dtype=torch.long, device="cpu")
-        for i, s in enumerate(encoded):
-            ids[i, width - len(s):] = torch.tensor(s, device="cpu")
-            mask[i, width - len(s):] = 1
-        ids, mask = ids.to(device), mask.to(device)
-        lengths = mask.sum(1, keepdim=True)
+        ids, mask = _left_padded(tokenizer, prompts[start:start + batch_size], device)
         # Only the last position's logits are needed: skipping the LM head over the
         # others saves ~20% of the pass on a small-vocabulary-heavy model (SmolLM2).
         out = model(input_ids=ids, attention_mask=mask,
                     position_ids=(mask.cumsum(1) - 1).clamp(min=0), use_cache=True,
                     logits_to_keep=1)
         first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
-        cache = out.past_key_values
         for j, opt in enumerate(option_ids):
-            # The prompt's last position predicts the first option token; the option's
-            # own tokens (all but its last) predict the rest.
-            total = first[:, opt[0]].clone()
-            if len(opt) > 1:
-                k = len(opt) - 1
-                logits = model(
-                    input_ids=torch.tensor(opt[:-1], device=device).expand(b, k),
-                    attention_mask=torch.cat([mask, mask.new_ones(b, k)], dim=1),
-                    position_ids=lengths + torch.arange(k, device=device),
-                    past_key_values=cache, use_cache=True).logits
-                logp = torch.log_softmax(logits.float(), dim=-1)
-                nxt = torch.tensor(opt[1:], device=device).expand(b, k)
-                total += logp.gather(2, nxt.unsqueeze(-1)).squeeze(-1).sum(1)
-                cache.crop(-k)  # back to the prompts (negative: tokens to drop)
+            total = first[:, opt[0]] + _rest_logprob(model, out.past_key_values, mask, opt)
             if length_normalize:
                 total /= len(opt)
-            scores[start:start + b, j] = total.cpu().numpy()
+            scores[start:start + len(ids), j] = total.cpu().numpy()
     return scores
+
+
+def _left_padded(tokenizer, prompts: Sequence[str], device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``prompts`` tokenised and left-padded: ids and attention mask ``[B, T]`` on
+    ``device``."""
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    encoded = [tokenizer(p)["input_ids"] for p in prompts]
+    b, width = len(encoded), max(len(s) for s in encoded)
+    ids = torch.full((b, width), pad, dtype=torch.long, device="cpu")
+    mask = torch.zeros((b, width), dtype=torch.long, device="cpu")
+    for i, s in enumerate(encoded):
+        ids[i, width - len(s):] = torch.tensor(s, device="cpu")
+        mask[i, width - len(s):] = 1
+    return ids.to(device), mask.to(device)
+
+
+def _rest_logprob(model: nn.Module, cache, mask: torch.Tensor, opt: list[int]) -> torch.Tensor:
+    """``[B]`` log P of the option's tokens after its first, given the prompts in
+    ``cache`` (``mask [B, T]``): the prompt's last position predicts the first token
+    (the caller's), the option's own tokens (all but its last) the rest. ``cache`` is
+    cropped back to the prompts afterwards."""
+    b, k = mask.shape[0], len(opt) - 1
+    if k == 0:
+        return mask.new_zeros(b, dtype=torch.float32)
+    device = mask.device
+    logits = model(input_ids=torch.tensor(opt[:-1], device=device).expand(b, k),
+                   attention_mask=torch.cat([mask, mask.new_ones(b, k)], dim=1),
+                   position_ids=mask.sum(1, keepdim=True) + torch.arange(k, device=device),
+                   past_key_values=cache, use_cache=True).logits
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    nxt = torch.tensor(opt[1:], device=device).expand(b, k)
+    cache.crop(-k)  # back to the prompts (negative: tokens to drop)
+    return logp.gather(2, nxt.unsqueeze(-1)).squeeze(-1).sum(1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from dfil.cellconfig import CellConfig, config_hash
 from dfil.contracts.rundir import BEST, LOG, RESUME
 from dfil.data.io import dumps_jsonl
 from dfil.engine.batching import Encoded, batches, epoch_order, grouped_batches
-from dfil.engine.checkpoint import load_into, save_checkpoint, trained_state
+from dfil.engine.checkpoint import save_checkpoint
 from dfil.engine.device import autocast_dtype, progress, sync_guard
 from dfil.engine.loader import Loader
 from dfil.engine.predict import Collector, heads_centers, layout_for, outputs
@@ -29,14 +30,8 @@ from dfil.errors import Preempted
 from dfil.inference import mf_labels
 from dfil.model.losses import inverse_frequency_weights
 from dfil.model.objective import compute_loss
-from dfil.train.resume import (
-    StopFlag,
-    load_resume,
-    restore_rng,
-    rng_state,
-    save_resume,
-)
-from dfil.train.step import make_optimizer, train_step
+from dfil.train.resume import AttemptState, StopFlag
+from dfil.train.step import StepSetup, make_optimizer, train_step
 
 
 @dataclass(frozen=True)
@@ -85,16 +80,120 @@ def epoch_plan(cell: CellConfig, train: Encoded, epoch: int) -> list[np.ndarray]
     return batches(order, cfg.batch_size)
 
 
-def _validate(model, cell, loader: Loader, weights, dtype) -> dict:
+@dataclass(frozen=True)
+class Attempt:
+    """What one attempt trains with, fixed from its set-up on: its number, cell and run
+    directory, the data and its batch loaders, the step's setup, and the log."""
+
+    number: int
+    cell: CellConfig
+    run_dir: Path
+    data: TrainData
+    setup: StepSetup
+    train: Loader
+    val: Loader
+    log: Callable[[str], None]
+
+
+def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attempt: int,
+                  log=print) -> dict:
+    """Train ``model`` in place for one attempt; returns its summary. Raises Preempted."""
+    run, state = _set_up(model, cell, data, Path(run_dir), attempt, log)
+    started = time.perf_counter()
+    with StopFlag() as stop:
+        while state.epoch < cell.train.epochs:
+            _run_epoch(run, state, stop)
+            _end_epoch(run, state)
+    return {"attempt": attempt, "stop_grad_p": cell.model.loss.stop_grad_p,
+            "best_epoch": state.best_epoch, "best_val_loss": state.best_val_loss,
+            "final": state.history[-1], "resumes": state.resumes,
+            "train_seconds_this_process": time.perf_counter() - started}
+
+
+def _set_up(model, cell: CellConfig, data: TrainData, run_dir: Path, attempt: int,
+            log) -> tuple[Attempt, AttemptState]:
+    """The attempt's optimizer, schedule, loss weights and loaders, and its state: fresh,
+    or where ``resume.pt`` left it."""
+    cfg = cell.train
+    device = next(model.parameters()).device
+    total = cfg.epochs * math.ceil(len(data.train) / cfg.batch_size)
+    warmup = max(1, int(round(cfg.warmup_ratio * total)))
+    optimizer = make_optimizer(param_groups(model, cell), cfg.betas, cfg.adam_eps,
+                               cfg.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: lr_factor(s, total, warmup))
+    weights = None
+    if cell.model.loss.class_weights == "inverse_frequency":
+        weights = inverse_frequency_weights(torch.from_numpy(data.train.labels).to(device),
+                                            cell.model.num_classes)
+    setup = StepSetup(model, optimizer, scheduler, cell.model.loss, weights, cfg.grad_clip,
+                      autocast_dtype(cfg.precision, device))
+    layout = layout_for(model, data.train, cfg.batching)
+    run = Attempt(attempt, cell, run_dir, data, setup,
+                  train=Loader(data.train, device, layout, data.pad_id),
+                  val=Loader(data.val, device, layout_for(model, data.val, "padded"),
+                             data.pad_id), log=log)
+    log(f"batches: {layout}" + (", grouped by length" if cfg.group_by_length
+                                and layout != "features" else ""))
+    state = AttemptState(model, optimizer, scheduler, config_hash(cell), attempt)
+    if state.resume(run_dir / RESUME):
+        log(f"resuming attempt {attempt} at epoch {state.epoch + 1}, step {state.step}")
+    return run, state
+
+
+def _run_epoch(run: Attempt, state: AttemptState, stop: StopFlag) -> None:
+    """The steps left in epoch ``state.epoch``, each one's loss terms added to
+    ``state.sums``; on a stop signal the state after the step is saved and Preempted
+    raised."""
+    run.setup.model.train()
+    plan = epoch_plan(run.cell, run.data.train, state.epoch)
+    state.sums = {k: v.to(run.setup.device) for k, v in state.sums.items()}
+    bar = progress(range(state.step, len(plan)), total=len(plan), initial=state.step,
+                   desc=f"attempt {run.number} epoch {state.epoch + 1}/{run.cell.train.epochs}")
+    with sync_guard() as guard:
+        for s, batch in zip(bar, run.train(plan[state.step:]), strict=True):
+            terms = train_step(run.setup, batch)
+            for k, v in vars(terms).items():  # stays on device: no host sync
+                state.sums[k] = state.sums.get(k, 0.0) + v * batch.size
+            guard.arm()  # from the first step on, any host sync is reported
+            if stop.raised:
+                guard.disarm()
+                state.step = s + 1
+                state.save(run.run_dir / RESUME)
+                raise Preempted(f"{stop.raised} at epoch {state.epoch + 1}, step {s + 1}; "
+                                f"state saved to {run.run_dir / RESUME}")
+
+
+def _end_epoch(run: Attempt, state: AttemptState) -> None:
+    """Validate, record the epoch (history, ``train_log.jsonl``, the log), keep the best
+    checkpoint by validation loss, and save the state at the start of the next epoch."""
+    model, epoch = run.setup.model, state.epoch + 1
+    record = {"attempt": run.number, "epoch": epoch}
+    record.update({f"train_{k}": float(v) / len(run.data.train) for k, v in state.sums.items()})
+    record.update(_validate(run))
+    centers = heads_centers(model.heads)
+    if centers is not None:
+        record["centers"] = [round(float(c), 5) for c in centers]
+    state.history.append(record)
+    if record["val_loss"] < state.best_val_loss:
+        state.best_val_loss, state.best_epoch = record["val_loss"], epoch
+        save_checkpoint(model, run.cell.model, run.run_dir / BEST,
+                        extra={"epoch": str(epoch), "attempt": str(run.number)})
+    state.epoch, state.step, state.sums = epoch, 0, {}
+    state.save(run.run_dir / RESUME)
+    atomic_write_bytes(run.run_dir / LOG, dumps_jsonl(state.history))
+    run.log(_epoch_line(record))
+
+
+def _validate(run: Attempt) -> dict:
     """Validation loss (same weighted loss as training) and accuracies of each path, in
     one pass whose numbers reach the host once, at its end."""
-    spec = model.heads.spec
-    val = loader.enc
-    total = torch.zeros((), dtype=torch.float64, device=loader.device)
+    model, spec, val = run.setup.model, run.setup.spec, run.val.enc
+    total = torch.zeros((), dtype=torch.float64, device=run.val.device)
     collect = Collector(spec)
-    plan = batches(np.arange(len(val)), cell.train.eval_batch_size)
-    for batch, out in outputs(model, loader, plan, dtype):
-        terms = compute_loss(out, batch.y, batch.p, spec, cell.model.loss, weights)
+    plan = batches(np.arange(len(val)), run.cell.train.eval_batch_size)
+    for batch, out in outputs(model, run.val, plan, run.setup.dtype):
+        terms = compute_loss(out, batch.y, batch.p, spec, run.setup.loss, run.setup.weights)
         total += terms.total.double() * batch.size
         collect.add(out)
     preds = collect.result()
@@ -105,99 +204,6 @@ def _validate(model, cell, loader: Loader, weights, dtype) -> dict:
     if mf is not None:
         result["val_acc_mf"] = float((mf == val.labels).mean())
     return result
-
-
-def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attempt: int,
-                  log=print) -> dict:
-    """Train ``model`` in place for one attempt; returns its summary. Raises Preempted."""
-    run_dir = Path(run_dir)
-    device = next(model.parameters()).device
-    dtype = autocast_dtype(cell.train.precision, device)
-    spec = model.heads.spec
-    cfg = cell.train
-    n_train = len(data.train)
-    steps_per_epoch = math.ceil(n_train / cfg.batch_size)
-    total = cfg.epochs * steps_per_epoch
-    warmup = max(1, int(round(cfg.warmup_ratio * total)))
-    optimizer = make_optimizer(param_groups(model, cell), cfg.betas, cfg.adam_eps,
-                               cfg.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: lr_factor(s, total, warmup))
-    weights = None
-    if cell.model.loss.class_weights == "inverse_frequency":
-        weights = inverse_frequency_weights(torch.from_numpy(data.train.labels).to(device),
-                                            cell.model.num_classes)
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    layout = layout_for(model, data.train, cfg.batching)
-    train_loader = Loader(data.train, device, layout, data.pad_id)
-    val_loader = Loader(data.val, device, layout_for(model, data.val, "padded"), data.pad_id)
-    log(f"batches: {layout}" + (", grouped by length" if cfg.group_by_length
-                                and layout != "features" else ""))
-    chash = config_hash(cell)
-    state = load_resume(run_dir / RESUME, chash)
-    if state is not None and state["attempt"] == attempt:
-        load_into(model, state["trained"], run_dir / RESUME)
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        restore_rng(state, device)
-        epoch, step = state["epoch"], state["step"]
-        history, best = state["history"], state["best"]
-        sums = state["sums"]
-        # Where each restart picked up: the evidence of a resume that survives Snakemake
-        # deleting a restarted job's log.
-        resumes = [*state.get("resumes", []), {"epoch": epoch + 1, "step": step}]
-        log(f"resuming attempt {attempt} at epoch {epoch + 1}, step {step}")
-    else:
-        epoch, step, history, sums, resumes = 0, 0, [], {}, []
-        best = {"val_loss": float("inf"), "epoch": -1}
-
-    def snapshot(next_epoch: int, next_step: int, running: dict) -> dict:
-        return {"format": "dfil-resume/1", "config_hash": chash, "attempt": attempt,
-                "epoch": next_epoch, "step": next_step, "trained": trained_state(model),
-                "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                **rng_state(device), "history": history, "best": best,
-                "sums": running, "resumes": resumes}
-
-    started = time.perf_counter()
-    with StopFlag() as stop:
-        while epoch < cfg.epochs:
-            model.train()
-            plan = epoch_plan(cell, data.train, epoch)
-            running = {k: v.to(device) for k, v in sums.items()}
-            bar = progress(range(step, len(plan)), total=len(plan), initial=step,
-                           desc=f"attempt {attempt} epoch {epoch + 1}/{cfg.epochs}")
-            with sync_guard() as guard:
-                for s, batch in zip(bar, train_loader(plan[step:]), strict=True):
-                    terms = train_step(model, batch, spec, cell.model.loss, weights, trainable,
-                                       optimizer, scheduler, cfg.grad_clip, device, dtype)
-                    for k, v in vars(terms).items():  # stays on device: no host sync
-                        running[k] = running.get(k, 0.0) + v * batch.size
-                    guard.arm()  # from the first step on, any host sync is reported
-                    if stop.raised:
-                        guard.disarm()
-                        done = {k: v.detach().cpu() for k, v in running.items()}
-                        save_resume(run_dir / RESUME, snapshot(epoch, s + 1, done))
-                        raise Preempted(f"{stop.raised} at epoch {epoch + 1}, step {s + 1}; "
-                                        f"state saved to {run_dir / RESUME}")
-            record = {"attempt": attempt, "epoch": epoch + 1}
-            record.update({f"train_{k}": float(v) / n_train for k, v in running.items()})
-            record.update(_validate(model, cell, val_loader, weights, dtype))
-            centers = heads_centers(model.heads)
-            if centers is not None:
-                record["centers"] = [round(float(c), 5) for c in centers]
-            history.append(record)
-            if record["val_loss"] < best["val_loss"]:
-                best = {"val_loss": record["val_loss"], "epoch": epoch + 1}
-                save_checkpoint(model, cell.model, run_dir / BEST,
-                                extra={"epoch": str(epoch + 1), "attempt": str(attempt)})
-            epoch, step, sums = epoch + 1, 0, {}
-            save_resume(run_dir / RESUME, snapshot(epoch, 0, {}))
-            atomic_write_bytes(run_dir / LOG, dumps_jsonl(history))
-            log(_epoch_line(record))
-    return {"attempt": attempt, "stop_grad_p": cell.model.loss.stop_grad_p,
-            "best_epoch": best["epoch"], "best_val_loss": best["val_loss"],
-            "final": history[-1], "resumes": resumes,
-            "train_seconds_this_process": time.perf_counter() - started}
 
 
 def _epoch_line(r: dict) -> str:

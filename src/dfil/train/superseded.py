@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import torch
-
 from dfil.contracts.rundir import (
+    ATTEMPT1_BEST,
     ATTEMPTS,
     BEST,
     LOG,
@@ -24,10 +23,10 @@ from dfil.contracts.rundir import (
     RESUME,
     SUMMARY,
 )
+from dfil.train.resume import written_for
 
 #: Everything training and evaluation write besides cell.yaml.
-OUTPUTS = (BEST, RESUME, LOG, ATTEMPTS, SUMMARY, METRICS, PREDICTIONS, MF,
-           "attempt1_model.safetensors")
+OUTPUTS = (BEST, RESUME, LOG, ATTEMPTS, SUMMARY, METRICS, PREDICTIONS, MF, ATTEMPT1_BEST)
 
 
 def trained_for(run_dir: Path) -> str | None:
@@ -41,14 +40,7 @@ def trained_for(run_dir: Path) -> str | None:
         hashes = {a.get("config_hash") for a in json.loads(attempts.read_text())}
         # attempts written before hashes were recorded belong to an unknown config
         return hashes.pop() if len(hashes) == 1 and None not in hashes else "unknown"
-    resume = run_dir / RESUME
-    if resume.is_file():
-        try:
-            state = torch.load(resume, map_location="cpu", weights_only=True)
-        except Exception:  # a damaged resume state is reported by load_resume
-            return None
-        return state.get("config_hash") if isinstance(state, dict) else None
-    return None
+    return written_for(run_dir / RESUME)
 
 
 def supersede(run_dir: Path, old_hash: str) -> Path:
