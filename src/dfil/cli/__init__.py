@@ -24,6 +24,7 @@ from dfil.cli.commands import (
     cmd_synth_frog,
     cmd_train,
 )
+from dfil.cli.hub import add_hub_parser
 
 #: What every subcommand's exit status means; ``train`` adds 143.
 EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged file or a refused operation (the "
@@ -153,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="e.g. smollm2-135m")
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
+
+    add_hub_parser(_command, sub)
     return parser
 
 
