@@ -197,23 +197,36 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             conn.request(method, self.path, body=body, headers=headers)
             resp = conn.getresponse()
-            data = resp.read()  # whole, so the answer carries a Content-Length as the hub's do
+            size = resp.getheader("Content-Length")
+            if size is None and method != "HEAD":
+                size = self._upstream_size(proxy, headers) if "/resolve/" in self.path \
+                    else None
+            if size is None:  # a small API answer: read it whole to know its length
+                data = resp.read()
+                size, resp = str(len(data)), _Bytes(data, resp)
             start = _range_start(wanted) if method == "GET" and resp.status == 200 else 0
             self.send_response(206 if start else resp.status)
             for key, value in resp.getheaders():
                 if key.lower() not in HOP_BY_HOP | {"content-length"}:
                     self.send_header(key, value)
-            if method == "HEAD":
-                self.send_header("Content-Length", resp.getheader("Content-Length") or "0")
-            else:
-                self.send_header("Content-Length", str(len(data) - start))
+            self.send_header("Content-Length", str(int(size) - start))
             if start:
-                self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
+                self.send_header("Content-Range", f"bytes {start}-{int(size) - 1}/{size}")
             self.end_headers()
             if method != "HEAD":
-                self._send_body(data[start:])
+                self._send_body(resp, start)
         except (BrokenPipeError, ConnectionResetError):  # the client went away (killed)
             pass
+        finally:
+            conn.close()
+
+    def _upstream_size(self, proxy: Proxy, headers: dict) -> str | None:
+        """A file's length from olah's HEAD (its GET streams without one)."""
+        conn = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port,
+                                          timeout=120)
+        try:
+            conn.request("HEAD", self.path, headers=headers)
+            return conn.getresponse().getheader("Content-Length")
         finally:
             conn.close()
 
@@ -230,27 +243,45 @@ class _Handler(BaseHTTPRequestHandler):
         if method != "HEAD":
             self.wfile.write(body)
 
-    def _send_body(self, data: bytes) -> None:
-        """Write the body, counting bytes per path; at a file's ``stall`` limit pause until
-        released, at its ``cut`` limit close the connection (once)."""
+    def _send_body(self, resp, start: int) -> None:
+        """Stream the body from byte ``start``, counting bytes per path; at a file's
+        ``stall`` limit pause until released, at its ``cut`` limit close the connection
+        (once)."""
         proxy: Proxy = self.server.proxy
         name = self.path.split("?")[0].rsplit("/", 1)[-1]
         stall = proxy.stall.get(name)
         with proxy.lock:
             cut = proxy.cut.pop(name, None)
-        for done in range(0, len(data), 64 * 1024):
-            if cut is not None and done >= cut:
+        skip, done = start, 0
+        while piece := resp.read(64 * 1024):
+            if skip:
+                piece, skip = piece[skip:], max(skip - len(piece), 0)
+            if cut is not None and done + len(piece) > cut:
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
-            piece = data[done:done + 64 * 1024]
             self.wfile.write(piece)
+            done += len(piece)
             with proxy.lock:
                 proxy.sent[self.path] = proxy.sent.get(self.path, 0) + len(piece)
-            if stall is not None and done + len(piece) >= stall:
+            if stall is not None and done >= stall:
                 self.wfile.flush()
                 proxy.release.wait()
                 stall = None
+
+
+class _Bytes:
+    """An answer already read whole, readable again in pieces like the original."""
+
+    def __init__(self, data: bytes, resp):
+        self.data, self.status, self.resp = data, resp.status, resp
+
+    def getheaders(self):
+        return self.resp.getheaders()
+
+    def read(self, n: int) -> bytes:
+        piece, self.data = self.data[:n], self.data[n:]
+        return piece
 
 
 def _range_start(header: str | None) -> int:

@@ -28,7 +28,7 @@ class Target:
 
     ``kind`` is ``model`` or ``dataset``; ``label`` the config's name for it (backbone
     ``qwen2.5-7b``, dataset ``frog``); ``endpoint`` None means huggingface_hub's own
-    (``HF_ENDPOINT`` or https://huggingface.co).
+    (``HF_ENDPOINT``, else https://huggingface.co).
     """
 
     kind: str
@@ -55,8 +55,18 @@ class Target:
         return f"{what} {self.label} ({self.repo})" if self.label else f"{what} {self.repo}"
 
     def page(self) -> str:
-        base = (self.endpoint or DEFAULT_ENDPOINT).rstrip("/")
+        """The repo's page on the endpoint the fetch used."""
+        base = (self.endpoint or _default_endpoint()).rstrip("/")
         return f"{base}/{'datasets/' if self.kind == 'dataset' else ''}{self.repo}"
+
+
+def _default_endpoint() -> str:
+    """huggingface_hub's endpoint (``HF_ENDPOINT`` when it was imported), else the hub's."""
+    try:
+        from huggingface_hub import constants
+    except ImportError:  # pragma: no cover - huggingface_hub is a dependency
+        return DEFAULT_ENDPOINT
+    return constants.ENDPOINT
 
 
 def explain(err: Exception, target: Target, refs: list[str] | None) -> HubError:
