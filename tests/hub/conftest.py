@@ -49,8 +49,15 @@ def mirror(tmp_path_factory):
 
 
 @pytest.fixture
-def hub(mirror):
-    """The endpoint with a clean request log, no gated repo and no stalled file."""
+def hub(mirror, monkeypatch, tmp_path_factory):
+    """The endpoint with a clean request log, no gated repo, no stalled or cut file, and
+    no token (neither HF_TOKEN nor a stored login)."""
+    from huggingface_hub import constants
+
+    no_token = tmp_path_factory.mktemp("no-token") / "token"
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("HF_TOKEN_PATH", str(no_token))  # for the tests' child processes
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(no_token))
     proxy = mirror.proxy
     with proxy.lock:
         proxy.requests.clear()

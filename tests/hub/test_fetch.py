@@ -90,7 +90,8 @@ def test_an_unfetched_or_damaged_repo_is_refused_with_the_fetch_command(hub, tmp
         fetched_path(tmp_path, "model", TINY, commit)
 
 
-def test_gated_repo_without_a_token_names_the_backbone_and_the_fix(hub, tmp_path):
+def test_gated_repo_without_a_token_names_the_backbone_and_the_fix(hub, tmp_path,
+                                                                    monkeypatch):
     hub.proxy.gated.add(TINY)
     with pytest.raises(HubError) as err:
         fetch_model(TINY, "main", tmp_path, label="llama-3.1-8b", endpoint=hub.endpoint)
@@ -100,8 +101,8 @@ def test_gated_repo_without_a_token_names_the_backbone_and_the_fix(hub, tmp_path
         assert part in message
     assert not stamp_path(tmp_path, "model", TINY, hub.commits[TINY]).exists()
     # With a token (the proxy, like the hub, then serves the files) the fetch goes through.
-    stamp = fetch_model(TINY, "main", tmp_path, label="llama-3.1-8b", token="hf_test",
-                        endpoint=hub.endpoint)
+    monkeypatch.setenv("HF_TOKEN", "hf_test")
+    stamp = fetch_model(TINY, "main", tmp_path, label="llama-3.1-8b", endpoint=hub.endpoint)
     assert stamp["commit"] == hub.commits[TINY]
 
 

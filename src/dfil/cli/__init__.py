@@ -95,15 +95,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _command(sub, "grid",
                  "the experiment grid: list its cells, write one cell's YAML, write the resolved "
-                 "grid, or print the config schema",
+                 "grid, print the config schema, or project its GPU cost (cost)",
                  cmd_grid)
-    p.add_argument("action", choices=["list", "cell", "resolve", "schema"])
+    p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost"])
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
                    "as JSON, as the DAG passes it; instead of --config/--key")
     p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
                    help="grid config files, merged in order")
     p.add_argument("--key", help="cell key (run-directory path below runs/)")
     p.add_argument("--out", type=Path, help="cell YAML to write")
+    p.add_argument("--gpu", choices=["h100", "h200", "h100-pcie", "a100"],
+                   help="cost: project every class on this GPU (default: each class's "
+                   "gpu_model, else h100)")
+    p.add_argument("--trainer", choices=["packed", "plain"], default="packed",
+                   help="cost: whose measured throughput sets the MFU (issue 25's H100 "
+                   "figures: the project's packed path, or a plain transformers+peft loop)")
 
     p = _command(sub, "aggregate",
                  "run directories -> one tidy table (parquet + CSV); refuses a --runs that "

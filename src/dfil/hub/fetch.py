@@ -8,7 +8,8 @@ and then finds the stamp), the files are downloaded with huggingface_hub's
 splits are prepared, and the stamp is written last. A fetch killed half-way leaves no
 stamp; the next one removes its partial files and downloads again (huggingface_hub 2.x
 resumes a transfer whose connection drops, within one process only). Errors are
-:class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix.
+:class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix. The
+token is huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored.
 """
 
 from __future__ import annotations
@@ -43,41 +44,40 @@ COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
 def resolve_revision(repo: str, revision: str, *, kind: str = "model", label: str = "",
-                     token: str | None = None, endpoint: str | None = None) -> str:
+                     endpoint: str | None = None) -> str:
     """The commit that ``revision`` (a branch, tag or commit) of hub repo ``repo`` names
     now: what the lock step records for a config that names a branch."""
-    return _resolve(Target(kind, repo, revision, label, endpoint), token)
+    return _resolve(Target(kind, repo, revision, label, endpoint))
 
 
 def fetch_model(repo: str, revision: str, cache_dir: str | Path, *, label: str = "",
-                token: str | None = None, endpoint: str | None = None,
-                patterns: Sequence[str] = MODEL_FILES) -> dict:
-    """Download backbone ``repo`` at ``revision`` (the files ``patterns`` match) into
-    ``cache_dir``; returns its stamp (repo, revision, commit, path, files)."""
-    return _fetch(Target("model", repo, revision, label, endpoint), Path(cache_dir), token,
-                  list(patterns), None)
+                endpoint: str | None = None) -> dict:
+    """Download backbone ``repo`` at ``revision`` (the files :data:`MODEL_FILES` match)
+    into ``cache_dir``; returns its stamp (repo, revision, commit, path, files)."""
+    return _fetch(Target("model", repo, revision, label, endpoint), Path(cache_dir),
+                  list(MODEL_FILES), None)
 
 
 def fetch_dataset(repo: str, revision: str, cache_dir: str | Path, *, label: str = "",
-                  configs: Sequence[str | None] = (None,), token: str | None = None,
+                  configs: Sequence[str | None] = (None,),
                   endpoint: str | None = None) -> dict:
     """Download dataset ``repo`` at ``revision`` into ``cache_dir`` and write the splits of
     each of ``configs`` (None: the default config) as parquet; returns its stamp, whose
     ``path`` is the prepared directory and ``rows`` the rows per split file."""
-    return _fetch(Target("dataset", repo, revision, label, endpoint), Path(cache_dir), token,
-                  None, list(configs))
+    return _fetch(Target("dataset", repo, revision, label, endpoint), Path(cache_dir), None,
+                  list(configs))
 
 
-def _fetch(target: Target, cache: Path, token, patterns, configs) -> dict:
+def _fetch(target: Target, cache: Path, patterns, configs) -> dict:
     if COMMIT.fullmatch(target.revision) and \
             stamp_problem(cache, target.kind, target.repo, target.revision) is None:
         return read_stamp(cache, target, target.revision)
-    commit = _resolve(target, token)
+    commit = _resolve(target)
     with _locked(lock_path(cache, target.kind, target.repo), target):
         if stamp_problem(cache, target.kind, target.repo, commit) is None:
             return read_stamp(cache, target, commit)
         _drop_partials(cache, target, commit)
-        snapshot = _download(target, commit, cache, token, patterns)
+        snapshot = _download(target, commit, cache, patterns)
         record = {"kind": target.kind, "repo": target.repo, "revision": target.revision,
                   "commit": commit, "label": target.label, "endpoint": target.endpoint,
                   "fetched": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -106,10 +106,10 @@ def _drop_partials(cache: Path, target: Target, commit: str) -> None:
               f"{target.describe()}", file=sys.stderr)
 
 
-def _resolve(target: Target, token) -> str:
+def _resolve(target: Target) -> str:
     from huggingface_hub import HfApi
 
-    api = HfApi(endpoint=target.endpoint, token=token)
+    api = HfApi(endpoint=target.endpoint)
     with online(), _explained(target, api):
         info = api.repo_info(target.repo, revision=target.revision,
                              repo_type=target.repo_type)
@@ -119,14 +119,13 @@ def _resolve(target: Target, token) -> str:
     return info.sha
 
 
-def _download(target: Target, commit: str, cache: Path, token, patterns) -> Path:
+def _download(target: Target, commit: str, cache: Path, patterns) -> Path:
     from huggingface_hub import HfApi, snapshot_download
 
-    with online(), _explained(target, HfApi(endpoint=target.endpoint, token=token)):
+    with online(), _explained(target, HfApi(endpoint=target.endpoint)):
         path = Path(snapshot_download(
             target.repo, repo_type=target.repo_type, revision=commit,
-            cache_dir=cache / "hub", allow_patterns=patterns, token=token,
-            endpoint=target.endpoint))
+            cache_dir=cache / "hub", allow_patterns=patterns, endpoint=target.endpoint))
     expected = snapshot_dir(cache, target.kind, target.repo, commit)
     if path.resolve() != expected.resolve():
         raise HubError(f"{target.describe()}: huggingface_hub put commit {commit} at {path}, "
