@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+# No test downloads anything: the hub clients are offline unless a test's fetch lifts the
+# flags for itself (dfil.hub), as in CI and the quickstart. Set before anything imports
+# huggingface_hub, which reads them once.
+for _flag in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE"):
+    os.environ.setdefault(_flag, "1")
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -17,7 +17,7 @@ LAYERS = {
     "dfil": -1, "errors": -0.5, "atomic": 0, "provenance": 0, "quantifiers": 0,
     "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0,
     "validation": 0.5, "yamlfile": 0.6,
-    "runkey": 1, "contracts": 1, "cellconfig": 1,
+    "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1,
     "gridfile": 2, "data": 2, "model": 2,
     "grid": 3,
     "engine": 4,
@@ -29,7 +29,7 @@ LAYERS = {
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
 PURE = {"dfil", "errors", "atomic", "validation", "yamlfile", "locks", "quantifiers",
         "inference", "metrics", "stats", "methods", "runkey", "contracts", "cellconfig",
-        "gridfile", "grid", "results", "render", "audit"}
+        "gridfile", "grid", "results", "render", "audit", "hub", "cost"}
 
 
 def component(module: str) -> str:

@@ -45,6 +45,12 @@ class MissingInputError(InputError, FileNotFoundError):
     command (or Snakemake target) that makes it."""
 
 
+class HubError(InputError, ValueError):
+    """A hub fetch failed, or a repo is not (completely) fetched; the message names the
+    backbone or dataset, its repo and revision, and the fix (a token, the revision, the
+    fetch command)."""
+
+
 class RefusedError(InputError):
     """A command refused to replace a result with less; the message says how to force it."""
 

@@ -25,6 +25,7 @@ from dfil.cli.commands import (
     cmd_synth_frog,
     cmd_train,
 )
+from dfil.cli.hub import add_hub_parser
 from dfil.errors import DiskFullError, InputError
 
 #: What every subcommand's exit status means; ``train`` adds 143.
@@ -82,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="e.g. smollm2-135m")
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
+    add_hub_parser(_command, sub)
     return parser
 
 
@@ -129,14 +131,20 @@ def _run_commands(sub) -> None:
 
     p = _command(sub, "grid",
                  "the experiment grid: list its cells, write one cell's YAML, write the resolved "
-                 "grid, or print the config schema",
+                 "grid, print the config schema, or project its GPU cost (cost)",
                  cmd_grid)
-    p.add_argument("action", choices=["list", "cell", "resolve", "schema"])
+    p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost"])
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
                    "as JSON, as the DAG passes it; instead of --config/--key")
     _grid_files(p)
     p.add_argument("--key", help="cell key (run-directory path below runs/)")
     p.add_argument("--out", type=Path, help="cell YAML to write")
+    p.add_argument("--gpu", choices=["h100", "h200", "h100-pcie", "a100"],
+                   help="cost: project every class on this GPU (default: each class's "
+                   "gpu_model, else h100)")
+    p.add_argument("--trainer", choices=["packed", "plain"], default="packed",
+                   help="cost: whose measured throughput sets the MFU (issue 25's H100 "
+                   "figures: the project's packed path, or a plain transformers+peft loop)")
 
 
 def _table_commands(sub) -> None:

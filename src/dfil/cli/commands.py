@@ -94,6 +94,10 @@ def cmd_grid(args: argparse.Namespace) -> int:
     if args.action == "list":
         for key in sorted(grid.cells):
             print(key)
+    elif args.action == "cost":
+        from dfil.cli.cost import grid_cost
+
+        print(grid_cost(grid, args.gpu, args.trainer))
     elif args.action == "resolve":
         _require(args.out, "dfil grid resolve needs --out")
         atomic_write_bytes(args.out, yaml.safe_dump(grid.config, sort_keys=False).encode())

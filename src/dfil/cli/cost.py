@@ -1,0 +1,22 @@
+"""``dfil grid cost``: the grid's projected GPU-hours by size class, and the resources
+each class could ask for (:mod:`dfil.cost`)."""
+
+from __future__ import annotations
+
+
+def grid_cost(grid, gpu: str | None, trainer: str) -> str:
+    """The cost table and resource proposal of a :class:`dfil.grid.Grid`.
+
+    Each class is projected on ``gpu``, else on its ``resources`` gpu_model where that is
+    a GPU the cost model knows, else on an H100.
+    """
+    from dfil.cost import by_class, cell_work, format_proposals, format_table, project, propose
+    from dfil.cost.rates import PEAK_BF16
+
+    resources = grid.config["resources"]
+    gpus = {size: gpu or (r.get("gpu_model") if r.get("gpu_model") in PEAK_BF16 else "h100")
+            for size, r in resources.items()}
+    works = [cell_work(c.key, c.size, c.config) for c in grid.cells.values()]
+    costs = [project(w, gpus[w.size], trainer) for w in works]
+    table = format_table(grid.name, by_class(costs, gpus), trainer)
+    return table + "\n\n" + format_proposals(propose(works, trainer))

@@ -1,0 +1,157 @@
+"""Projected GPU time of a grid's cells: FLOPs from the architecture x tokens per cell /
+(MFU x peak bf16 FLOP/s), by size class and in total.
+
+A cell's training job: epochs x train examples x mean prompt tokens at the training FLOPs
+per token, plus one forward pass over validation per epoch (best.pt is chosen on
+validation loss), plus loading the weights. Its evaluation job: one forward pass over each
+evaluated set (validation, test, and for FRoG cells the probe sets and QuRe) plus loading;
+zero-shot option scoring (no training job) encodes each prompt once and then scores each
+of the Q options' own tokens on the prompt's cache, every scored position through the LM
+head (2 d V FLOPs). MFU comes from a measured throughput (:mod:`dfil.cost.rates`):
+training at the nearest measured batch, evaluation at batch 32's (a forward-only proxy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from dfil.cost.archs import arch as published_arch
+from dfil.cost.flops import (
+    Shape,
+    decoder_params,
+    forward_flops,
+    lora_params,
+    shape,
+    train_flops,
+)
+from dfil.cost.memory import Memory, training_memory
+from dfil.cost.rates import LOAD_BYTES_PER_S, PEAK_BF16, Throughput, measurement
+
+#: Tokens per scored option beyond the first (FRoG's option names are 1-2 tokens; an
+#: upper bound).
+OPTION_TOKENS = 2
+
+
+@dataclass(frozen=True)
+class CellWork:
+    """What one cell computes: the projection's whole input.
+
+    ``examples`` maps each split or evaluated set (``train`` per epoch, ``val``, ``test``,
+    probe sets, ``qure``) to its examples, ``prompt_tokens`` the same keys to their mean
+    tokenized prompt length; ``longest`` is the longest prompt (padded batch length).
+    ``epochs == 0`` trains nothing; ``options > 0`` scores that many options per prompt;
+    no ``lora_targets`` is a frozen backbone (one forward pass over the training set).
+    """
+
+    key: str
+    size: str
+    arch: Mapping
+    examples: Mapping[str, int]
+    prompt_tokens: Mapping[str, float]
+    longest: int
+    epochs: int
+    batch_size: int
+    lora_targets: tuple[str, ...] = ("q", "v")
+    lora_r: int = 16
+    quantized: bool = False
+    checkpointing: bool = False
+    options: int = 0
+
+
+@dataclass(frozen=True)
+class CellCost:
+    """A cell's projection: FLOPs and GPU-seconds of its training and evaluation jobs
+    (each with its weights' load), and its training step's memory."""
+
+    key: str
+    size: str
+    train_flops: float
+    eval_flops: float
+    train_s: float
+    eval_s: float
+    memory: Memory = field(compare=False)
+
+
+def mfu(th: Throughput) -> float:
+    """The model FLOPs utilisation a measured throughput implies under this package's
+    FLOPs rule (LoRA q,v r16 at the measured prompt length)."""
+    s = shape(published_arch(th.arch))
+    per_token = train_flops(s, th.prompt_tokens, lora_params(s, ("q", "v"), 16))
+    return th.tokens_per_s * per_token / PEAK_BF16[th.gpu]
+
+
+def _eval_flops(w: CellWork, s: Shape, n_lora: int) -> float:
+    total = 0.0
+    for name, count in w.examples.items():
+        if name == "train":
+            continue
+        n = w.prompt_tokens[name]
+        total += count * n * forward_flops(s, n, n_lora)
+        if w.options:
+            head = 2.0 * s.d * s.vocab
+            total += count * (head + w.options * OPTION_TOKENS * (forward_flops(s, n) + head))
+    return total
+
+
+def project(w: CellWork, gpu: str = "h100", trainer: str = "packed") -> CellCost:
+    """The projection of cell ``w`` on ``gpu`` with ``trainer``'s measured throughput."""
+    if gpu not in PEAK_BF16:
+        raise ValueError(f"unknown GPU {gpu!r}; expected one of {sorted(PEAK_BF16)}")
+    s = shape(w.arch)
+    n_lora = lora_params(s, w.lora_targets, w.lora_r)
+    peak = PEAK_BF16[gpu]
+    train_rate = mfu(measurement(trainer, w.batch_size)) * peak
+    eval_rate = mfu(measurement(trainer, 32)) * peak
+    load_s = 2.0 * decoder_params(s) / LOAD_BYTES_PER_S  # checkpoints are bf16 on disk
+    evaluation = _eval_flops(w, s, n_lora)
+    train, train_s = 0.0, 0.0
+    if w.epochs:
+        n, val_n = w.prompt_tokens["train"], w.prompt_tokens["val"]
+        if w.lora_targets:
+            passes = w.epochs
+            step = train_flops(s, n, n_lora, w.checkpointing)
+        else:  # a frozen backbone: features computed once, the heads trained on them
+            passes, step = 1, forward_flops(s, n)
+        train = passes * w.examples["train"] * n * step
+        val = passes * w.examples["val"] * val_n * forward_flops(s, val_n, n_lora)
+        train_s = train / train_rate + val / eval_rate + load_s
+        train += val
+    memory = training_memory(s, w.batch_size * w.longest, w.lora_targets, w.lora_r,
+                             w.quantized, w.checkpointing)
+    return CellCost(w.key, w.size, train, evaluation, train_s, evaluation / eval_rate + load_s,
+                    memory)
+
+
+@dataclass
+class ClassTotal:
+    """A size class's projected GPU-hours, its longest jobs and its largest memory."""
+
+    size: str
+    gpu: str
+    cells: int = 0
+    trained: int = 0
+    train_h: float = 0.0
+    eval_h: float = 0.0
+    longest_train_h: float = 0.0
+    longest_eval_h: float = 0.0
+    memory: Memory | None = None
+    memory_key: str = ""
+
+    def add(self, c: CellCost) -> None:
+        self.cells += 1
+        self.trained += c.train_s > 0
+        self.train_h += c.train_s / 3600
+        self.eval_h += c.eval_s / 3600
+        self.longest_train_h = max(self.longest_train_h, c.train_s / 3600)
+        self.longest_eval_h = max(self.longest_eval_h, c.eval_s / 3600)
+        if c.train_s and (self.memory is None or c.memory.total > self.memory.total):
+            self.memory, self.memory_key = c.memory, c.key
+
+
+def by_class(costs, gpus: Mapping[str, str]) -> dict[str, ClassTotal]:
+    """Per size class totals of ``costs``; ``gpus`` names each class's GPU."""
+    out: dict[str, ClassTotal] = {}
+    for c in costs:
+        out.setdefault(c.size, ClassTotal(c.size, gpus.get(c.size, "h100"))).add(c)
+    return out

@@ -1,0 +1,100 @@
+"""What the projection assumes, each figure with its source: GPUs' peak bf16 FLOP/s, the
+trainer's measured throughput (hence its MFU), split sizes and prompt lengths.
+
+MFU here is measured tokens/s x this package's FLOPs per token (:mod:`dfil.cost.flops`,
+~4N for LoRA) / peak, so that a projection divides by the same rule it multiplied by. The
+issue's MFU figures were stated against 6N (N = 7.07e9, Qwen2.5-7B without its input
+embedding) and are ~1.6x these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Dense bf16 tensor-core peak, FLOP/s (no sparsity), from NVIDIA's datasheets (H100 SXM5
+#: and H200 SXM share GH100's compute; H100 PCIe runs lower clocks and fewer SMs).
+PEAK_BF16 = {"h100": 989.4e12, "h200": 989.4e12, "h100-pcie": 756.0e12, "a100": 312.0e12}
+#: GPU memory a job can use, GiB (nvidia-smi's total less ~0.5 GiB of CUDA context).
+GPU_GIB = {"h100": 79.1, "h200": 139.8, "h100-pcie": 79.1, "a100": 79.5}
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """A measured training throughput and what it was measured on."""
+
+    name: str
+    tokens_per_s: float
+    batch: int
+    gpu: str
+    arch: str
+    prompt_tokens: float
+    source: str
+
+
+_SETUP = ("H100 80GB, Qwen2.5-7B architecture (random weights), LoRA q,v r16, bf16, "
+          "~120-token prompts; issue 25, measured before the trainer's rebuild")
+#: The figures issue 25 reports; replace them with a measurement of the current trainer
+#: (benchmarks/train_throughput.py) once a session has a GPU.
+MEASURED = {
+    ("packed", 8): Throughput("packed path, batch 8", 1877, 8, "h100", "qwen2.5-7b", 120,
+                              _SETUP + " (8.1% MFU by 6N); peak memory 19.3 GiB"),
+    ("packed", 32): Throughput("packed path, batch 32", 7424, 32, "h100", "qwen2.5-7b", 120,
+                               _SETUP + " (31.8% MFU by 6N); peak memory 35.8 GiB"),
+    ("plain", 8): Throughput("plain transformers+peft loop, batch 8", 5111, 8, "h100",
+                             "qwen2.5-7b", 120, _SETUP + " (21.9% MFU by 6N)"),
+    ("plain", 32): Throughput("plain transformers+peft loop, batch 32", 7561, 32, "h100",
+                              "qwen2.5-7b", 120, _SETUP + " (32.4% MFU by 6N)"),
+}
+TRAINERS = ("packed", "plain")
+
+
+def measurement(trainer: str, batch: int) -> Throughput:
+    """The measurement of ``trainer`` at the largest measured batch <= ``batch`` (the
+    smallest measured one below that): a cell's batch 64 uses batch 32's figure."""
+    batches = sorted(b for t, b in MEASURED if t == trainer)
+    if not batches:
+        raise ValueError(f"unknown trainer {trainer!r}; expected one of {list(TRAINERS)}")
+    chosen = max((b for b in batches if b <= batch), default=batches[0])
+    return MEASURED[(trainer, chosen)]
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """Mean and longest tokenized prompt of a set (the paper's prompt style)."""
+
+    mean: float
+    longest: int
+
+
+#: Measured with SmolLM2-135M's tokenizer (the one shipping offline) by
+#: benchmarks/prompt_lengths.py: FRoG on the 30 real mask_quant items of
+#: ../shared/data/frog-samples, SST-5 on its 2,210-sentence test split, QuRe on its 401
+#: four-quantifier sentences, the probes on `dfil probes`' sets (csmc and entailment: both
+#: sentences of each pair). STS22 is not here: its English pairs are news articles, taken
+#: as filling data.max_length (256; the trainer keeps the end).
+PROMPTS = {
+    "frog": Prompts(142.5, 171), "sst5": Prompts(41.1, 85), "sts22": Prompts(256.0, 256),
+    "qure": Prompts(118.0, 188), "compositional": Prompts(112.3, 126),
+    "csmc": Prompts(79.7, 84), "ipr": Prompts(79.5, 86), "entailment": Prompts(83.0, 87),
+    "naturalistic": Prompts(103.3, 111),
+}
+#: Tokens of another backbone's tokenizer per SmolLM2 token: assumed 1 (not measured; no
+#: other tokenizer ships offline). Qwen2.5's 151k and Llama 3's 128k vocabularies likely
+#: give fewer tokens on English text than SmolLM2's 49k, Mistral's and Phi-3.5's 32k more.
+TOKENIZER_FACTOR = {"smollm2-135m": 1.0}
+DEFAULT_TOKENIZER_FACTOR = 1.0
+
+#: Examples per split before the 80/20 train/val cut of the pool (inventory section 3.0
+#: and T15 for FRoG: 2,044 easy -> 1,636/408, 2,044 hard; SST-5's 8,544-sentence train and
+#: 2,210 test splits, Socher et al. 2013; STS22 en: 1.74k train and 197 test pairs, the
+#: hub viewer of mteb/sts22-crosslingual-sts).
+POOL_TEST = {"frog": (2044, 2044), "sst5": (8544, 2210), "sts22": (1740, 197)}
+#: Train rows of FRoG's pool (T15); the others: round(0.8 x pool).
+TRAIN_ROWS = {"frog": 1636}
+#: Items of each probe set scored by an evaluation (csmc and entailment: 2 per pair), and
+#: QuRe's transfer set (the paper's 401 sentences).
+PROBE_ITEMS = {"compositional": 900, "csmc": 400, "entailment": 2688, "ipr": 40,
+               "naturalistic": 320}
+QURE_ITEMS = 401
+#: Weights read per second when a job loads its backbone (an assumed shared filesystem).
+LOAD_BYTES_PER_S = 1.0e9

@@ -1,0 +1,127 @@
+"""The cost table ``dfil grid cost`` prints, and the resources each size class could ask
+SLURM for, derived from the projection.
+
+Proposal rules (each a stated choice, for ``resources:`` in config/paper.yaml):
+
+- GPU: an 80 GB H100 when the class's largest training step at batch 8 and its longest
+  prompt (computed, :mod:`dfil.cost.memory`) takes at most 85% of its usable memory (the
+  rest for allocator fragmentation, kernels' workspaces and bitsandbytes' dequantised
+  weights); else the H100 with gradient checkpointing if that fits; else an H200.
+- runtime (minutes): the class's longest projected job x 1.5, plus 10 minutes of start-up
+  (imports, CUDA, tokenizing) beyond the weights' load already projected, rounded up to
+  15 minutes; training and evaluation jobs each their own.
+- mem_mb (host RAM): 16 GB for the process (Python, torch, CUDA's host side, data) plus
+  the largest backbone's bf16 weights once (a loader that materialises the checkpoint on
+  the CPU before moving or quantising it), rounded up to 8 GB, at least 32 GB.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from dfil.cost.flops import decoder_params, shape
+from dfil.cost.memory import GIB, Memory, training_memory
+from dfil.cost.project import CellWork, ClassTotal, project
+from dfil.cost.rates import GPU_GIB
+
+HEADROOM = 0.85
+MARGIN = 1.5
+STARTUP_MIN = 10
+PAPER_BATCH = 8
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Resources proposed for one size class, with the memory they rest on."""
+
+    size: str
+    gpu_model: str
+    checkpointing: bool
+    mem_mb: int
+    train_runtime: int
+    eval_runtime: int
+    memory: Memory
+    memory_plain: Memory
+
+
+def _round_up(value: float, step: int) -> int:
+    return int(math.ceil(value / step) * step)
+
+
+def _largest(works: list[CellWork], checkpointing: bool) -> Memory:
+    """The largest training step of ``works`` at the paper's batch and longest prompt."""
+    steps = [training_memory(shape(w.arch), PAPER_BATCH * w.longest, w.lora_targets,
+                             w.lora_r, w.quantized, checkpointing)
+             for w in works if w.epochs]
+    return max(steps, key=lambda m: m.total)
+
+
+def propose(works: Iterable[CellWork], trainer: str = "packed") -> dict[str, Proposal]:
+    """A :class:`Proposal` per size class of ``works`` (the rules of the module doc)."""
+    classes: dict[str, list[CellWork]] = {}
+    for w in works:
+        classes.setdefault(w.size, []).append(w)
+    out = {}
+    for size, group in classes.items():
+        if not any(w.epochs for w in group):
+            continue
+        plain, ckpt = _largest(group, False), _largest(group, True)
+        if plain.total <= HEADROOM * GPU_GIB["h100"] * GIB:
+            gpu, checkpointing = "h100", False
+        elif ckpt.total <= HEADROOM * GPU_GIB["h100"] * GIB:
+            gpu, checkpointing = "h100", True
+        else:
+            gpu, checkpointing = "h200", plain.total > HEADROOM * GPU_GIB["h200"] * GIB
+        costs = [project(replace(w, checkpointing=checkpointing), gpu, trainer)
+                 for w in group]
+        longest = {k: max(getattr(c, k) for c in costs) for k in ("train_s", "eval_s")}
+        weights = max(2.0 * decoder_params(shape(w.arch)) for w in group)
+        out[size] = Proposal(
+            size, gpu, checkpointing,
+            mem_mb=max(32000, _round_up(16e3 + weights / 1e6, 8000)),
+            train_runtime=_round_up(MARGIN * longest["train_s"] / 60 + STARTUP_MIN, 15),
+            eval_runtime=_round_up(MARGIN * longest["eval_s"] / 60 + STARTUP_MIN, 15),
+            memory=ckpt if checkpointing else plain, memory_plain=plain)
+    return out
+
+
+def format_table(name: str, classes: Mapping[str, ClassTotal], trainer: str) -> str:
+    """GPU-hours by size class and in total, with each class's longest jobs and its
+    largest training step's memory (computed, at each cell's own batch: the bs64 cells'
+    64)."""
+    head = (f"{'class':<10} {'gpu':<5} {'cells':>5} {'trained':>7} {'train GPU-h':>11} "
+            f"{'eval GPU-h':>10} {'total GPU-h':>11} {'longest train':>13} "
+            f"{'longest eval':>12} {'memory, computed':>17}")
+    lines = [f"Projected GPU-hours of grid {name!r} (trainer: {trainer}; see "
+             f"`dfil.cost.rates` for every figure's source)", head, "-" * len(head)]
+    total = [0, 0, 0.0, 0.0]
+    for size in sorted(classes, key=lambda k: classes[k].train_h + classes[k].eval_h):
+        c = classes[size]
+        mem = f"{c.memory.total / GIB:.1f} GiB" if c.memory else "-"
+        lines.append(f"{size:<10} {c.gpu:<5} {c.cells:>5} {c.trained:>7} {c.train_h:>11.1f} "
+                     f"{c.eval_h:>10.1f} {c.train_h + c.eval_h:>11.1f} "
+                     f"{c.longest_train_h * 60:>9.0f} min {c.longest_eval_h * 60:>8.0f} min "
+                     f"{mem:>17}")
+        total = [total[0] + c.cells, total[1] + c.trained, total[2] + c.train_h,
+                 total[3] + c.eval_h]
+    lines.append("-" * len(head))
+    lines.append(f"{'total':<10} {'':<5} {total[0]:>5} {total[1]:>7} {total[2]:>11.1f} "
+                 f"{total[3]:>10.1f} {total[2] + total[3]:>11.1f}")
+    return "\n".join(lines)
+
+
+def format_proposals(proposals: Mapping[str, Proposal]) -> str:
+    """The proposed ``resources:`` lines, each with the computed memory behind it."""
+    lines = [f"Proposed resources (memory computed at batch {PAPER_BATCH} and the longest "
+             f"prompt; runtime = longest projected job x {MARGIN} + {STARTUP_MIN} min):"]
+    for p in proposals.values():
+        ckpt = ", gradient checkpointing" if p.checkpointing else ""
+        lines.append(
+            f"  {p.size}: {{gpu: 1, gpu_model: {p.gpu_model}, mem_mb: {p.mem_mb}, runtime: "
+            f"{p.train_runtime}}}  # evaluation runtime {p.eval_runtime}{ckpt}; training step "
+            f"{p.memory.total / GIB:.1f} GiB (weights {p.memory.weights / GIB:.1f}, "
+            f"activations {p.memory.activations / GIB:.1f}; without checkpointing "
+            f"{p.memory_plain.total / GIB:.1f})")
+    return "\n".join(lines)

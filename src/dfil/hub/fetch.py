@@ -1,0 +1,191 @@
+"""Fetch one hub repo at one commit into the cache, once, and stamp it.
+
+The order: a stamp already there for a pinned commit answers at once, with no network;
+otherwise the revision is resolved to its commit (:func:`resolve_revision`, also the lock
+step's tool), the repo's file lock is taken (a second fetcher of the same repo waits here
+and then finds the stamp), the files are downloaded with huggingface_hub's
+``snapshot_download`` (each into an ``.incomplete`` file until it is whole), a dataset's
+splits are prepared, and the stamp is written last. A fetch killed half-way leaves no
+stamp; the next one removes its partial files and downloads again (huggingface_hub 2.x
+resumes a transfer whose connection drops, within one process only). Errors are
+:class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix. The
+token is huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from dfil.errors import HubError
+from dfil.hub.errors import Target, explain
+from dfil.hub.online import online
+from dfil.hub.prepare import prepare_splits
+from dfil.hub.store import (
+    file_sizes,
+    lock_path,
+    prepared_dir,
+    read_stamp,
+    snapshot_dir,
+    stamp_problem,
+    write_stamp,
+)
+
+#: What a backbone needs: its config, safetensors weights (never pickles) and tokenizer
+#: files. Leaves out duplicates some repos carry (Mistral's consolidated.safetensors,
+#: Llama's original/*.pth), other frameworks' weights and remote code.
+MODEL_FILES = ("config.json", "generation_config.json", "model*.safetensors",
+               "model.safetensors.index.json", "tokenizer*", "special_tokens_map.json",
+               "vocab.json", "merges.txt", "added_tokens.json")
+COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def resolve_revision(repo: str, revision: str, *, kind: str = "model", label: str = "",
+                     endpoint: str | None = None) -> str:
+    """The commit that ``revision`` (a branch, tag or commit) of hub repo ``repo`` names
+    now: what the lock step records for a config that names a branch."""
+    return _resolve(Target(kind, repo, revision, label, endpoint))
+
+
+def fetch_model(repo: str, revision: str, cache_dir: str | Path, *, label: str = "",
+                endpoint: str | None = None) -> dict:
+    """Download backbone ``repo`` at ``revision`` (the files :data:`MODEL_FILES` match)
+    into ``cache_dir``; returns its stamp (repo, revision, commit, path, files)."""
+    return _fetch(Target("model", repo, revision, label, endpoint), Path(cache_dir),
+                  list(MODEL_FILES), None)
+
+
+def fetch_dataset(repo: str, revision: str, cache_dir: str | Path, *, label: str = "",
+                  configs: Sequence[str | None] = (None,),
+                  endpoint: str | None = None) -> dict:
+    """Download dataset ``repo`` at ``revision`` into ``cache_dir`` and write the splits of
+    each of ``configs`` (None: the default config) as parquet; returns its stamp, whose
+    ``path`` is the prepared directory and ``rows`` the rows per split file."""
+    return _fetch(Target("dataset", repo, revision, label, endpoint), Path(cache_dir), None,
+                  list(configs))
+
+
+def _fetch(target: Target, cache: Path, patterns, configs) -> dict:
+    if COMMIT.fullmatch(target.revision) and \
+            stamp_problem(cache, target.kind, target.repo, target.revision) is None:
+        return read_stamp(cache, target, target.revision)
+    commit = _resolve(target)
+    with _locked(lock_path(cache, target.kind, target.repo), target):
+        if stamp_problem(cache, target.kind, target.repo, commit) is None:
+            return read_stamp(cache, target, commit)
+        _drop_partials(cache, target, commit)
+        snapshot = _download(target, commit, cache, patterns)
+        record = {"kind": target.kind, "repo": target.repo, "revision": target.revision,
+                  "commit": commit, "label": target.label, "endpoint": target.endpoint,
+                  "fetched": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                  "versions": _versions(target.kind)}
+        if configs is None:
+            _check_model_files(snapshot, target)
+            record.update(path=str(snapshot), files=file_sizes(snapshot))
+        else:
+            out = prepared_dir(cache, target.repo, commit)
+            record["rows"] = prepare_splits(snapshot, out, configs, target)
+            record["source_files"] = file_sizes(snapshot)
+            record.update(path=str(out), files=file_sizes(out))
+        write_stamp(cache, record)
+    return read_stamp(cache, target, commit)
+
+
+def _drop_partials(cache: Path, target: Target, commit: str) -> None:
+    """Remove what a killed download of this repo left: huggingface_hub writes each file to
+    a process-unique ``*.incomplete`` that no later download reuses, and under the repo's
+    lock no other fetch of it is running."""
+    blobs = snapshot_dir(cache, target.kind, target.repo, commit).parent.parent / "blobs"
+    for part in sorted(blobs.glob("*.incomplete")):
+        size = part.stat().st_size
+        part.unlink()
+        print(f"dfil: removed {part} ({size:,} bytes), left by a killed fetch of "
+              f"{target.describe()}", file=sys.stderr)
+
+
+def _resolve(target: Target) -> str:
+    from huggingface_hub import HfApi
+
+    api = HfApi(endpoint=target.endpoint)
+    with online(), _explained(target, api):
+        info = api.repo_info(target.repo, revision=target.revision,
+                             repo_type=target.repo_type)
+    if not info.sha:
+        raise HubError(f"{target.describe()}: the hub gave no commit for revision "
+                       f"{target.revision!r}")
+    return info.sha
+
+
+def _download(target: Target, commit: str, cache: Path, patterns) -> Path:
+    from huggingface_hub import HfApi, snapshot_download
+
+    with online(), _explained(target, HfApi(endpoint=target.endpoint)):
+        path = Path(snapshot_download(
+            target.repo, repo_type=target.repo_type, revision=commit,
+            cache_dir=cache / "hub", allow_patterns=patterns, endpoint=target.endpoint))
+    expected = snapshot_dir(cache, target.kind, target.repo, commit)
+    if path.resolve() != expected.resolve():
+        raise HubError(f"{target.describe()}: huggingface_hub put commit {commit} at {path}, "
+                       f"not at {expected} where jobs look for it")
+    return expected
+
+
+@contextlib.contextmanager
+def _explained(target: Target, api) -> Iterator[None]:
+    """Turn huggingface_hub's and the HTTP client's errors into one HubError line."""
+    try:
+        yield
+    except HubError:
+        raise
+    except Exception as err:
+        module = type(err).__module__.split(".")[0]
+        if not (isinstance(err, OSError) or module in ("huggingface_hub", "httpx", "httpx2",
+                                                       "httpcore")):
+            raise
+        raise explain(err, target, _refs(api, target)) from err
+
+
+def _refs(api, target: Target) -> list[str] | None:
+    """The repo's branch and tag names, or None where the server lists none (no repo)."""
+    try:
+        refs = api.list_repo_refs(target.repo, repo_type=target.repo_type)
+    except Exception:  # any failure means: no refs to tell a missing revision by
+        return None
+    return [r.name for r in (*refs.branches, *refs.tags)]
+
+
+@contextlib.contextmanager
+def _locked(path: Path, target: Target) -> Iterator[None]:
+    from filelock import FileLock, Timeout
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        print(f"dfil: waiting for another fetch of {target.describe()} ({path})",
+              file=sys.stderr)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _check_model_files(snapshot: Path, target: Target) -> None:
+    names = {p.name for p in snapshot.rglob("*")}
+    if "config.json" not in names or not any(n.endswith(".safetensors") for n in names):
+        raise HubError(f"{target.describe()} at {target.revision}: the fetch found no "
+                       f"config.json and safetensors weights (got {sorted(names)}); only "
+                       "safetensors weights are loaded, never pickled ones")
+
+
+def _versions(kind: str) -> dict[str, str]:
+    from importlib.metadata import version
+
+    names = ("huggingface_hub", "datasets") if kind == "dataset" else ("huggingface_hub",)
+    return {n: version(n) for n in names}
