@@ -12,6 +12,9 @@ import yaml
 
 from snakemake_cli import env, snakemake
 
+# Real processes (training, Snakemake, the hub mirror): `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "workflow" / "slurm-local.sh"
 OVERLAY = ROOT / "workflow" / "profiles" / "slurm-local"

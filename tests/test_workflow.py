@@ -7,6 +7,9 @@ import pytest
 
 from snakemake_cli import ROOT, snakemake
 
+# Real processes (training, Snakemake, the hub mirror): `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
+
 
 def dry(*args) -> str:
     """A dry run of every job of the target, whatever is already built (``--forceall``)."""

@@ -165,6 +165,7 @@ def test_tables_select_the_cells_their_groups_declare():
                 == key.rsplit("/", 1)[0]), (name, key)
 
 
+@pytest.mark.slow
 def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
     """All 29 tables, the diff report and the figures from a smoke-grid aggregate with a
     value for every number a table asks for (the real smoke DAG runs in .ci/run)."""
