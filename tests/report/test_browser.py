@@ -2,8 +2,8 @@
 from the file system with no console message, the interactive tables are drawn, and the
 index is screenshot into build/ for a reviewer."""
 
-import shutil
 import importlib.util
+import shutil
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 

@@ -1,7 +1,8 @@
+import jsonschema
 import pytest
 from report_tables import scaling_table
 
-from dfil.report.numbers import labels, ran_as, seeds_of, table_numbers
+from dfil.report.numbers import labels, ran_as, seeds_of, table_numbers, validate
 
 
 def test_every_number_with_its_paper_value_runs_and_verdict():
@@ -28,3 +29,10 @@ def test_seeds_and_ran_as_from_keys():
     assert seeds_of(keys) == [7, 42]
     assert ran_as(keys) == "a, 2 seeds"
     assert ran_as([]) == ""
+
+
+def test_a_row_outside_the_contract_is_refused():
+    t = scaling_table()
+    row = dict(table_numbers(t, labels(t, [], {}), standin="")[0], verdict="maybe")
+    with pytest.raises(jsonschema.ValidationError):
+        validate([row])

@@ -4,7 +4,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import jsonschema
 
 from dfil.render.compare import judge
 from dfil.render.entries import Entry, Table
@@ -93,6 +98,20 @@ def number_row(table: Table, row, col: str, names: Labels, standin: str) -> dict
             "column_id": col}
 
 
+@cache
+def schema() -> dict:
+    """The contract of a ``numbers.csv`` row (``dfil/contracts/numbers.schema.json``)."""
+    return json.loads(resources.files("dfil.contracts").joinpath("numbers.schema.json")
+                      .read_text())
+
+
+def validate(rows: list[dict]) -> list[dict]:
+    """``rows``, each checked against :func:`schema` (a bug if one is not)."""
+    for row in rows:
+        jsonschema.validate(row, schema())
+    return rows
+
+
 def table_numbers(table: Table, names: Labels, standin: str) -> list[dict]:
     """Every number of one table, row by row (hidden rows and columns left out)."""
     out = []
@@ -103,4 +122,4 @@ def table_numbers(table: Table, names: Labels, standin: str) -> list[dict]:
             found = number_row(table, row, col, names, standin)
             if found is not None and (found["value"] is not None or found["paper"] is not None):
                 out.append(found)
-    return out
+    return validate(out)
