@@ -63,8 +63,11 @@ def _fmt(x, digits: int = 2) -> str:
 
 
 def _run_links(keys: str) -> str:
-    return " ".join(f'<a href="runs/{runs.page_name(k)}">{html.escape(k)}</a>'
-                    for k in keys.split())
+    """Each run linked to its page, named by its key past the task and backbone (the
+    "Ran as" column names those)."""
+    return "<br>".join(f'<a href="runs/{runs.page_name(k)}" title="{html.escape(k)}">'
+                       f'{html.escape("/".join(k.split("/")[2:]) or k)}</a>'
+                       for k in keys.split())
 
 
 def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
@@ -76,8 +79,7 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
         rep = _fmt(r["value"]) + (f" ± {_fmt(r['std'])}" if r["std"] is not None else "")
         tip = html.escape(f"runs: {r['runs'] or '-'}; seeds: {r['seeds'] or '-'}; "
                           + "; ".join(provenance.get(k, "") for k in r["runs"].split()[:1]))
-        out.append({"Table": f'<a href="#{r["table"]}">{r["table"]}</a>',
-                    "Row (paper's label)": html.escape(r["row"]),
+        out.append({"Row (paper's label)": html.escape(r["row"]),
                     "Ran as": html.escape(r["ran_as"]),
                     "Column": html.escape(r["column"]), "Paper": paper,
                     "Reproduced": f'<span title="{tip}">{rep}</span>', "n": r["n"],
