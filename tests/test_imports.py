@@ -25,12 +25,13 @@ LAYERS = {
     "train": 5, "evaluate": 5,
     "results": 6,
     "render": 7, "audit": 7,
-    "cli": 8,
+    "report": 8,
+    "cli": 9,
 }
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
 PURE = {"dfil", "errors", "atomic", "validation", "yamlfile", "locks", "quantifiers",
         "inference", "metrics", "stats", "methods", "runkey", "contracts", "cellconfig",
-        "gridfile", "grid", "results", "render", "audit", "hub", "cost"}
+        "gridfile", "grid", "results", "render", "audit", "report", "hub", "cost"}
 
 
 def component(module: str) -> str:

@@ -52,6 +52,12 @@ def test_html_escapes_data():
     assert "T &lt;b&gt;" in html and "a | b &lt;c&gt;" in html
 
 
+def test_html_lists_the_inconsistent_checks_before_all_checks():
+    html = report.html([_outcome()], "T", "paper.tex", "c.yaml")
+    flagged = html.index("Inconsistent, or consistent only under an assumption (1)")
+    assert flagged < html.index('<li><a href="#x-1">x-1</a>') < html.index("All checks")
+
+
 @pytest.mark.slow
 def test_cli_writes_both_reports(tmp_path, capsys):
     md, html = tmp_path / "audit.md", tmp_path / "audit.html"

@@ -8,6 +8,9 @@ TABLE_FILES = [f"{TABLES_OUT}/{stem}.tex" for stem in TABLES]
 REPORT_FILES = [
     f"{TABLES_OUT}/{f}"
     for f in (
+        "index.html",
+        "tables.html",
+        "numbers.csv",
         "diff.md",
         "diff.html",
         "tables.pdf",

@@ -151,14 +151,17 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from dfil.grid import load_grid_files
     from dfil.render import load_specs
-    from dfil.render.build import report
+    from dfil.render.build import report, resolve_tables
+    from dfil.report.build import write_site
 
     grid = load_grid_files(args.config)
     if not args.aggregate.is_file():
         raise MissingInputError(f"{args.aggregate}: no aggregate table; build it with "
                                 "`dfil aggregate` (Snakemake target all_runs)")
     frame = pd.read_parquet(args.aggregate)
-    out = report(load_specs(args.tables), grid, frame, args.tex_dir, pdf=not args.no_pdf)
+    specs = load_specs(args.tables)
+    out = report(specs, grid, frame, args.tex_dir, pdf=not args.no_pdf)
+    out.update(write_site(resolve_tables(specs, grid, frame), grid, Path(args.tex_dir)))
     for path in out.values():
         print(path)
     return 0

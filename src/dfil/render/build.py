@@ -14,6 +14,7 @@ from dfil.grid import Grid
 from dfil.provenance import git_commit
 from dfil.render import diff, figures, file_stem, table_keys, table_names
 from dfil.render.direction import direction_rows
+from dfil.render.entries import Table
 from dfil.render.latex import environment, render_document, render_table, substitution_note
 from dfil.render.pdf import compile_pdf
 from dfil.render.resolve import Resolver
@@ -57,17 +58,23 @@ def render_to(specs: dict, grid: Grid, name: str, config_files: list[str], runs:
     return Path(out)
 
 
+def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame) -> list[Table]:
+    """Every table of ``specs`` resolved from the aggregate ``frame``, in paper order."""
+    resolver = Resolver(specs, Source(grid, frame))
+    return [resolver.table(n) for n in table_names(specs)]
+
+
 def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
            pdf: bool = True) -> dict[str, Path]:
     """``diff.md``, ``diff.html``, ``figures/*.png`` and ``tables.pdf`` in ``tex_dir`` (which
     holds the rendered ``.tex`` files)."""
     tex_dir = Path(tex_dir)
-    resolver = Resolver(specs, Source(grid, frame))
     names = table_names(specs)
-    tables = [resolver.table(n) for n in names]
+    tables = resolve_tables(specs, grid, frame)
     standin = grid.config.get("render", {}).get("standin", "")
     header = f"config {grid.name}" + (f" ({standin})" if standin else "")
-    rows = diff.diff_rows(tables, {t.name: substitution_note(t, standin) for t in tables})
+    rows = diff.diff_rows(tables, {t.name: substitution_note(t, standin) for t in tables},
+                          standin)
     directions = direction_rows(tables)
     out = {"diff.md": tex_dir / "diff.md", "diff.html": tex_dir / "diff.html"}
     _write_text(out["diff.md"], diff.markdown(rows, header, directions))

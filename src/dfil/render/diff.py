@@ -2,10 +2,10 @@
 
 For each table entry that ``config/tables.yaml`` gives a ``paper:`` value, one row: the
 published number (and its std where printed), the reproduced mean, std and n, their
-difference, and whether the difference lies within the seeds' spread - ``|Δ| <=`` the
-larger of the two sample stds (either side's spread counts; with one run and no printed
-std there is no spread to judge by, and the verdict is "n/a"). Before that table, the
-directions of the paper's effects per table and one by one (:mod:`dfil.render.direction`).
+difference, and the verdict of the comparison rule (:mod:`dfil.render.compare`: the
+paper's value inside the reproduced mean's 95% t-interval; "not comparable" on a stand-in
+grid). Before that table, the directions of the paper's effects per table and one by one
+(:mod:`dfil.render.direction`).
 """
 
 from __future__ import annotations
@@ -13,42 +13,51 @@ from __future__ import annotations
 import html
 import math
 
-from dfil.render.direction import TOL, counts, direction_line, per_table
+from dfil.render.compare import NUMBER_VERDICTS, RULE, judge
+from dfil.render.direction import TOL, direction_line, per_table
 from dfil.render.entries import Table
 from dfil.render.fmt import parse_published
 
 COLUMNS = ["table", "row", "column", "paper", "paper_std", "reproduced", "std", "n", "diff",
-           "within_spread", "computed_on"]
+           "verdict", "computed_on"]
+#: Entry formats that are not levels (never judged number by number).
+NOT_LEVELS = {"p": "a p-value", "n": "a count of seeds", "int": "a count"}
 
 # The paper audited against itself (DAG target paper_audit) sits beside the diff report.
 AUDIT_NOTE = ("The paper's own arithmetic (its p-values, Δs, means and counts recomputed "
               "from its printed inputs) is audited in")
 
 
-def diff_rows(tables: list[Table], notes: dict[str, str] | None = None) -> list[dict]:
+def comparable(fmt: str, standin: str) -> str | None:
+    """None, or why an entry of format ``fmt`` cannot be compared on this grid."""
+    if fmt in NOT_LEVELS:
+        return NOT_LEVELS[fmt]
+    return f"stand-in grid ({standin})" if standin else None
+
+
+def diff_rows(tables: list[Table], notes: dict[str, str] | None = None,
+              standin: str = "") -> list[dict]:
     """One dict per published entry of ``tables`` (keys: :data:`COLUMNS`); ``notes`` says
-    per table what it was computed on when that is not the paper's own cells."""
+    per table what it was computed on when that is not the paper's own cells;
+    ``standin``: what the grid runs in the paper's place ("" for the paper's grid)."""
     notes = notes or {}
     out = []
     for t in tables:
         for row in t.rows:
             for col, entry in row.entries.items():
-                if entry.published is None:
-                    continue
                 pub, pub_sd = parse_published(entry.published)
                 if pub is None:
                     continue
                 mean, sd = entry.mean, entry.std
+                values = entry.values if entry.kind == "stat" else ()
                 if entry.fmt == "std":
-                    mean, sd = entry.std, None
-                diff = None if mean is None else mean - pub
-                spread = max((s for s in (sd, pub_sd) if s is not None), default=None)
-                within = ("not run" if mean is None else "n/a" if spread is None
-                          else "yes" if abs(diff) <= spread + 1e-9 else "no")
+                    mean, sd, values = entry.std, None, ()
+                verdict = judge(pub, entry.published, values, mean,
+                                comparable(entry.fmt, standin)).verdict
                 out.append({"table": f"T{t.number} {t.name}", "row": row.id, "column": col,
                             "paper": pub, "paper_std": pub_sd, "reproduced": mean, "std": sd,
-                            "n": entry.n, "diff": diff, "within_spread": within,
-                            "computed_on": notes.get(t.name, "")})
+                            "n": entry.n, "diff": None if mean is None else mean - pub,
+                            "verdict": verdict, "computed_on": notes.get(t.name, "")})
     return out
 
 
@@ -59,11 +68,11 @@ def _num(x, digits=3) -> str:
 
 
 def _spread_line(rows: list[dict]) -> str:
-    """The one-line summary of every published number's within-spread verdict."""
-    c = counts(rows, "within_spread")
-    return (f"{len(rows)} published numbers: {c['yes']} within the seeds' spread, "
-            f"{c['no']} outside, {c['n/a']} without a spread to judge by, "
-            f"{c['not run']} not run in this grid.")
+    """The one-line summary of every published number's verdict, then the rule."""
+    c = {v: sum(r["verdict"] == v for r in rows) for v in NUMBER_VERDICTS}
+    return (f"{len(rows)} published numbers: {c['within']} within, {c['outside']} outside, "
+            f"{c['not comparable']} not comparable on this grid, {c['not run']} not run. "
+            f"{RULE}")
 
 
 def _notes(rows: list[dict]) -> dict[str, str]:
@@ -97,13 +106,13 @@ def markdown(rows: list[dict], header: str, directions: list[dict] | None = None
              f"{AUDIT_NOTE} [audit.md](audit.md) ([audit.html](audit.html)).", "",
              *_notes_md(rows),
              *(_direction_md(directions) if directions else []),
-             "| table | row | column | paper | reproduced | std | n | diff | within spread |",
+             "| table | row | column | paper | reproduced | std | n | diff | verdict |",
              "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         paper = _num(r["paper"]) + (f" ± {_num(r['paper_std'])}" if r["paper_std"] else "")
         lines.append(f"| {r['table']} | {r['row']} | {r['column']} | {paper} | "
                      f"{_num(r['reproduced'])} | {_num(r['std'])} | {r['n']} | "
-                     f"{_num(r['diff'])} | {r['within_spread']} |")
+                     f"{_num(r['diff'])} | {r['verdict']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -143,22 +152,24 @@ def html_report(rows: list[dict], header: str, directions: list[dict] | None = N
     cells = []
     for r in rows:
         paper = _num(r["paper"]) + (f" ± {_num(r['paper_std'])}" if r["paper_std"] else "")
-        cells.append((_css(r["within_spread"]),
+        cells.append((_css(r["verdict"]),
                       [r["table"], r["row"], r["column"], paper, _num(r["reproduced"]),
-                       _num(r["std"]), str(r["n"]), _num(r["diff"]), r["within_spread"]]))
+                       _num(r["std"]), str(r["n"]), _num(r["diff"]), r["verdict"]]))
     numbers = _html_table(["table", "row", "column", "paper", "reproduced", "std", "n",
-                           "diff", "within spread"], cells)
+                           "diff", "verdict"], cells)
     effects = _direction_html(directions) if directions else ""
     notes = "".join(f"<li>{html.escape(t)}: {html.escape(n)}</li>"
                     for t, n in _notes(rows).items())
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><title>Paper diff: {html.escape(header)}</title>
 <style>body{{font-family:sans-serif}} table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:2px 6px}} tr.no td{{background:#fdd}}
-tr.yes td{{background:#dfd}} tr.not-run td{{color:#888}}</style></head><body>
+td,th{{border:1px solid #ccc;padding:2px 6px}} tr.no td,tr.outside td{{background:#fdd}}
+tr.yes td,tr.within td{{background:#dfd}} tr.not-comparable td{{background:#eef}}
+tr.not-run td{{color:#888}}</style></head><body>
 <h1>Paper diff: {html.escape(header)}</h1>
 <p>{html.escape(_spread_line(rows))}</p>
-<p>{html.escape(AUDIT_NOTE)} <a href="audit.html">audit.html</a>.</p>
+<p><a href="index.html">The reproduction report</a>: claims and verdicts, every table side
+by side. {html.escape(AUDIT_NOTE)} <a href="audit.html">audit.html</a>.</p>
 <ul>{notes}</ul>
 {effects}{numbers}</body></html>
 """

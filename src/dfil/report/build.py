@@ -1,0 +1,31 @@
+"""The report as ``dfil report`` writes it: the pages of :mod:`dfil.report.site` with
+what the grid, the run directories and the figures say around them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dfil.grid import Grid
+from dfil.provenance import git_commit
+from dfil.render.entries import Table
+from dfil.render.figures import FIGURES
+from dfil.report import site, status
+from dfil.report.text import template_heads
+
+
+def figure_captions() -> dict[str, str]:
+    """Each figure's file (relative to the tables) and what it shows."""
+    return {f"figures/{name}.png": " ".join((draw.__doc__ or name).split())
+            for name, draw in FIGURES.items()}
+
+
+def write_site(tables: list[Table], grid: Grid, tables_dir: Path) -> dict[str, Path]:
+    """Every page of the report for ``grid`` beside its rendered tables."""
+    runs = Path(grid.results) / "runs"
+    context = {"title": "DFIL reproduction", "grid": grid.name,
+               "standin": str(grid.config.get("render", {}).get("standin", "")).strip(),
+               "commit": git_commit(), "figures": figure_captions(),
+               "failures": status.unfinished(grid.cells, runs),
+               "stale": status.stale(tables_dir)}
+    heads = {t.name: template_heads(t.name) for t in tables}
+    return site.write_site(tables, heads, context, runs, tables_dir)

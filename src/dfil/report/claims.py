@@ -1,0 +1,169 @@
+"""The paper's claims and a verdict on each (pure).
+
+A claim is an effect the paper reports: every published signed (Δ) entry of a table and
+every contrast a table declares under ``effects:`` in ``config/tables.yaml`` (entry a
+minus entry b); the headline table's findings are signed entries of Table 2. Verdicts:
+
+- *reproduced*: the sign is the paper's and the seeds establish it (a t-test, p < 0.05;
+  for a parity, the difference's 95% interval inside ±tol), and the paper's difference
+  lies inside the reproduced difference's 95% interval; on a comparable grid only.
+- *direction only*: the sign is the paper's, not its size (or the size cannot be compared
+  on a stand-in grid, or the seeds do not establish the sign: the reason says which).
+- *not reproduced*: the reproduced sign is not the paper's.
+- *not comparable*: the paper prints no value for one side.
+- *not run*: the grid has no run for one side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+from dfil.render.direction import TOL, direction
+from dfil.render.entries import Entry, Table
+from dfil.render.fmt import parse_published
+
+#: Each verdict and when a claim gets it (shown on the report's entry page).
+VERDICTS = {
+    "reproduced": "the sign is the paper's and the seeds establish it (t-test p < 0.05; "
+                  "for a parity, the 95% interval inside ±tol), and the paper's Δ lies "
+                  "inside the reproduced Δ's 95% interval (comparable grids only)",
+    "direction only": "the sign is the paper's but not its size, or the size cannot be "
+                      "compared (stand-in grid), or the seeds do not establish the sign",
+    "not reproduced": "the reproduced sign is not the paper's (|Δ| below tol counts as 0)",
+    "not comparable": "the paper prints no value for one side",
+    "not run": "the grid has no run for one side",
+}
+ALPHA = 0.05
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One effect of the paper with its verdict; ``entries``: the (row, column) pairs it
+    is computed from, for links into the table."""
+
+    table: str
+    label: str
+    paper: float | None
+    reproduced: float | None
+    test: str
+    pvalue: float | None
+    interval: tuple[float, float] | None
+    verdict: str
+    reason: str
+    entries: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class SeedTest:
+    """A reproduced difference with its test on the seeds (p and 95% interval None with
+    fewer than two seeds a side)."""
+
+    value: float | None
+    test: str
+    pvalue: float | None
+    interval: tuple[float, float] | None
+
+
+def _values(entry: Entry | None) -> np.ndarray:
+    if entry is None or entry.kind != "stat":
+        return np.array([])
+    return np.asarray(entry.values, dtype=float)
+
+
+def _untestable(n: int) -> str:
+    return ("one value: no test on seeds" if n < 2
+            else f"n={n}, every seed equal: no test")
+
+
+def seed_test_signed(entry: Entry | None) -> SeedTest:
+    """A signed entry's mean against 0: a one-sample t-test on its per-seed values."""
+    if entry is None or entry.mean is None:
+        return SeedTest(None, "", None, None)
+    x = _values(entry)
+    if x.size < 2 or np.ptp(x) == 0:
+        return SeedTest(entry.mean, _untestable(x.size), None, None)
+    r = sps.ttest_1samp(x, 0.0)
+    ci = r.confidence_interval(0.95)
+    return SeedTest(float(x.mean()), f"one-sample t, n={x.size}", float(r.pvalue),
+                  (float(ci.low), float(ci.high)))
+
+
+def seed_test_contrast(a: Entry | None, b: Entry | None) -> SeedTest:
+    """Entry a minus entry b: Welch's t-test on their per-seed values."""
+    if a is None or b is None or a.mean is None or b.mean is None:
+        return SeedTest(None, "", None, None)
+    x, y = _values(a), _values(b)
+    if min(x.size, y.size) < 2 or (np.ptp(x) == 0 and np.ptp(y) == 0):
+        return SeedTest(a.mean - b.mean, _untestable(min(x.size, y.size)), None, None)
+    r = sps.ttest_ind(x, y, equal_var=False)
+    ci = r.confidence_interval(0.95)
+    return SeedTest(float(x.mean() - y.mean()), f"Welch t, n={x.size} vs {y.size}",
+                  float(r.pvalue), (float(ci.low), float(ci.high)))
+
+
+def _established(paper_dir: str, t: SeedTest, tol: float) -> bool:
+    if t.interval is None:
+        return False
+    if paper_dir == "0":
+        return -tol < t.interval[0] and t.interval[1] < tol
+    return t.pvalue is not None and t.pvalue < ALPHA
+
+
+def verdict(paper: float | None, t: SeedTest, tol: float, standin: bool) -> tuple[str, str]:
+    """(verdict, reason) for a claim whose paper difference is ``paper``."""
+    if t.value is None:
+        return "not run", "the grid has no run for one side"
+    if paper is None:
+        return "not comparable", "the paper prints no value for one side"
+    pd, rd = direction(paper, tol), direction(t.value, tol)
+    if pd != rd:
+        return "not reproduced", f"sign {rd} where the paper's is {pd} (|Δ| < {tol:g}: 0)"
+    if not _established(pd, t, tol):
+        why = ("one run a side: no test" if t.pvalue is None and t.interval is None
+               else f"not established by the seeds (p = {t.pvalue:.3g})")
+        return "direction only", f"sign as the paper's, {why}"
+    if standin:
+        return "direction only", ("sign as the paper's and established; size not comparable "
+                                  "on a stand-in grid")
+    lo, hi = t.interval
+    if lo <= paper <= hi:
+        return "reproduced", "sign established; the paper's Δ inside the 95% interval"
+    return "direction only", (f"sign established; the paper's Δ {paper:g} outside "
+                              f"[{lo:.3g}, {hi:.3g}]")
+
+
+def _published(table: Table, row: str, col: str) -> float | None:
+    value = table.published.get((row, col))
+    return None if value is None else parse_published(value)[0]
+
+
+def table_claims(table: Table, standin: bool, name_of=None) -> list[Claim]:
+    """Every claim of one table: its signed entries, then its declared effects.
+    ``name_of(row, col)`` names a signed entry (default: its ids)."""
+    name = f"T{table.number}"
+    name_of = name_of or (lambda row, col: f"{row} / {col}")
+    found = []
+    for row, col in table.signed:
+        found.append((name_of(row, col), _published(table, row, col),
+                      seed_test_signed(table.entry(row, col)), TOL, ((row, col),)))
+    for e in table.effects:
+        sides = [tuple(str(e[s]).split("/")) for s in ("a", "b")]
+        pubs = [_published(table, *s) for s in sides]
+        paper = None if None in pubs else pubs[0] - pubs[1]
+        found.append((e["label"], paper,
+                      seed_test_contrast(table.entry(*sides[0]), table.entry(*sides[1])),
+                      float(e.get("tol", TOL)), tuple(sides)))
+    out = []
+    for label, paper, t, tol, entries in found:
+        v, reason = verdict(paper, t, tol, standin)
+        out.append(Claim(name, label, paper, t.value, t.test, t.pvalue, t.interval, v,
+                         reason, entries))
+    return out
+
+
+def verdict_counts(claims: list[Claim]) -> dict[str, int]:
+    """How many claims fall under each verdict (:data:`VERDICTS`, in order)."""
+    return {v: sum(c.verdict == v for c in claims) for v in VERDICTS}

@@ -1,0 +1,103 @@
+"""Automatic flags on a resolved table, each explained for the reader (pure).
+
+A flag is no error: it points at a pattern that a real result rarely shows and that
+usually means the grid could not separate two settings (:data:`EXPLAIN`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from itertools import combinations
+
+from dfil.render.entries import Entry, Table
+
+EXPLAIN = {
+    "identical columns": "two columns print the same numbers in every row: usually the "
+                         "same runs, or settings the grid does not tell apart",
+    "identical rows": "two rows print the same numbers in every column",
+    "zero variance": "every seed gave the same value: a constant prediction or a "
+                     "metric the seed does not move",
+    "equal to the digit": "two methods print the same mean ± std: check that they are "
+                          "not the same model trained the same way",
+    "run reused": "one set of runs fills two settings of this table",
+    "empty bold": "a bold that marks nothing: no value, or a column whose values are "
+                  "all equal",
+}
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One flag: its kind (a key of :data:`EXPLAIN`) and the entries, (row, column)."""
+
+    kind: str
+    where: tuple[tuple[str, str], ...]
+
+    @property
+    def text(self) -> str:
+        return EXPLAIN[self.kind]
+
+
+def _numbers(table: Table) -> dict[tuple[str, str], Entry]:
+    out = {}
+    for row in table.rows:
+        if row.hidden or row.kind != "body":
+            continue
+        for col in table.visible_columns:
+            e = row.entries.get(col)
+            if e is not None and e.kind in ("stat", "value") and e.mean is not None:
+                out[(row.id, col)] = e
+    return out
+
+
+def shown(entry: Entry) -> str:
+    """An entry as printed, bold aside."""
+    return replace(entry, bold=False).render()
+
+
+def _same(a: dict, b: dict) -> bool:
+    shared = a.keys() & b.keys()
+    return bool(shared) and all(shown(a[k]) == shown(b[k]) for k in shared)
+
+
+def _lines(nums: dict, axis: int) -> dict[str, dict]:
+    out: dict[str, dict] = {}
+    for key, e in nums.items():
+        out.setdefault(key[axis], {})[key[1 - axis]] = e
+    return out
+
+
+def table_flags(table: Table) -> list[Flag]:
+    """Every flag of one table, in the order of :data:`EXPLAIN`."""
+    nums = _numbers(table)
+    flags = []
+    for axis, kind in ((1, "identical columns"), (0, "identical rows")):
+        lines = _lines(nums, axis)
+        for a, b in combinations(lines, 2):
+            if _same(lines[a], lines[b]):
+                pick = (lambda x, k: (k, x)) if axis == 1 else (lambda x, k: (x, k))
+                flags.append(Flag(kind, tuple(pick(x, k) for x in (a, b)
+                                              for k in sorted(lines[x]))))
+    flags += [Flag("zero variance", (k,)) for k, e in nums.items()
+              if e.n >= 2 and e.std == 0]
+    for col, entries in _lines(nums, 1).items():
+        for (ra, ea), (rb, eb) in combinations(entries.items(), 2):
+            if ea.n >= 2 and eb.n >= 2 and shown(ea) == shown(eb):
+                flags.append(Flag("equal to the digit", ((ra, col), (rb, col))))
+    seen: dict[frozenset, tuple[str, str]] = {}
+    for k, e in nums.items():
+        if e.reads and e.reads in seen:
+            flags.append(Flag("run reused", (seen[e.reads], k)))
+        seen.setdefault(e.reads, k)
+    flags += _empty_bold(table, nums)
+    return flags
+
+
+def _empty_bold(table: Table, nums: dict) -> list[Flag]:
+    out = []
+    for row in table.rows:
+        for col, e in row.entries.items():
+            if not e.bold:
+                continue
+            column = [shown(x) for (r, c), x in nums.items() if c == col]
+            if e.mean is None or (len(column) > 1 and len(set(column)) == 1):
+                out.append(Flag("empty bold", ((row.id, col),)))
+    return out

@@ -1,0 +1,125 @@
+"""Every number a table prints, with the paper's beside it, its runs and its verdict
+(pure): the rows of ``numbers.csv`` (columns :data:`COLUMNS`, contract
+``dfil/contracts/numbers.schema.json``) and of the side-by-side HTML tables."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+import jsonschema
+
+from dfil.render.compare import judge
+from dfil.render.entries import Entry, Table
+from dfil.render.fmt import parse_published
+from dfil.report.text import plain
+
+COLUMNS = ["table", "row", "ran_as", "column", "value", "std", "n", "paper", "paper_std", "verdict",
+           "basis", "runs", "seeds", "row_id", "column_id"]
+#: Entry formats that are not levels: never judged number by number.
+NOT_LEVELS = {"p": "a p-value: depends on n and the spread; its effect is a claim",
+              "n": "a count of seeds", "int": "a count"}
+
+
+@dataclass(frozen=True)
+class Labels:
+    """How a table's rows and columns read: plain-text row labels by row id, column heads
+    by column id, and the ``\\ref`` labels' table numbers."""
+
+    rows: dict[str, str]
+    columns: dict[str, str]
+
+    def name(self, row: str, col: str) -> str:
+        """An entry as a reader names it: row label, column head."""
+        return f"{self.rows.get(row, row)}: {self.columns.get(col, col)}"
+
+
+def labels(table: Table, heads: list[str], refs: dict[str, int]) -> Labels:
+    """``heads``: the template's column heads (first: the label column); used when they
+    match the visible columns one to one, else the column ids, spaced."""
+    cols = table.visible_columns
+    names = heads[1:] if len(heads) == len(cols) + 1 else [c.replace("_", " ") for c in cols]
+    return Labels({r.id: plain(r.label, refs) or r.id for r in table.rows},
+                  dict(zip(cols, names, strict=True)))
+
+
+def runs_of(entry: Entry) -> list[str]:
+    """The run keys an entry's numbers come from, sorted."""
+    return sorted({key for key, _ in entry.reads})
+
+
+def seeds_of(keys: list[str]) -> list[int]:
+    """The seeds of run keys (their last part, ``seed<N>``), sorted."""
+    out = set()
+    for k in keys:
+        last = k.rstrip("/").split("/")[-1]
+        if last.startswith("seed") and last[4:].isdigit():
+            out.add(int(last[4:]))
+    return sorted(out)
+
+
+def ran_as(keys: list[str]) -> str:
+    """What ran, from run keys (``task/backbone/.../seed<N>``): the backbones and the
+    number of seeds, e.g. ``smollm2-135m, 3 seeds``."""
+    backbones = sorted({k.split("/")[1] for k in keys if k.count("/") >= 1})
+    n = len(seeds_of(keys))
+    return f"{', '.join(backbones)}, {n} seed{'s' if n != 1 else ''}" if keys else ""
+
+
+def _comparable(entry: Entry, standin: str) -> str | None:
+    if entry.fmt in NOT_LEVELS:
+        return NOT_LEVELS[entry.fmt]
+    if standin:
+        return "stand-in grid: levels differ on purpose"
+    return None
+
+
+def number_row(table: Table, row, col: str, names: Labels, standin: str) -> dict | None:
+    """One number of ``table`` (None for an entry that is no number and no paper's)."""
+    entry = row.entries.get(col)
+    if entry is None or entry.kind not in ("stat", "value") and entry.published is None:
+        return None
+    mean, sd = (entry.std, None) if entry.fmt == "std" else (entry.mean, entry.std)
+    paper, paper_sd = parse_published(entry.published)
+    values = entry.values if entry.kind == "stat" and entry.fmt != "std" else ()
+    if paper is None:
+        v = None
+    else:
+        v = judge(paper, entry.published, values, mean, _comparable(entry, standin))
+    keys = runs_of(entry)
+    return {"table": f"T{table.number}", "row": names.rows.get(row.id, row.id),
+            "ran_as": ran_as(keys), "column": names.columns.get(col, col), "value": mean, "std": sd,
+            "n": entry.n, "paper": paper, "paper_std": paper_sd,
+            "verdict": "no paper value" if v is None else v.verdict,
+            "basis": "" if v is None else v.basis, "runs": " ".join(keys),
+            "seeds": " ".join(map(str, seeds_of(keys))), "row_id": row.id,
+            "column_id": col}
+
+
+@cache
+def schema() -> dict:
+    """The contract of a ``numbers.csv`` row (``dfil/contracts/numbers.schema.json``)."""
+    return json.loads(resources.files("dfil.contracts").joinpath("numbers.schema.json")
+                      .read_text())
+
+
+def validate(rows: list[dict]) -> list[dict]:
+    """``rows``, each checked against :func:`schema` (a bug if one is not)."""
+    for row in rows:
+        jsonschema.validate(row, schema())
+    return rows
+
+
+def table_numbers(table: Table, names: Labels, standin: str) -> list[dict]:
+    """Every number of one table, row by row (hidden rows and columns left out)."""
+    out = []
+    for row in table.rows:
+        if row.hidden or row.kind != "body":
+            continue
+        for col in table.visible_columns:
+            found = number_row(table, row, col, names, standin)
+            if found is not None and (found["value"] is not None or found["paper"] is not None):
+                out.append(found)
+    return validate(out)

@@ -1,0 +1,41 @@
+import pytest
+from report_tables import scaling_table, stat
+from scipy import stats as sps
+
+from dfil.report.claims import SeedTest, seed_test_contrast, table_claims, verdict, verdict_counts
+
+
+def test_contrast_is_welch_on_the_seeds():
+    a, b = stat(44.0, 45.0, 46.0), stat(40.0, 40.5, 41.0)
+    t = seed_test_contrast(a, b)
+    assert t.value == pytest.approx(4.5)
+    assert t.pvalue == pytest.approx(sps.ttest_ind([44, 45, 46], [40, 40.5, 41],
+                                                   equal_var=False).pvalue)
+    assert t.test == "Welch t, n=3 vs 3"
+
+
+def test_verdicts_by_hand():
+    est = SeedTest(4.5, "Welch", 0.01, (3.0, 6.0))
+    assert verdict(4.0, est, 0.5, standin=False)[0] == "reproduced"
+    assert verdict(1.0, est, 0.5, standin=False)[0] == "direction only"  # size outside
+    assert verdict(4.0, est, 0.5, standin=True)[0] == "direction only"   # stand-in
+    assert verdict(-2.0, est, 0.5, standin=False)[0] == "not reproduced"
+    weak = SeedTest(4.5, "Welch", 0.2, (-1.0, 10.0))
+    v, why = verdict(4.0, weak, 0.5, standin=False)
+    assert v == "direction only" and "p = 0.2" in why
+    assert verdict(None, est, 0.5, False)[0] == "not comparable"
+    assert verdict(4.0, SeedTest(None, "", None, None), 0.5, False)[0] == "not run"
+
+
+def test_a_parity_is_established_by_an_interval_inside_the_tolerance():
+    assert verdict(-0.1, SeedTest(0.1, "t", 0.6, (-0.3, 0.4)), 0.5, False)[0] == "reproduced"
+    assert verdict(-0.1, SeedTest(0.1, "t", 0.6, (-2.0, 2.0)), 0.5, False)[0] == \
+        "direction only"
+
+
+def test_table_claims_name_and_count():
+    found = table_claims(scaling_table(), standin=True)
+    assert [c.label for c in found] == ["DFIL vs fine-tune"]
+    assert found[0].paper == pytest.approx(1.0)
+    assert found[0].verdict == "direction only"
+    assert verdict_counts(found)["direction only"] == 1

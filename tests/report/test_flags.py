@@ -1,0 +1,32 @@
+from report_tables import stat
+
+from dfil.render.entries import Row, Table
+from dfil.report.flags import table_flags
+
+
+def _table(rows, cols):
+    return Table("t", 1, "tab:t", "", cols, rows)
+
+
+def test_identical_columns_equal_methods_and_a_reused_run():
+    a = stat(1.0, 2.0, reads=["k1"])
+    b = stat(1.0, 2.0, reads=["k1"])
+    t = _table([Row("x", "x", entries={"c1": a, "c2": b})], ["c1", "c2"])
+    kinds = {f.kind for f in table_flags(t)}
+    assert kinds == {"identical columns", "run reused"}
+
+
+def test_two_methods_equal_to_the_digit_and_zero_variance():
+    rows = [Row("dfil", "DFIL", entries={"acc": stat(13.9, 13.9, reads=["a"])}),
+            Row("ft", "FT", entries={"acc": stat(13.9, 13.9, reads=["b"])})]
+    kinds = [f.kind for f in table_flags(_table(rows, ["acc"]))]
+    assert kinds.count("zero variance") == 2
+    assert "equal to the digit" in kinds and "identical rows" in kinds
+
+
+def test_a_bold_that_marks_nothing():
+    rows = [Row("a", "A", entries={"acc": stat(1.0, 2.0, reads=["a"], bold=True)}),
+            Row("b", "B", entries={"acc": stat(1.0, 2.0, reads=["b"])})]
+    assert "empty bold" in {f.kind for f in table_flags(_table(rows, ["acc"]))}
+    rows[1] = Row("b", "B", entries={"acc": stat(3.0, 5.0, reads=["b"])})
+    assert table_flags(_table(rows, ["acc"])) == []

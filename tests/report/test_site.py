@@ -1,0 +1,46 @@
+import csv
+import json
+
+from report_tables import scaling_table
+
+from dfil.report import site
+from dfil.report.links import dead_links
+
+
+def _context():
+    return {"title": "DFIL reproduction", "grid": "unit", "standin": "", "commit": "abc",
+            "figures": {}, "failures": {"frog/x/dfil/seed1": "TIMEOUT: logs/x.log"},
+            "stale": []}
+
+
+def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
+    runs = tmp_path / "runs"
+    key = "frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed1"
+    (runs / key).mkdir(parents=True)
+    (runs / key / "train_log.jsonl").write_text(
+        "\n".join(json.dumps({"epoch": e, "train_total": 3.0 - e, "val_acc_main": 0.2 * e})
+                  for e in (1, 2)))
+    out_dir = tmp_path / "tables"
+    out = site.write_site([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
+                          _context(), runs, out_dir)
+    for name in ("tables.pdf", "diff.html", "audit.html"):  # written by the other steps
+        (out_dir / name).write_text("<html></html>")
+    dead, seen = dead_links(out["index.html"])
+    assert dead == []
+    assert out_dir / "runs" / (key.replace("/", "__") + ".html") in seen
+    index = out["index.html"].read_text()
+    # DFIL - FT: 4.5, Welch p < 0.05 on 3 v 3 seeds; the paper's 1.0 outside its interval
+    assert "direction only: 1</span>" in index
+    assert "TIMEOUT: logs/x.log" in index and "<svg" in (out_dir / "runs" / (
+        key.replace("/", "__") + ".html")).read_text()
+    rows = list(csv.DictReader(out["numbers.csv"].open()))
+    assert [(r["row"], r["verdict"]) for r in rows] == [("DFIL", "outside"),
+                                                         ("Fine-tune", "within")]
+    assert 'src="http' not in index and 'src="//' not in index  # nothing fetched
+
+
+def test_every_string_is_escaped(tmp_path):
+    t = scaling_table()
+    t.rows[0].label = "<script>alert(1)</script>"
+    out = site.write_site([t], {}, _context(), tmp_path / "runs", tmp_path / "o")
+    assert "<script>alert(1)" not in out["tables.html"].read_text()
