@@ -30,6 +30,19 @@ RULE = ("A published number is reproduced (within) when it lies inside the 95% "
         "design and never count as failures: the paper's effects are judged by direction.")
 
 
+#: Entry formats that are not levels: never judged number by number.
+NOT_LEVELS = {"p": "a p-value: depends on n and the spread; its effect is a claim",
+              "n": "a count of seeds", "int": "a count"}
+
+
+def comparable(fmt: str, standin: str) -> str | None:
+    """None, or why an entry of format ``fmt`` cannot be compared on this grid
+    (``standin``: what the grid runs in the paper's place, "" for the paper's grid)."""
+    if fmt in NOT_LEVELS:
+        return NOT_LEVELS[fmt]
+    return "stand-in grid: levels differ on purpose" if standin else None
+
+
 @dataclass(frozen=True)
 class NumberVerdict:
     """A number's verdict (:data:`NUMBER_VERDICTS`) and what it was judged by."""

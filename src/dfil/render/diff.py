@@ -13,26 +13,17 @@ from __future__ import annotations
 import html
 import math
 
-from dfil.render.compare import NUMBER_VERDICTS, RULE, judge
+from dfil.render.compare import NUMBER_VERDICTS, RULE, comparable, judge
 from dfil.render.direction import TOL, direction_line, per_table
 from dfil.render.entries import Table
 from dfil.render.fmt import parse_published
 
 COLUMNS = ["table", "row", "column", "paper", "paper_std", "reproduced", "std", "n", "diff",
            "verdict", "computed_on"]
-#: Entry formats that are not levels (never judged number by number).
-NOT_LEVELS = {"p": "a p-value", "n": "a count of seeds", "int": "a count"}
 
 # The paper audited against itself (DAG target paper_audit) sits beside the diff report.
 AUDIT_NOTE = ("The paper's own arithmetic (its p-values, Δs, means and counts recomputed "
               "from its printed inputs) is audited in")
-
-
-def comparable(fmt: str, standin: str) -> str | None:
-    """None, or why an entry of format ``fmt`` cannot be compared on this grid."""
-    if fmt in NOT_LEVELS:
-        return NOT_LEVELS[fmt]
-    return f"stand-in grid ({standin})" if standin else None
 
 
 def diff_rows(tables: list[Table], notes: dict[str, str] | None = None,

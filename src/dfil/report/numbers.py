@@ -11,16 +11,13 @@ from importlib import resources
 
 import jsonschema
 
-from dfil.render.compare import judge
+from dfil.render.compare import comparable, judge
 from dfil.render.entries import Entry, Table
 from dfil.render.fmt import parse_published
 from dfil.report.text import plain
 
 COLUMNS = ["table", "row", "ran_as", "column", "value", "std", "n", "paper", "paper_std", "verdict",
            "basis", "runs", "seeds", "row_id", "column_id"]
-#: Entry formats that are not levels: never judged number by number.
-NOT_LEVELS = {"p": "a p-value: depends on n and the spread; its effect is a claim",
-              "n": "a count of seeds", "int": "a count"}
 
 
 @dataclass(frozen=True)
@@ -68,14 +65,6 @@ def ran_as(keys: list[str]) -> str:
     return f"{', '.join(backbones)}, {n} seed{'s' if n != 1 else ''}" if keys else ""
 
 
-def _comparable(entry: Entry, standin: str) -> str | None:
-    if entry.fmt in NOT_LEVELS:
-        return NOT_LEVELS[entry.fmt]
-    if standin:
-        return "stand-in grid: levels differ on purpose"
-    return None
-
-
 def number_row(table: Table, row, col: str, names: Labels, standin: str) -> dict | None:
     """One number of ``table`` (None for an entry that is no number and no paper's)."""
     entry = row.entries.get(col)
@@ -87,7 +76,7 @@ def number_row(table: Table, row, col: str, names: Labels, standin: str) -> dict
     if paper is None:
         v = None
     else:
-        v = judge(paper, entry.published, values, mean, _comparable(entry, standin))
+        v = judge(paper, entry.published, values, mean, comparable(entry.fmt, standin))
     keys = runs_of(entry)
     return {"table": f"T{table.number}", "row": names.rows.get(row.id, row.id),
             "ran_as": ran_as(keys), "column": names.columns.get(col, col), "value": mean, "std": sd,
