@@ -9,8 +9,20 @@ import json
 import os
 import sys
 
+from dfil.errors import InputError
 from dfil.grid import grid_of
 from dfil.locks import lock_hint
+from dfil.preflight import preflight
+
+
+def one_line(make, *args):
+    """``make(*args)``; an input error (a bad grid or table file) is one line naming the
+    file and key, and the exit, instead of Snakemake's traceback."""
+    try:
+        return make(*args)
+    except InputError as err:
+        sys.exit(f"dfil: error: {' '.join(str(err).split())}")
+
 
 # After a hard kill, say how to unlock before Snakemake's LockException (which --quiet hides).
 if _hint := lock_hint(os.getcwd(), sys.argv):
@@ -24,7 +36,7 @@ if not workflow.configfiles:
 
 
 # Each config file read strictly (duplicate keys), then validated; errors name the files.
-GRID = grid_of(config, workflow.configfiles)
+GRID = one_line(grid_of, config, workflow.configfiles)
 RES = GRID.results
 
 
@@ -39,6 +51,25 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/render.smk"
 include: "workflow/rules/audit.smk"
+include: "workflow/rules/publish.smk"
+
+
+# Before the DAG is built (the main process only; cluster job steps skip it): targets the
+# grid does not make, budgets beyond their data, dfil jobs of a killed run still running,
+# damaged run files (moved aside, so the DAG re-creates them), incomplete files.
+if workflow.is_main_process:
+    for _note in one_line(
+        preflight, GRID, sys.argv, os.getcwd(), workflow.configfiles, PUBLISHED
+    ):
+        print(_note, file=sys.stderr)
+
+
+onsuccess:
+    mark_stale()
+
+
+onerror:
+    mark_stale(log)
 
 
 rule all_tables:

@@ -36,6 +36,11 @@ class MetricsError(InputError, ValueError):
     """A metrics.json breaks its contract; the message names the file and the key."""
 
 
+class RunFileError(InputError, ValueError):
+    """A run directory's file (a training summary, the attempts record) is damaged or
+    unreadable; the message names it and what re-creates it."""
+
+
 class CheckpointError(InputError, RuntimeError):
     """A checkpoint file is missing, truncated, corrupt or does not fit its model."""
 
@@ -53,6 +58,11 @@ class HubError(InputError, ValueError):
 
 class RefusedError(InputError):
     """A command refused to replace a result with less; the message says how to force it."""
+
+
+class RunBusyError(InputError):
+    """Another process writes the run directory (its writer lock is held); the message
+    names the holder (pid, host, command, SLURM job) and how to stop it."""
 
 
 class LatexError(InputError, RuntimeError):

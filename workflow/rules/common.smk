@@ -1,5 +1,16 @@
 # Helpers of the rules (input and resource functions), kept apart from the rules.
 
+# Tables, the report and the aggregate are written here first, and published (copied to
+# where they are read) only once made: Snakemake removes a job's outputs before the job
+# runs, so a rebuild that fails never deletes the last good ones (publish.smk).
+STAGE = f"{RES}/staging"
+
+
+def staged(path):
+    """Where a rule writes ``path`` (below results/<grid>/ or paper_tables/) before it is
+    published."""
+    return f"{STAGE}/{path.removeprefix(RES + '/')}"
+
 
 def cell_resource(name, default=0):
     """A resource of the cell's backbone size class (the grid config's ``resources:``)."""

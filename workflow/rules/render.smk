@@ -1,8 +1,9 @@
 # Rendering stage (CPU only): one rule per table of the paper (config/tables.yaml), each
-# waiting for exactly the cells it prints, then the report (paper diff, figures, PDF).
+# waiting for exactly the cells it prints, then the report (paper diff, figures, PDF);
+# all written to the staging area, then published (publish.smk).
 from dfil.render import file_stem, load_specs, table_keys, table_names
 
-TABLE_SPECS = load_specs("config/tables.yaml")
+TABLE_SPECS = one_line(load_specs, "config/tables.yaml")
 TABLES_OUT = f"paper_tables/{GRID.name}"
 TABLE_FILES = {
     name: f"{TABLES_OUT}/{file_stem(TABLE_SPECS, name)}.tex"
@@ -34,7 +35,7 @@ for _name, _tex in TABLE_FILES.items():
             tables="config/tables.yaml",
             grid=f"{RES}/grid.yaml",
         output:
-            _tex,
+            staged(_tex),
         log:
             f"{RES}/logs/render/{_name}.log",
         benchmark:
@@ -52,12 +53,12 @@ for _name, _tex in TABLE_FILES.items():
 
 rule render_report:
     input:
-        tex=list(TABLE_FILES.values()),
-        aggregate=f"{RES}/aggregate/metrics.parquet",
+        tex=[staged(tex) for tex in TABLE_FILES.values()],
+        aggregate=staged(AGGREGATE_FILES[0]),
         tables="config/tables.yaml",
         grid=f"{RES}/grid.yaml",
     output:
-        REPORT_FILES,
+        [staged(path) for path in REPORT_FILES],
     log:
         f"{RES}/logs/report.log",
     benchmark:
@@ -66,7 +67,7 @@ rule render_report:
     resources:
         **GRID.config["resources"]["cpu"],
     params:
-        tex_dir=lambda wildcards: TABLES_OUT,
+        tex_dir=lambda wildcards: staged(TABLES_OUT),
     shell:
         "dfil report --config {input.grid} --tables {input.tables} "
         "--aggregate {input.aggregate} --tex-dir {params.tex_dir} > {log} 2>&1"
