@@ -7,7 +7,10 @@
 # config/paper.yaml).
 import json
 import os
+import re
 import sys
+
+from snakemake.utils import min_version
 
 from dfil.errors import InputError
 from dfil.grid import grid_of
@@ -23,6 +26,8 @@ def one_line(make, *args):
     except InputError as err:
         sys.exit(f"dfil: error: {' '.join(str(err).split())}")
 
+
+min_version("8.20")  # pyproject's requirement
 
 # After a hard kill, say how to unlock before Snakemake's LockException (which --quiet hides).
 if _hint := lock_hint(os.getcwd(), sys.argv):
@@ -75,7 +80,7 @@ onerror:
 rule all_tables:
     default_target: True
     input:
-        TABLE_FILES.values(),
+        TABLE_FILES,
         REPORT_FILES,
         AUDIT_FILES,
 

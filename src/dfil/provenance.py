@@ -1,5 +1,5 @@
-"""What every metrics file records about how it was produced (DESIGN "Results and
-provenance"): package version, git commit, device, wall time, peak memory."""
+"""What every metrics file records about how it was produced: package version, git
+commit, device, wall time, peak memory."""
 
 from __future__ import annotations
 

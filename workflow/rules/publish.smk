@@ -10,7 +10,7 @@ from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import update_stale
 from dfil.render.stale import show_stale
 
-PUBLISHED = [*TABLE_FILES.values(), *REPORT_FILES, *AUDIT_FILES, *AGGREGATE_FILES]
+PUBLISHED = [*TABLE_FILES, *REPORT_FILES, *AUDIT_FILES, *AGGREGATE_FILES]
 
 
 rule publish:
@@ -24,7 +24,7 @@ rule publish:
         published="|".join(re.escape(path) for path in PUBLISHED),
     localrule: True  # a file copy
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     shell:
         "dfil publish {input} {output} > {log} 2>&1"
 
