@@ -103,6 +103,7 @@ def test_lock_hint_is_silent_for_runs_that_take_no_lock(tmp_path, flag):
     assert lock_hint(locked(tmp_path), ["snakemake", "all_tables", flag]) is None
 
 
+@pytest.mark.slow
 def test_lock_hint_names_a_snakemake_that_still_runs(tmp_path):
     fake = tmp_path / "bin" / "snakemake"  # argv[0] ends in "snakemake", like the real one
     fake.parent.mkdir()
@@ -125,6 +126,7 @@ def test_other_snakemakes_leaves_out_this_process_and_its_parents(tmp_path):
     assert other_snakemakes(tmp_path) == []
 
 
+@pytest.mark.slow
 def test_a_dfil_job_stops_when_the_snakemake_that_started_it_is_killed(tmp_path):
     """A fake ``snakemake`` (its argv[1] ends in /snakemake) starts a job the way a local
     Snakemake does (bash -c, then the job); killing it with SIGKILL makes the job get
@@ -132,7 +134,7 @@ def test_a_dfil_job_stops_when_the_snakemake_that_started_it_is_killed(tmp_path)
     import textwrap
 
     job = tmp_path / "job.py"
-    job.write_text(textwrap.dedent(f"""
+    job.write_text(textwrap.dedent("""
         import signal, sys, time
         from dfil.locks import snakemake_ancestor, stop_with_snakemake
         signal.signal(signal.SIGTERM, lambda *a: (print("stopped", flush=True), sys.exit(143)))

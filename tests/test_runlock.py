@@ -3,11 +3,9 @@ goes when its holder dies, however it dies."""
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +31,7 @@ def holding(run: Path, command: str = "dfil train") -> subprocess.Popen:
     return proc
 
 
+@pytest.mark.slow
 def test_run_lock_names_the_holder_to_a_second_writer(tmp_path):
     run = tmp_path / "run"
     proc = holding(run)
@@ -66,6 +65,7 @@ def test_the_holder_record_names_the_slurm_job(tmp_path, monkeypatch):
     assert is_alive({**record, "pid_start": -1}) is False  # the pid was reused
 
 
+@pytest.mark.slow
 def test_dfil_train_refuses_a_run_directory_another_process_writes(tmp_path, capsys):
     run = tmp_path / "run"
     proc = holding(run, "dfil train")
@@ -112,6 +112,6 @@ def test_a_writer_that_locked_a_removed_lock_file_tries_again(tmp_path, monkeypa
         return real(fd, op)
 
     monkeypatch.setattr(runlock.fcntl, "flock", flock)
-    with run_lock(run, "dfil train") as path:
+    with run_lock(run, "dfil train"):
         assert len(calls) == 2  # it tried again, on the file now at the path
         assert read_holder(run)["command"] == "dfil train"
