@@ -17,6 +17,7 @@ from dfil.locks import (
     other_snakemakes,
     rerun_incomplete_set,
     stop_with_snakemake,
+    takes_lock,
 )
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -64,7 +65,8 @@ def test_rerun_incomplete_is_read_from_the_flags_and_a_named_profile(tmp_path):
 
 def test_flags_split_clusters_of_short_options(tmp_path):
     assert flags(["snakemake", "-np", "--cores=2", "target"]) == {"-n", "-p", "--cores"}
-    assert lock_hint(locked(tmp_path), ["snakemake", "-np"]) is None  # a dry run
+    assert not takes_lock(["snakemake", "-np"])  # a dry run
+    assert lock_hint(locked(tmp_path), ["snakemake", "-lp"]) is None  # --list-rules
 
 
 def mark_incomplete(workdir: Path, path: str) -> None:
@@ -98,9 +100,17 @@ def test_incomplete_hint_names_the_files_and_the_command(tmp_path):
     assert incomplete_hint(tmp_path / "clean", argv) is None
 
 
-@pytest.mark.parametrize("flag", ["--unlock", "-n", "--dry-run", "--nolock"])
+@pytest.mark.parametrize("flag", ["--unlock", "--nolock", "--list-rules"])
 def test_lock_hint_is_silent_for_runs_that_take_no_lock(tmp_path, flag):
     assert lock_hint(locked(tmp_path), ["snakemake", "all_tables", flag]) is None
+
+
+@pytest.mark.parametrize("flag", ["-n", "--dry-run"])
+def test_a_dry_run_stops_at_the_lock_too_and_gets_the_hint(tmp_path, flag):
+    """Snakemake refuses a dry run while a killed run's lock is left."""
+    hint = lock_hint(locked(tmp_path), ["snakemake", "all_tables", flag])
+    assert "`snakemake all_tables --unlock`" in hint
+    assert f"run `snakemake all_tables {flag} --rerun-incomplete`" in hint
 
 
 @pytest.mark.slow

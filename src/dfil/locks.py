@@ -33,10 +33,12 @@ LOCKS = SNAKEMAKE_DIR / "locks"
 INCOMPLETE = SNAKEMAKE_DIR / "incomplete"
 # Invocations that take no lock (or remove it): they need no advice. Job steps on a
 # cluster run with --nolock while the main run holds the lock.
-NO_LOCK_FLAGS = frozenset({"--unlock", "-n", "--dry-run", "--dryrun", "--nolock",
-                           "--cleanup-metadata", "--cm", "--list-rules", "-l", "--summary",
-                           "-S", "--detailed-summary", "-D", "--lint", "--dag",
-                           "--rulegraph", "--filegraph", "--touch", "-t"})
+NO_LOCK_FLAGS = frozenset({"--unlock", "--nolock", "--cleanup-metadata", "--cm",
+                           "--list-rules", "-l", "--summary", "-S", "--detailed-summary",
+                           "-D", "--lint", "--dag", "--rulegraph", "--filegraph", "--touch",
+                           "-t"})
+# A dry run runs no job, but Snakemake still refuses it while a lock is left.
+DRY_RUN_FLAGS = frozenset({"-n", "--dry-run", "--dryrun"})
 RERUN_INCOMPLETE = ("--rerun-incomplete", "--ri")
 
 
@@ -53,6 +55,12 @@ def flags(argv: list[str]) -> set[str]:
 
 def takes_lock(argv: list[str]) -> bool:
     """Whether Snakemake started as ``argv`` locks the directory and runs jobs."""
+    return not (NO_LOCK_FLAGS | DRY_RUN_FLAGS).intersection(flags(argv))
+
+
+def checks_lock(argv: list[str]) -> bool:
+    """Whether Snakemake started as ``argv`` stops at a lock left by a killed run (a dry
+    run does, though it takes none)."""
     return not NO_LOCK_FLAGS.intersection(flags(argv))
 
 
@@ -88,19 +96,20 @@ def lock_hint(workdir: str | Path, argv: list[str]) -> str | None:
     workdir : the Snakemake working directory (where ``.snakemake/`` lives).
     argv : the command line of this Snakemake process (``sys.argv``).
     """
-    if not takes_lock(argv) or not _lock_files(Path(workdir)):
+    if not checks_lock(argv) or not _lock_files(Path(workdir)):
         return None
     others = other_snakemakes(Path(workdir))
     if others:
         return (f"dfil: another Snakemake (pid {', '.join(map(str, others))}) is running in "
                 f"{workdir} and holds its lock: wait for it, or stop it (Ctrl-C, or kill "
                 "<pid>) and start again.")
+    unlock = [arg for arg in argv if arg not in DRY_RUN_FLAGS]  # --unlock does it
     rerun = user_command(argv, *(() if rerun_incomplete_set(argv, workdir)
                                  else ("--rerun-incomplete",)))
     return ("dfil: .snakemake/locks/ holds the lock of an earlier Snakemake run in this "
             "directory, and no Snakemake is running here now: the last run was killed "
             "before it could unlock. Remove the lock with "
-            f"`{user_command(argv, '--unlock')}`, then run `{rerun}`: finished jobs are "
+            f"`{user_command(unlock, '--unlock')}`, then run `{rerun}`: finished jobs are "
             "kept, interrupted ones are rerun and interrupted training resumes from its "
             "checkpoint. If a Snakemake on another machine works in this directory, wait "
             "for it instead.")
