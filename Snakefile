@@ -12,20 +12,10 @@ import sys
 
 from snakemake.utils import min_version
 
-from dfil.errors import InputError
+from dfil.errors import or_exit
 from dfil.grid import grid_of
 from dfil.locks import lock_hint
 from dfil.preflight import preflight
-
-
-def one_line(make, *args):
-    """``make(*args)``; an input error (a bad grid or table file) is one line naming the
-    file and key, and the exit, instead of Snakemake's traceback."""
-    try:
-        return make(*args)
-    except InputError as err:
-        sys.exit(f"dfil: error: {' '.join(str(err).split())}")
-
 
 min_version("8.20")  # pyproject's requirement
 
@@ -41,7 +31,7 @@ if not workflow.configfiles:
 
 
 # Each config file read strictly (duplicate keys), then validated; errors name the files.
-GRID = one_line(grid_of, config, workflow.configfiles)
+GRID = or_exit(grid_of, config, workflow.configfiles)
 RES = GRID.results
 
 
@@ -63,7 +53,7 @@ include: "workflow/rules/publish.smk"
 # grid does not make, budgets beyond their data, dfil jobs of a killed run still running,
 # damaged run files (moved aside, so the DAG re-creates them), incomplete files.
 if workflow.is_main_process:
-    for _note in one_line(
+    for _note in or_exit(
         preflight, GRID, sys.argv, os.getcwd(), workflow.configfiles, PUBLISHED
     ):
         print(_note, file=sys.stderr)

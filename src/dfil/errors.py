@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import shutil
+import sys
 from pathlib import Path
 
 
@@ -91,3 +92,12 @@ class DiskFullError(InputError, OSError):
 class Preempted(RuntimeError):
     """Training stopped on SIGTERM/SIGUSR1 after saving its resume state (exit 143); not an
     input error: rerunning the same command resumes it."""
+
+
+def or_exit(make, *args):
+    """``make(*args)``; an input error (a bad grid or table file) ends the process with
+    one line naming the file and key instead of a traceback (the Snakefile's loads)."""
+    try:
+        return make(*args)
+    except InputError as err:
+        sys.exit(f"dfil: error: {' '.join(str(err).split())}")
