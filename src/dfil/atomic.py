@@ -47,11 +47,13 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, 0o666 & ~current_umask())
         os.close(fd)
         yield Path(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
+            # After the write: a library may have replaced the file with its own (safetensors
+            # 0.8 writes a private 0600 one).
+            os.fchmod(fh.fileno(), 0o666 & ~current_umask())
         os.replace(tmp, path)
     except Exception as err:
         if is_disk_full(err) and not isinstance(err, DiskFullError):
