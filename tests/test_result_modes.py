@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from cells import tiny_cell
 from dfil.cli import main
 from dfil.data.synthetic import write_frog_like
@@ -20,6 +22,7 @@ def modes(root: Path) -> dict[str, int]:
             for p in root.rglob("*") if p.is_file() and p.name != LOCK}
 
 
+@pytest.mark.slow  # trains a cell
 def test_run_files_honour_the_umask(tmp_path):
     old = os.umask(0o022)
     try:

@@ -15,6 +15,8 @@ from dfil.data.synthetic import write_frog_like
 from dfil.preflight.damage import file_problem, repair_runs
 from dfil.runlock import run_lock
 
+pytestmark = pytest.mark.slow  # trains a cell
+
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> Path:
