@@ -81,8 +81,6 @@ def test_aggregate_on_a_full_disk_keeps_the_last_good_table(tmp_path, disk, caps
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="evaluate's full disk is met outside dfil.atomic: its "
-                   "line says 'a file being written', not the path (open item of issue 27)")
 def test_evaluate_on_a_full_disk_names_the_path(tmp_path, disk, capsys):
     frog = tmp_path / "frog"
     write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
@@ -119,7 +117,7 @@ def test_training_and_evaluation_on_a_full_disk_resume_to_the_same_numbers(tmp_p
     filler = fill(disk, 2048)  # evaluation's predictions do not fit
     assert main(["evaluate", "--run", str(run)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "free space there" in err, err
+    assert err.count("\n") == 1 and f"{run}/" in err and "free space there" in err, err
     assert not (run / "metrics.json").exists() and leftovers(disk) == []
     filler.unlink()
     assert main(["evaluate", "--run", str(run)]) == 0

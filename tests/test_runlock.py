@@ -115,3 +115,18 @@ def test_a_writer_that_locked_a_removed_lock_file_tries_again(tmp_path, monkeypa
     with run_lock(run, "dfil train"):
         assert len(calls) == 2  # it tried again, on the file now at the path
         assert read_holder(run)["command"] == "dfil train"
+
+
+def test_a_full_disk_at_the_holder_record_names_the_lock_file(tmp_path, monkeypatch):
+    import errno
+
+    from dfil.errors import DiskFullError
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("dfil.runlock.os.write", full)
+    with pytest.raises(DiskFullError, match=f"^{tmp_path / 'run' / LOCK}: no space left"):
+        with run_lock(tmp_path / "run", "dfil evaluate"):
+            pass
+    assert not (tmp_path / "run" / LOCK).exists()

@@ -26,7 +26,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from dfil.errors import RunBusyError
+from dfil.errors import DiskFullError, RunBusyError
 from dfil.locks import process_start
 
 LOCK = ".writer.lock"
@@ -53,7 +53,13 @@ def run_lock(run_dir: str | Path, command: str) -> Iterator[Path]:
     try:
         if fd is not None:
             os.ftruncate(fd, 0)
-            os.write(fd, (json.dumps(holder_record(command), sort_keys=True) + "\n").encode())
+            try:
+                os.write(fd, (json.dumps(holder_record(command), sort_keys=True)
+                              + "\n").encode())
+            except OSError as err:  # a full disk: the first write of a job
+                if err.errno != errno.ENOSPC:
+                    raise
+                raise DiskFullError.from_oserror(err, path) from err
         yield path
     finally:
         if fd is not None:

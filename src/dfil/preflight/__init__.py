@@ -12,8 +12,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from dfil.errors import ConfigError
