@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -42,29 +41,10 @@ def preflight(grid: Grid, argv: list[str], workdir: str | Path, config_files: It
     notes += [running_note(run_dir.relative_to(runs).as_posix(), holder)
               for run_dir, holder in running_writers(d for d, _ in dirs)]
     if not other_snakemakes(workdir):  # else the lock hint has said who runs here
-        repaired = repair_runs(dirs, apply=takes_lock(argv))
-        notes += repaired
-        if repaired and takes_lock(argv):
-            notes += restage(workdir / grid.results / STAGING)
+        notes += repair_runs(dirs, apply=takes_lock(argv))
     if hint := incomplete_hint(workdir, argv):
         notes.append(hint)
     return notes
-
-
-#: Where the rules write tables, the report and the aggregate before publishing them
-#: (``workflow/rules/common.smk``).
-STAGING = "staging"
-
-
-def restage(stage: Path) -> list[str]:
-    """Remove the staged tables, report and aggregate, so that the DAG makes them again
-    from the repaired runs: Snakemake does not rerun a job whose outputs are up to date
-    for an input that has gone missing. The published copies stay until then."""
-    if not stage.is_dir():
-        return []
-    shutil.rmtree(stage)
-    return [f"dfil: {stage} removed: the tables, report and aggregate are made again from "
-            "the repaired runs (the published ones stay until they are)"]
 
 
 def running_note(key: str, holder: dict) -> str:
