@@ -71,6 +71,9 @@ rule all_tables:
     default_target: True
     input:
         TABLE_FILES,
+        # Every run's metrics.json as a direct input (the tables need them all anyway): a
+        # run file that preflight moved aside is then made again, and the tables follow.
+        expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
         REPORT_FILES,
         AUDIT_FILES,
 
