@@ -12,8 +12,10 @@ import sys
 
 from snakemake.utils import min_version
 
+from dfil.errors import or_exit
 from dfil.grid import grid_of
 from dfil.locks import lock_hint
+from dfil.preflight import preflight
 
 min_version("8.20")  # pyproject's requirement
 
@@ -29,7 +31,7 @@ if not workflow.configfiles:
 
 
 # Each config file read strictly (duplicate keys), then validated; errors name the files.
-GRID = grid_of(config, workflow.configfiles)
+GRID = or_exit(grid_of, config, workflow.configfiles)
 RES = GRID.results
 
 
@@ -44,12 +46,34 @@ include: "workflow/rules/evaluate.smk"
 include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/render.smk"
 include: "workflow/rules/audit.smk"
+include: "workflow/rules/publish.smk"
+
+
+# Before the DAG is built (the main process only; cluster job steps skip it): targets the
+# grid does not make, budgets beyond their data, dfil jobs of a killed run still running,
+# damaged run files (moved aside, so the DAG re-creates them), incomplete files.
+if workflow.is_main_process:
+    for _note in or_exit(
+        preflight, GRID, sys.argv, os.getcwd(), workflow.configfiles, PUBLISHED
+    ):
+        print(_note, file=sys.stderr)
+
+
+onsuccess:
+    mark_stale()
+
+
+onerror:
+    mark_stale(log)
 
 
 rule all_tables:
     default_target: True
     input:
         TABLE_FILES,
+        # Every run's metrics.json as a direct input (the tables need them all anyway): a
+        # run file that preflight moved aside is then made again, and the tables follow.
+        expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
         REPORT_FILES,
         AUDIT_FILES,
 

@@ -66,3 +66,15 @@ def test_a_full_disk_names_the_path_and_removes_the_partial_file(tmp_path):
     with pytest.raises(PermissionError):  # any other OSError passes through as it was
         with atomic_path(target):
             raise PermissionError(errno.EACCES, "denied")
+
+
+def test_a_file_a_library_replaced_while_writing_still_gets_the_umask(tmp_path, umask):
+    """safetensors 0.8 writes its file anew with mode 0600."""
+    umask(0o022)
+    out = tmp_path / "model.safetensors"
+    with atomic_path(out) as tmp:
+        tmp.unlink()
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT, 0o600)
+        os.write(fd, b"x")
+        os.close(fd)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o644

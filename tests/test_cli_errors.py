@@ -90,3 +90,17 @@ def test_a_full_disk_outside_the_atomic_writers_is_an_input_error_too(capsys, mo
     assert main(["grid", "list", "--config", str(SMOKE)]) == 2
     assert capsys.readouterr().err.startswith(
         "dfil grid: error: /scratch/x.parquet: no space left on its filesystem")
+
+
+def test_or_exit_turns_an_input_error_into_one_line():
+    from dfil.errors import ConfigError, or_exit
+
+    def bad(path):
+        raise ConfigError(f"{path}: config seeds[0]:\n  must be >= 0")
+
+    assert or_exit(len, "abc") == 3
+    with pytest.raises(SystemExit) as stop:
+        or_exit(bad, "grid.yaml")
+    assert stop.value.code == "dfil: error: grid.yaml: config seeds[0]: must be >= 0"
+    with pytest.raises(KeyError):  # a bug keeps its traceback
+        or_exit({}.__getitem__, "x")

@@ -16,12 +16,12 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dfil"
 #: component and components of lower layers only.
 LAYERS = {
     "dfil": -1, "errors": -0.5, "atomic": 0, "provenance": 0, "quantifiers": 0,
-    "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0,
+    "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0, "runlock": 0.2,
     "validation": 0.5, "yamlfile": 0.6,
     "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1,
     "gridfile": 2, "data": 2, "model": 2,
     "grid": 3,
-    "engine": 4,
+    "engine": 4, "preflight": 4.5,
     "train": 5, "evaluate": 5,
     "results": 6,
     "render": 7, "audit": 7,
@@ -30,8 +30,9 @@ LAYERS = {
 }
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
 PURE = {"dfil", "errors", "atomic", "validation", "yamlfile", "locks", "quantifiers",
-        "inference", "metrics", "stats", "methods", "runkey", "contracts", "cellconfig",
-        "gridfile", "grid", "results", "render", "audit", "report", "hub", "cost"}
+        "inference", "metrics", "stats", "methods", "runlock", "runkey", "contracts",
+        "cellconfig", "gridfile", "grid", "results", "render", "audit", "report", "hub",
+        "cost", "preflight"}
 
 
 def component(module: str) -> str:

@@ -38,27 +38,46 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     umask: group-readable by default), not mkstemp's private 0600, so results on a shared
     cluster filesystem are readable by whoever the user's umask lets read them.
 
-    A write that runs out of space (ENOSPC, in the caller's writes or here) raises
-    :class:`dfil.errors.DiskFullError` naming ``path``; the temporary file is removed.
+    A write that runs out of space (ENOSPC, in the caller's writes or here, also where a
+    library wrapped it: :func:`is_disk_full`) raises :class:`dfil.errors.DiskFullError`
+    naming ``path``; the temporary file is removed.
     """
     path = Path(path)
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.fchmod(fd, 0o666 & ~current_umask())
         os.close(fd)
         yield Path(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
+            # After the write: a library may have replaced the file with its own (safetensors
+            # 0.8 writes a private 0600 one).
+            os.fchmod(fh.fileno(), 0o666 & ~current_umask())
         os.replace(tmp, path)
-    except OSError as err:
-        if err.errno == errno.ENOSPC and not isinstance(err, DiskFullError):
+    except Exception as err:
+        if is_disk_full(err) and not isinstance(err, DiskFullError):
             raise DiskFullError.from_oserror(err, path) from err
         raise
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def is_disk_full(err: BaseException) -> bool:
+    """Whether ``err`` is a write that ran out of space: an ``OSError`` with ENOSPC, or an
+    error a library raised for one (torch's writer raises ``RuntimeError`` with the
+    ``OSError`` as its context; safetensors words it in its message)."""
+    seen: set[int] = set()
+    node: BaseException | None = err
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        if isinstance(node, OSError) and node.errno == errno.ENOSPC:
+            return True
+        if "No space left on device" in str(node):
+            return True
+        node = node.__cause__ or node.__context__
+    return False
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

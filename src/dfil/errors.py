@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import shutil
+import sys
 from pathlib import Path
 
 
@@ -36,6 +37,11 @@ class MetricsError(InputError, ValueError):
     """A metrics.json breaks its contract; the message names the file and the key."""
 
 
+class RunFileError(InputError, ValueError):
+    """A run directory's file (a training summary, the attempts record) is damaged or
+    unreadable; the message names it and what re-creates it."""
+
+
 class CheckpointError(InputError, RuntimeError):
     """A checkpoint file is missing, truncated, corrupt or does not fit its model."""
 
@@ -53,6 +59,11 @@ class HubError(InputError, ValueError):
 
 class RefusedError(InputError):
     """A command refused to replace a result with less; the message says how to force it."""
+
+
+class RunBusyError(InputError):
+    """Another process writes the run directory (its writer lock is held); the message
+    names the holder (pid, host, command, SLURM job) and how to stop it."""
 
 
 class LatexError(InputError, RuntimeError):
@@ -81,3 +92,12 @@ class DiskFullError(InputError, OSError):
 class Preempted(RuntimeError):
     """Training stopped on SIGTERM/SIGUSR1 after saving its resume state (exit 143); not an
     input error: rerunning the same command resumes it."""
+
+
+def or_exit(make, *args):
+    """``make(*args)``; an input error (a bad grid or table file) ends the process with
+    one line naming the file and key instead of a traceback (the Snakefile's loads)."""
+    try:
+        return make(*args)
+    except InputError as err:
+        sys.exit(f"dfil: error: {' '.join(str(err).split())}")

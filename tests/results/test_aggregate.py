@@ -78,14 +78,75 @@ def test_metrics_files_refuses_runs_that_match_nothing(tmp_path):
 def test_check_replaceable_keeps_a_full_table(tmp_path):
     out = tmp_path / "metrics.parquet"
     empty = pd.DataFrame(columns=COLUMNS)
-    check_replaceable(empty, out)  # nothing to lose
+    assert check_replaceable(empty, out) == []  # nothing to lose
     full = aggregate([write_run(tmp_path / "runs", 42, 0.5) / "metrics.json"],
                      tmp_path / "runs")
     full.to_parquet(out)
-    with pytest.raises(RefusedError, match=rf"metrics\.parquet: refusing to replace its "
-                                           rf"{len(full)} rows with an empty table"):
+    with pytest.raises(RefusedError, match=r"metrics\.parquet: refusing to replace it: it "
+                                           r"holds 1 runs and the new table lacks 1 of them "
+                                           r"\(frog/tiny/dfil/lam0.5/nfull/qure/seed42\)"):
         check_replaceable(empty, out)
-    check_replaceable(full, out)  # a table with rows may replace it
+    assert check_replaceable(full, out) == []  # the same runs may replace it
+
+
+def test_check_replaceable_drops_runs_only_when_told_or_outside_the_grid(tmp_path):
+    runs, out = tmp_path / "runs", tmp_path / "metrics.parquet"
+    files = [write_run(runs, seed, 0.5) / "metrics.json" for seed in (1, 2, 3)]
+    aggregate(files, runs).to_parquet(out)
+    one = aggregate(files[:1], runs)
+    gone = ["frog/tiny/dfil/lam0.5/nfull/qure/seed2", "frog/tiny/dfil/lam0.5/nfull/qure/seed3"]
+    with pytest.raises(RefusedError, match="holds 3 runs and the new table lacks 2 of them"):
+        check_replaceable(one, out)
+    assert check_replaceable(one, out, drop=True) == gone
+    # The grid's own run list: runs it no longer has go without the flag, others do not.
+    assert check_replaceable(one, out, grid_keys=["frog/tiny/dfil/lam0.5/nfull/qure/seed1"]) \
+        == gone
+    with pytest.raises(RefusedError, match=r"lacks 1 of them \(.*seed3\)"):
+        check_replaceable(one, out, grid_keys=[f"frog/tiny/dfil/lam0.5/nfull/qure/seed{s}"
+                                               for s in (1, 3)])
+
+
+def test_aggregate_cli_by_hand_never_replaces_a_table_with_fewer_runs(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    dirs = [write_run(runs, seed, 0.5) for seed in (1, 2, 3)]
+    out = tmp_path / "agg" / "metrics.parquet"
+    assert main(["aggregate", "--runs", str(runs), "--out", str(out)]) == 0
+    before = out.read_bytes(), out.with_suffix(".csv").read_bytes()
+    one = ["aggregate", "--runs", str(runs), "--metrics", str(dirs[0] / "metrics.json"),
+           "--out", str(out)]
+    assert main(one) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--drop-unlisted-runs" in err and "lacks 2 of them" in err
+    assert (out.read_bytes(), out.with_suffix(".csv").read_bytes()) == before
+    assert main([*one, "--drop-unlisted-runs"]) == 0
+    said = capsys.readouterr().out
+    assert "dropped 2 runs the old table held: frog/tiny/dfil/lam0.5/nfull/qure/seed2, " in said
+    assert pd.read_parquet(out)["seed"].unique().tolist() == ["1"]
+
+
+def test_aggregate_cli_with_the_grid_rebuilds_a_grid_shrunk_on_purpose(tmp_path, capsys):
+    """What the aggregate rule does: it passes the grid (its resolved grid.yaml), so runs
+    of cells the grid no longer has leave the table without a flag."""
+    import yaml
+
+    from dfil.grid import Grid
+
+    grid_file = tmp_path / "grid.yaml"
+    smoke = yaml.safe_load(open("config/smoke.yaml"))
+    smoke["groups"] = {"g": {**smoke["groups"]["all_methods"], "methods": ["dfil"]}}
+    grid_file.write_text(yaml.safe_dump(smoke))
+    (key,) = Grid(smoke).cells
+    runs = tmp_path / "results" / "smoke" / "runs"
+    keep = runs / key
+    keep.mkdir(parents=True)
+    (keep / "metrics.json").write_text((write_run(runs, 7, 0.5) / "metrics.json").read_text())
+    out = tmp_path / "metrics.parquet"
+    assert main(["aggregate", "--runs", str(runs), "--out", str(out)]) == 0  # both runs
+    assert main(["aggregate", "--runs", str(runs), "--metrics", str(keep / "metrics.json"),
+                 "--config", str(grid_file), "--out", str(out)]) == 0
+    assert "dropped 1 runs the old table held: frog/tiny/dfil/lam0.5/nfull/qure/seed7" in \
+        capsys.readouterr().out
+    assert len(pd.read_parquet(out)["seed"].unique()) == 1
 
 
 def test_aggregate_cli_with_a_mistyped_runs_keeps_the_table(tmp_path, capsys):

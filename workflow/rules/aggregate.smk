@@ -1,12 +1,16 @@
 # Aggregation stage: every evaluated cell -> one tidy table of numbers (CPU only).
 
 
+AGGREGATE_FILES = [f"{RES}/aggregate/metrics.parquet", f"{RES}/aggregate/metrics.csv"]
+
+
 rule aggregate:
     input:
         metrics=expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
+        grid=f"{RES}/grid.yaml",
     output:
-        table=f"{RES}/aggregate/metrics.parquet",
-        csv=f"{RES}/aggregate/metrics.csv",
+        table=staged(AGGREGATE_FILES[0]),
+        csv=staged(AGGREGATE_FILES[1]),
     log:
         f"{RES}/logs/aggregate.log",
     benchmark:
@@ -17,5 +21,5 @@ rule aggregate:
     params:
         runs=lambda wildcards: f"{RES}/runs",
     shell:
-        "dfil aggregate --runs {params.runs} --metrics {input.metrics} --out {output.table} "
-        "> {log} 2>&1"
+        "dfil aggregate --runs {params.runs} --metrics {input.metrics} --config {input.grid} "
+        "--out {output.table} > {log} 2>&1"

@@ -13,8 +13,8 @@ rule paper_audit:
     input:
         checks=AUDIT_CHECKS,
     output:
-        md=AUDIT_FILES[0],
-        html=AUDIT_FILES[1],
+        md=staged(AUDIT_FILES[0]),
+        html=staged(AUDIT_FILES[1]),
     log:
         f"{RES}/logs/paper_audit.log",
     benchmark:

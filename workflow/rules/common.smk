@@ -1,8 +1,22 @@
 # Helpers of the rules (input and resource functions), kept apart from the rules.
+from dfil.contracts.stale import NAME as STALE_NAME
+from dfil.contracts.stale import update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
+from dfil.render.stale import show_stale
 
 #: The light jobs' resources: the grid's `cpu` class (validation requires it).
 CPU_RESOURCES = GRID.config["resources"]["cpu"]
+
+# Tables, the report and the aggregate are written here first, and published (copied to
+# where they are read) only once made: Snakemake removes a job's outputs before the job
+# runs, so a rebuild that fails never deletes the last good ones (publish.smk).
+STAGE = f"{RES}/staging"
+
+
+def staged(path):
+    """Where a rule writes ``path`` (below results/<grid>/ or paper_tables/) before it is
+    published."""
+    return f"{STAGE}/{path.removeprefix(f'{RES}/')}"
 
 
 def cell_resource(name, default=0):
@@ -38,7 +52,7 @@ def data_inputs(wildcards):
 
 
 #: The declared tables; a table's file stem (T05-scaling) -> its name there (scaling).
-TABLE_SPECS = load_specs("config/tables.yaml")
+TABLE_SPECS = or_exit(load_specs, "config/tables.yaml")
 TABLES = {file_stem(TABLE_SPECS, name): name for name in table_names(TABLE_SPECS)}
 
 
@@ -46,3 +60,23 @@ def table_metrics(wildcards):
     """The metrics.json of every cell the table prints (tables it refers to included)."""
     keys = table_keys(TABLE_SPECS, GRID, TABLES[wildcards.table])
     return expand(f"{RES}/runs/{{key}}/metrics.json", key=keys)
+
+
+def mark_stale(log=None):
+    """After a run: files it was to publish and did not are stale, those it published are
+    not; the marker and the published report's banner say so."""
+    dag = workflow.dag
+    failed, published = set(), set()
+    for job in dag.needrun_jobs(exclude_finished=False):
+        if job.rule.name == "publish":
+            (published if dag.finished(job) else failed).update(map(str, job.output))
+    marker = update_stale(f"{TABLES_OUT}/{STALE_NAME}", failed, published, log)
+    show_stale(TABLES_OUT)
+    if marker and failed:
+        print(
+            f"dfil: the rebuild failed before publishing {len(failed)} file(s); "
+            f"{len(marker['stale'])} published file(s) are from the last good build and "
+            f"marked stale ({TABLES_OUT}/{STALE_NAME}, and a banner in "
+            f"{TABLES_OUT}/diff.md and diff.html)",
+            file=sys.stderr,
+        )

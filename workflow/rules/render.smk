@@ -28,7 +28,7 @@ rule render_table:
         tables="config/tables.yaml",
         grid=f"{RES}/grid.yaml",
     output:
-        f"{TABLES_OUT}/{{table}}.tex",
+        staged(f"{TABLES_OUT}/{{table}}.tex"),
     log:
         f"{RES}/logs/render/{{table}}.log",
     benchmark:
@@ -48,12 +48,12 @@ rule render_table:
 
 rule render_report:
     input:
-        tex=TABLE_FILES,
-        aggregate=f"{RES}/aggregate/metrics.parquet",
+        tex=[staged(tex) for tex in TABLE_FILES],
+        aggregate=staged(AGGREGATE_FILES[0]),
         tables="config/tables.yaml",
         grid=f"{RES}/grid.yaml",
     output:
-        REPORT_FILES,
+        [staged(path) for path in REPORT_FILES],
     log:
         f"{RES}/logs/report.log",
     benchmark:
@@ -62,7 +62,7 @@ rule render_report:
     resources:
         **CPU_RESOURCES,
     params:
-        tex_dir=lambda wildcards: TABLES_OUT,
+        tex_dir=lambda wildcards: staged(TABLES_OUT),
     shell:
         "dfil report --config {input.grid} --tables {input.tables} "
         "--aggregate {input.aggregate} --tex-dir {params.tex_dir} > {log} 2>&1"

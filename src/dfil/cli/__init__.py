@@ -8,11 +8,11 @@ the subcommands, thin calls into the library that Snakemake rules make, are in
 from __future__ import annotations
 
 import argparse
-import errno
 import sys
 from pathlib import Path
 
 from dfil import __version__
+from dfil.atomic import is_disk_full
 from dfil.cli.commands import (
     cmd_aggregate,
     cmd_audit,
@@ -20,6 +20,7 @@ from dfil.cli.commands import (
     cmd_fetch_backbone,
     cmd_grid,
     cmd_probes,
+    cmd_publish,
     cmd_render,
     cmd_report,
     cmd_synth_frog,
@@ -49,6 +50,13 @@ class _Help(argparse.HelpFormatter):
         return text
 
 
+class _Parser(argparse.ArgumentParser):
+    """A parser whose errors are one line naming the flag (its usage is in ``--help``)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def _count(text: str) -> int:
     """An argument that counts items: an integer >= 1."""
     try:
@@ -69,7 +77,7 @@ def _command(sub, name: str, summary: str, func, epilog: str = EXIT_CODES):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="dfil", description=__doc__.splitlines()[0],
         epilog=EXIT_CODES + PREEMPTED.replace("; 143", "; train: 143"))
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
@@ -151,12 +159,19 @@ def _table_commands(sub) -> None:
     """From run directories to tables and reports; the paper's own audit."""
     p = _command(sub, "aggregate",
                  "run directories -> one tidy table (parquet + CSV); refuses a --runs that "
-                 "matches nothing and never replaces a table with an empty one",
+                 "matches nothing and never replaces a table with one that lacks runs it "
+                 "holds (unless --drop-unlisted-runs, or they are outside the --config grid)",
                  cmd_aggregate)
     p.add_argument("--runs", type=Path, required=True, help="the runs/ root of a grid")
     p.add_argument("--metrics", type=Path, nargs="*", help="metrics.json files (default: all "
                    "below --runs)")
     p.add_argument("--out", type=Path, required=True, help="output .parquet (CSV beside it)")
+    p.add_argument("--config", type=Path, nargs="+", help="the grid's config files (the DAG "
+                   "passes its resolved grid.yaml): runs the old table holds that this grid "
+                   "no longer has are dropped (a grid shrunk on purpose)")
+    p.add_argument("--drop-unlisted-runs", action="store_true", help="replace the table even "
+                   "though it holds runs that --metrics does not list: they are dropped, and "
+                   "named")
 
     p = _command(sub, "render",
                  "render the paper's tables (LaTeX) from run directories",
@@ -169,6 +184,14 @@ def _table_commands(sub) -> None:
     p.add_argument("--out", type=Path, help="the .tex to write (with --table)")
     p.add_argument("--out-dir", type=Path, help="directory for all tables (default: "
                    "paper_tables/<config name>)")
+
+    p = _command(sub, "publish",
+                 "copy a staged table, report file or aggregate to where it is read, "
+                 "atomically (the DAG publishes a file only once it is made, so a failed "
+                 "rebuild keeps the last good one)",
+                 cmd_publish)
+    p.add_argument("staged", type=Path, help="the file a rule wrote")
+    p.add_argument("out", type=Path, help="where it is published")
 
     p = _command(sub, "report",
                  "the paper-diff report (diff.md, diff.html), figures and tables.pdf beside the "
@@ -200,11 +223,11 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except InputError as err:
         return _input_error(args.command, err)
-    except OSError as err:  # a full disk met outside dfil.atomic's writers
-        if err.errno != errno.ENOSPC:
+    except Exception as err:  # a full disk met outside dfil.atomic's writers
+        if not is_disk_full(err):
             raise
         return _input_error(args.command, DiskFullError.from_oserror(
-            err, err.filename or "a file being written"))
+            err, getattr(err, "filename", None) or "a file being written"))
 
 
 def _input_error(command: str, err: InputError) -> int:

@@ -4,6 +4,7 @@ command loads only what it needs). Paths come from the parsed arguments."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import sys
@@ -29,23 +30,41 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _sole_writer(run_dir: Path, command: str):
+    """Hold ``run_dir``'s writer lock (a second writer fails at once, naming this one) and
+    stop when the local Snakemake that started this job is killed."""
+    from dfil.locks import stop_with_snakemake
+    from dfil.runlock import run_lock
+
+    with run_lock(run_dir, f"dfil {command}"):
+        stop_with_snakemake(lambda text: print(f"dfil {command}: {text}", file=sys.stderr,
+                                               flush=True))
+        yield
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     from dfil.train.driver import train_cell
 
-    try:
-        # Flushed per line: a job killed before it exits keeps what it logged.
-        train_cell(args.cell, args.out, log=functools.partial(print, flush=True))
-    except Preempted as stop:
-        print(f"dfil train: preempted: {stop}; rerun the same command to resume",
-              file=sys.stderr)
-        return 143
+    with _sole_writer(args.out, "train"):
+        try:
+            # Flushed per line: a job killed before it exits keeps what it logged.
+            train_cell(args.cell, args.out, log=functools.partial(print, flush=True))
+        except Preempted as stop:
+            print(f"dfil train: preempted: {stop}; rerun the same command to resume",
+                  file=sys.stderr)
+            return 143
     return 0
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from dfil.evaluate.run import evaluate_run
 
-    metrics = evaluate_run(args.run)
+    if not args.run.is_dir():
+        raise MissingInputError(f"{args.run}: no such run directory; train it first "
+                                "(`dfil train --cell <cell.yaml> --out <run>`)")
+    with _sole_writer(args.run, "evaluate"):
+        metrics = evaluate_run(args.run)
     test = metrics["test"]
     print(" ".join(f"{path}_acc={block['acc']:.4f}" for path, block in test.items()))
     return 0
@@ -115,15 +134,32 @@ def _require(ok, message: str) -> None:
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
     from dfil.atomic import atomic_path
+    from dfil.grid import load_grid_files
     from dfil.results.aggregate import aggregate, check_replaceable, metrics_files
 
+    grid_keys = load_grid_files(args.config).cells if args.config else None
     table = aggregate(metrics_files(args.runs, args.metrics), args.runs)
-    check_replaceable(table, args.out)
+    dropped = check_replaceable(table, args.out, grid_keys, args.drop_unlisted_runs)
     with atomic_path(args.out) as tmp:
         table.to_parquet(tmp, index=False)
     with atomic_path(args.out.with_suffix(".csv")) as tmp:
         table.to_csv(tmp, index=False)
     print(f"{len(table)} rows from {table['run_dir'].nunique()} runs -> {args.out}")
+    if dropped:
+        print(f"dropped {len(dropped)} runs the old table held: {', '.join(dropped)}")
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    import shutil
+
+    from dfil.atomic import atomic_path
+
+    if not args.staged.is_file():
+        raise MissingInputError(f"{args.staged}: nothing staged to publish")
+    with atomic_path(args.out) as tmp:
+        shutil.copyfile(args.staged, tmp)
+    print(f"{args.staged} -> {args.out}")
     return 0
 
 
@@ -164,6 +200,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     out.update(write_site(resolve_tables(specs, grid, frame), grid, Path(args.tex_dir)))
     for path in out.values():
         print(path)
+    from dfil.render.stale import show_stale
+
+    show_stale(args.tex_dir)  # a stale.json beside the tables: the report says so
     return 0
 
 

@@ -6,6 +6,14 @@ training outputs, and after evaluation the metrics (schema: :mod:`dfil.contracts
 the per-example predictions and the learned membership functions.
 """
 
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from dfil.errors import RunFileError
+
 CELL = "cell.yaml"
 #: Best checkpoint by validation loss: LoRA adapter, heads and MF (safetensors).
 BEST = "model.safetensors"
@@ -19,3 +27,12 @@ SUMMARY = "train_summary.json"
 METRICS = "metrics.json"
 PREDICTIONS = "predictions.parquet"
 MF = "mf.json"
+
+
+def read_run_json(path: Path, remedy: str) -> Any:
+    """The JSON run file at ``path``; :class:`RunFileError` naming it and ``remedy`` (what
+    makes it again) when it does not parse (a damaged or truncated file)."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunFileError(f"{path}: unreadable run file ({err}); {remedy}") from None

@@ -7,7 +7,6 @@ set) and ``mf.json`` (learned centers and widths).
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pandas as pd
 from dfil.atomic import atomic_path, atomic_write_json
 from dfil.cellconfig import config_hash, load_cell
 from dfil.contracts.metrics import write_metrics
-from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY
+from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY, read_run_json
 from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
 from dfil.engine.device import deterministic, pick_device
@@ -56,7 +55,8 @@ def _train_summary(run_dir: Path, expected_hash: str) -> dict:
     if not path.is_file():
         raise MissingInputError(f"{run_dir}: not trained yet (no {SUMMARY}); run `dfil train` on "
                          "it first, or wait for the training job to finish")
-    summary = json.loads(path.read_text())
+    summary = read_run_json(path, "move it aside and run `dfil train` on the run again "
+                            "(it rewrites the summary from the recorded attempts)")
     if summary.get("config_hash") != expected_hash:
         raise RefusedError(f"{path}: trained for config {summary.get('config_hash')}, but "
                          f"{CELL} is config {expected_hash}; retrain the run")

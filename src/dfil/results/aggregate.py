@@ -10,15 +10,14 @@ validated against it on the way in. Every number a table prints is one of these 
 
 from __future__ import annotations
 
-from dfil.errors import MissingInputError, RefusedError
-
 from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
 
 from dfil.contracts.metrics import measures, read_metrics
-from dfil.runkey import FIELDS, parse_key
+from dfil.errors import MissingInputError, RefusedError
+from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
 
 COLUMNS = [*FIELDS, "metric", "value", "run_dir", "config_hash", "package_version",
            "git_commit"]
@@ -45,6 +44,7 @@ def aggregate(metrics_files: Iterable[Path], runs_root: Path) -> pd.DataFrame:
             for row in run_rows(path, Path(runs_root))]
     return pd.DataFrame(rows, columns=COLUMNS)
 
+
 def metrics_files(runs_root: Path, given: Iterable[Path] | None = None) -> list[Path]:
     """``given`` if any, else every ``metrics.json`` below ``runs_root``.
 
@@ -63,15 +63,33 @@ def metrics_files(runs_root: Path, given: Iterable[Path] | None = None) -> list[
     return files
 
 
-def check_replaceable(table: pd.DataFrame, out: Path) -> None:
-    """``ValueError`` when ``table`` is empty and the aggregate at ``out`` has rows: an
-    empty table never silently replaces a full one."""
-    out = Path(out)
-    if len(table) or not out.is_file():
-        return
-    import pyarrow.parquet as pq
+def run_keys(table: pd.DataFrame) -> set[str]:
+    """The run keys of an aggregate table's rows."""
+    points = table[list(FIELDS)].drop_duplicates().itertuples(index=False)
+    return {format_key(RunPoint(*point)) for point in points}
 
-    rows = pq.read_metadata(out).num_rows
-    if rows:
-        raise RefusedError(f"{out}: refusing to replace its {rows} rows with an empty table; "
-                         "remove the file first if that is what you want")
+
+def check_replaceable(table: pd.DataFrame, out: Path, grid_keys: Iterable[str] | None = None,
+                      drop: bool = False) -> list[str]:
+    """The runs the aggregate at ``out`` holds that ``table`` lacks, sorted; a
+    :class:`RefusedError` naming them if that is not allowed: a table never replaces one
+    built from more runs unless ``drop`` says so, or each run it drops is outside
+    ``grid_keys`` (the grid's own run list: a grid shrunk on purpose). An unreadable old
+    table has nothing to lose."""
+    out = Path(out)
+    if not out.is_file():
+        return []
+    try:
+        old = pd.read_parquet(out, columns=list(FIELDS))
+    except Exception:  # pyarrow's errors for a damaged file: nothing readable to keep
+        return []
+    dropped = sorted(run_keys(old) - (run_keys(table) if len(table) else set()))
+    kept_by_grid = [k for k in dropped if grid_keys is None or k in set(grid_keys)]
+    if kept_by_grid and not drop:
+        held = len(run_keys(old))
+        raise RefusedError(
+            f"{out}: refusing to replace it: it holds {held} runs and the new table lacks "
+            f"{len(kept_by_grid)} of them ({', '.join(kept_by_grid[:3])}"
+            + (", ..." if len(kept_by_grid) > 3 else "") + "); aggregate every run (no "
+            "--metrics), or pass --drop-unlisted-runs to drop them")
+    return dropped

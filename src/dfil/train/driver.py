@@ -8,8 +8,6 @@ stop-gradient on p. File names: :mod:`dfil.contracts.rundir`.
 
 from __future__ import annotations
 
-import json
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,7 +18,15 @@ import torch
 
 from dfil.atomic import atomic_write_bytes, atomic_write_json
 from dfil.cellconfig import CellConfig, config_hash, dump_cell, load_cell, with_stop_grad_p
-from dfil.contracts.rundir import ATTEMPT1_BEST, ATTEMPTS, BEST, CELL, RESUME, SUMMARY
+from dfil.contracts.rundir import (
+    ATTEMPT1_BEST,
+    ATTEMPTS,
+    BEST,
+    CELL,
+    RESUME,
+    SUMMARY,
+    read_run_json,
+)
 from dfil.engine.checkpoint import read_checkpoint
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
@@ -103,7 +109,7 @@ def _attempts(cell: CellConfig, job: Job) -> list[dict]:
     if not done:
         result = _attempt(1, cell, job)
         if needs_remediation(result, cell):  # attempt 2 will write its own best checkpoint
-            shutil.copyfile(job.run_dir / BEST, job.run_dir / ATTEMPT1_BEST)
+            atomic_write_bytes(job.run_dir / ATTEMPT1_BEST, (job.run_dir / BEST).read_bytes())
         _record(done, result, job)
     if needs_remediation(done[0], cell):
         job.log(f"MF accuracy {done[0]['final'].get('val_acc_mf'):.3f} is below "
@@ -162,7 +168,7 @@ def _attempts_so_far(run_dir: Path) -> list[dict]:
     except CheckpointError as err:
         raise CheckpointError(f"{err}; the run is not trained after all: delete "
                               f"{run_dir} and run dfil train again") from None
-    return json.loads(path.read_text())
+    return read_run_json(path, f"delete {run_dir} and run dfil train again")
 
 
 def needs_remediation(summary: dict, cell: CellConfig) -> bool:

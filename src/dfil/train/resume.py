@@ -87,8 +87,10 @@ class AttemptState:
                  "best": {"val_loss": self.best_val_loss, "epoch": self.best_epoch},
                  "sums": {k: v.detach().cpu() for k, v in self.sums.items()},
                  "resumes": self.resumes}
-        with atomic_path(path) as tmp:
-            torch.save(state, tmp)
+        # Through a Python file object: a full disk then surfaces as the OSError behind
+        # torch's RuntimeError (its own path writer reports only "unexpected pos").
+        with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+            torch.save(state, fh)
 
     def resume(self, path: Path) -> bool:
         """Continue from the state saved at ``path``; False, changing nothing, when there

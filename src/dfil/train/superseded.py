@@ -9,7 +9,6 @@ cell trains afresh from a clean state.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from dfil.contracts.rundir import (
@@ -22,9 +21,12 @@ from dfil.contracts.rundir import (
     PREDICTIONS,
     RESUME,
     SUMMARY,
+    read_run_json,
 )
 from dfil.train.resume import written_for
 
+_REMEDY = ("it says which config the directory's outputs were made for: move the damaged "
+           "file aside (the Snakemake target does, naming it) and rerun")
 #: Everything training and evaluation write besides cell.yaml.
 OUTPUTS = (BEST, RESUME, LOG, ATTEMPTS, SUMMARY, METRICS, PREDICTIONS, MF, ATTEMPT1_BEST)
 
@@ -34,10 +36,10 @@ def trained_for(run_dir: Path) -> str | None:
     none. Read from the summary, else the attempts, else the resume state."""
     summary = run_dir / SUMMARY
     if summary.is_file():
-        return json.loads(summary.read_text()).get("config_hash")
+        return read_run_json(summary, _REMEDY).get("config_hash")
     attempts = run_dir / ATTEMPTS
     if attempts.is_file():
-        hashes = {a.get("config_hash") for a in json.loads(attempts.read_text())}
+        hashes = {a.get("config_hash") for a in read_run_json(attempts, _REMEDY)}
         # attempts written before hashes were recorded belong to an unknown config
         return hashes.pop() if len(hashes) == 1 and None not in hashes else "unknown"
     return written_for(run_dir / RESUME)

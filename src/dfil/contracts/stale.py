@@ -1,0 +1,71 @@
+"""The stale marker, ``paper_tables/<grid>/stale.json``: which published files (tables,
+the aggregate, the report) are from the last good build because a rebuild failed (pure).
+
+The DAG writes every table and the aggregate to a staging area and publishes it only when
+it was made (``workflow/rules/publish.smk``), so a failed rebuild never deletes the last
+good one. When a Snakemake run fails, its ``onerror`` hook adds the files it was to
+publish and did not to this marker; a later run that publishes them takes them out, and
+the file is removed once nothing is stale. The report shows it (:mod:`dfil.render.stale`).
+
+``{"format": "dfil-stale/1", "since": <ISO time of the first failed rebuild>,
+"updated": <ISO time>, "log": <the Snakemake log of the last failure>,
+"stale": [<published path>, ...]}``
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from dfil.atomic import atomic_write_json
+from dfil.errors import RunFileError
+
+FORMAT = "dfil-stale/1"
+NAME = "stale.json"
+KEYS = {"format": str, "since": str, "updated": str, "log": str, "stale": list}
+
+
+def read_stale(path: str | Path) -> dict | None:
+    """The marker at ``path`` (None if there is none); :class:`RunFileError` naming it if
+    it breaks the contract."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise RunFileError(f"{path}: unreadable stale marker ({err}); delete it, the next "
+                           "build that fails writes it again") from None
+    bad = [k for k, kind in KEYS.items() if not isinstance(record.get(k), kind)]
+    if record.get("format") != FORMAT or bad or not all(
+            isinstance(p, str) for p in record["stale"]):
+        raise RunFileError(f"{path}: not a {FORMAT} marker (keys {bad or sorted(record)}); "
+                           "delete it, the next build that fails writes it again")
+    return record
+
+
+def update_stale(path: str | Path, failed: Iterable[str], published: Iterable[str],
+                 log: str | None = None, now: datetime.datetime | None = None) -> dict | None:
+    """Mark ``failed`` stale and ``published`` fresh in the marker at ``path``; write it,
+    or remove it when nothing is stale. Returns the marker (None: nothing stale).
+
+    Parameters
+    ----------
+    failed : published files a run was to rebuild and did not (it failed first).
+    published : published files a run has just rebuilt.
+    log : the Snakemake log of the failed run.
+    """
+    path = Path(path)
+    old = read_stale(path)
+    stale = (set(old["stale"]) if old else set()) | set(failed)
+    stale -= set(published)
+    if not stale:
+        path.unlink(missing_ok=True)
+        return None
+    stamp = (now or datetime.datetime.now().astimezone()).isoformat(timespec="seconds")
+    record = {"format": FORMAT, "since": old["since"] if old else stamp, "updated": stamp,
+              "log": str(log or (old or {}).get("log", "")), "stale": sorted(stale)}
+    atomic_write_json(path, record)
+    return record

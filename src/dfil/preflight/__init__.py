@@ -1,0 +1,56 @@
+"""What the Snakefile checks before Snakemake builds the DAG, in the main Snakemake process.
+
+- targets on the command line that the grid does not make (:mod:`.targets`);
+- few-shot budgets larger than their data, where the data exists (:mod:`.budgets`);
+- ``dfil`` jobs of an earlier run that still write their run directories
+  (:mod:`dfil.runlock`);
+- damaged run files, moved aside so that the DAG re-creates them (:mod:`.damage`; only
+  in a run that takes Snakemake's lock, and only with no other Snakemake running here);
+- incomplete files of an interrupted run that this run would stop at
+  (:func:`dfil.locks.incomplete_hint`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from dfil.errors import ConfigError
+from dfil.grid import Grid
+from dfil.locks import incomplete_hint, other_snakemakes, takes_lock
+from dfil.methods import method_spec
+from dfil.preflight.budgets import check_budgets
+from dfil.preflight.damage import repair_runs
+from dfil.preflight.targets import target_notes
+from dfil.runlock import running_writers
+
+
+def preflight(grid: Grid, argv: list[str], workdir: str | Path, config_files: Iterable[str],
+              outputs: Iterable[str]) -> list[str]:
+    """The lines to print before the DAG is built (see the module docstring); a
+    :class:`ConfigError` naming the files and key for a budget the data cannot fill."""
+    workdir, config_files = Path(workdir), [str(f) for f in config_files]
+    notes = target_notes(argv, grid.name, grid.cells, outputs, config_files)
+    try:
+        check_budgets(grid)
+    except ConfigError as err:
+        raise ConfigError(f"{', '.join(config_files)}: config {err}") from None
+    runs = workdir / grid.results / "runs"
+    dirs = [(runs / key, method_spec(cell.config["model"]["method"]).trains)
+            for key, cell in sorted(grid.cells.items()) if (runs / key).is_dir()]
+    notes += [running_note(run_dir.relative_to(runs).as_posix(), holder)
+              for run_dir, holder in running_writers(d for d, _ in dirs)]
+    if not other_snakemakes(workdir):  # else the lock hint has said who runs here
+        notes += repair_runs(dirs, apply=takes_lock(argv))
+    if hint := incomplete_hint(workdir, argv):
+        notes.append(hint)
+    return notes
+
+
+def running_note(key: str, holder: dict) -> str:
+    """One line naming a ``dfil`` job that still writes cell ``key``."""
+    where = f"pid {holder.get('pid')} on {holder.get('host')}"
+    return (f"dfil: {where} ({holder.get('command')}, cell {key}, since "
+            f"{holder.get('started')}) still writes its run directory, left from an earlier "
+            "run: this run's job for that cell fails at once while it does; wait for it, or "
+            f"stop it (kill {holder.get('pid')}) and rerun")

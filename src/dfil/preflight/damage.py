@@ -1,0 +1,130 @@
+"""Damaged run files, found before Snakemake builds the DAG and re-created by their producer.
+
+Snakemake removes a job's outputs before the job runs, and decides what to run from
+timestamps alone: a ``metrics.json`` truncated after it was written still counts as
+done, so the tables that read it are the jobs rerun, and they fail with their outputs
+already removed. :func:`repair_runs` reads each evaluated run's files first (cheaply: the
+JSON parses into a mapping, the parquet footer reads) and moves a damaged one to the run's
+``damaged/`` folder, so the DAG the Snakefile then builds re-creates it from what produced
+it: evaluation from the checkpoint, or training again when the checkpoint (or the
+training summary) is damaged too. Each file so found is named in one line.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from dfil.contracts.rundir import (
+    ATTEMPT1_BEST,
+    ATTEMPTS,
+    BEST,
+    LOG,
+    METRICS,
+    MF,
+    PREDICTIONS,
+    RESUME,
+    SUMMARY,
+)
+from dfil.runlock import is_alive, read_holder
+
+#: Where a run's damaged files are moved (the latest damaged copy of each name is kept).
+DAMAGED = "damaged"
+#: What evaluation writes, and what training writes (moved aside to retrain from scratch).
+EVALUATION = (METRICS, PREDICTIONS, MF)
+TRAINING = (SUMMARY, ATTEMPTS, BEST, ATTEMPT1_BEST, RESUME, LOG)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One damaged file of a run: what is wrong, and which files must be made again."""
+
+    path: Path
+    problem: str
+    move: tuple[str, ...]
+    redo: str
+
+
+def file_problem(path: Path) -> str | None:
+    """What is wrong with the run file ``path`` (None: it reads, or it does not exist)."""
+    if not path.exists():
+        return None
+    try:
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            pq.read_metadata(path)
+            return None
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        return f"unreadable: {' '.join(str(err).split())[:120]}"
+    except Exception as err:  # pyarrow's own errors for a footer that is not one
+        return f"unreadable: {type(err).__name__}: {' '.join(str(err).split())[:120]}"
+    if not isinstance(record, dict) or not record:
+        return "not a JSON object with keys"
+    return None
+
+
+def checkpoint_problem(run_dir: Path) -> str | None:
+    """What is wrong with the run's checkpoint (None: it reads and matches its hash)."""
+    from dfil.engine.checkpoint import read_checkpoint  # torch: only for a damaged run
+    from dfil.errors import CheckpointError
+
+    try:
+        read_checkpoint(run_dir / BEST)
+    except CheckpointError as err:
+        return str(err)
+    return None
+
+
+def inspect_run(run_dir: Path, trains: bool) -> list[Finding]:
+    """The damaged files of one run directory and what re-creates them. ``trains``:
+    whether the cell's method trains (zero-shot cells have no checkpoint)."""
+    broken = [(name, p) for name in (SUMMARY, *EVALUATION)
+              if (p := file_problem(run_dir / name))]
+    if not broken:
+        return []
+    ckpt = checkpoint_problem(run_dir) if trains and (run_dir / SUMMARY).exists() else None
+    if ckpt:
+        redo = f"its checkpoint is damaged too ({ckpt}): retraining the cell from scratch"
+        move = (*TRAINING, *EVALUATION)
+    elif broken[0][0] == SUMMARY:
+        redo = ("dfil train writes it again from the recorded attempts and checkpoint (no "
+                "retraining), then the run is re-evaluated")
+        move = (SUMMARY, *(name for name, _ in broken))
+    else:
+        redo, move = "re-evaluating the run from its checkpoint", EVALUATION
+    return [Finding(run_dir / name, problem, move, redo) for name, problem in broken]
+
+
+def repair_runs(runs: Iterable[tuple[Path, bool]], apply: bool = True) -> list[str]:
+    """Find the damaged files of ``runs`` ((run directory, whether its method trains)),
+    move them (and what must be made again with them) to ``<run>/damaged/`` when
+    ``apply``; one line per damaged file. A run a live process writes is left alone."""
+    notes = []
+    for run_dir, trains in runs:
+        findings = inspect_run(Path(run_dir), trains)
+        if not findings:
+            continue
+        holder = read_holder(run_dir)
+        if holder is not None and is_alive(holder) is not False:
+            notes.extend(f"dfil: {f.path}: damaged ({f.problem}), but pid {holder.get('pid')} "
+                         f"on {holder.get('host')} writes {run_dir} now: left as it is"
+                         for f in findings)
+            continue
+        if apply:
+            _move_aside(Path(run_dir), {name for f in findings for name in f.move})
+        verb = "moved to" if apply else "would move it to"
+        notes.extend(f"dfil: {f.path}: damaged ({f.problem}); {verb} {run_dir}/{DAMAGED}/, "
+                     f"{f.redo}" for f in findings)
+    return notes
+
+
+def _move_aside(run_dir: Path, names: set[str]) -> None:
+    target = run_dir / DAMAGED
+    target.mkdir(exist_ok=True)
+    for name in sorted(names):
+        if (run_dir / name).exists():
+            (run_dir / name).replace(target / name)

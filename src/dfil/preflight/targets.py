@@ -1,0 +1,51 @@
+"""Targets on the command line that the grid does not make, said in one line each before
+Snakemake's own ``MissingRuleException`` (pure Python).
+
+A run file asked for by path (``results/<grid>/runs/<key>/metrics.json``) whose key is
+not a cell of the loaded grid, or that names another grid, and a file below
+``paper_tables/<grid>/`` that no rule writes, would otherwise meet only Snakemake's
+"No rule to produce" with its rule list.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from pathlib import PurePosixPath
+
+#: Parts of a run key (``dfil.runkey``): task/backbone/method/lam/n/init/seed.
+KEY_PARTS = 7
+
+
+def target_notes(argv: list[str], grid_name: str, cells: Iterable[str], outputs: Iterable[str],
+                 config_files: Iterable[str]) -> list[str]:
+    """One line per target in ``argv`` that the grid ``grid_name`` (read from
+    ``config_files``) does not make: a run key not in ``cells``, another grid's run or
+    table, or a file below ``paper_tables/<grid>/`` not among ``outputs``."""
+    cells, outputs = set(cells), set(outputs)
+    files = ", ".join(map(str, config_files)) or "the default config"
+    listing = f"`dfil grid list --config {' '.join(map(str, config_files))}` lists them"
+    notes = []
+    for arg in argv[1:]:
+        parts = PurePosixPath(arg).parts
+        if arg.startswith("-") or len(parts) < 3 or parts[0] not in ("results", "paper_tables"):
+            continue
+        if parts[1] != grid_name:
+            notes.append(f"dfil: target {arg}: the loaded grid is {grid_name!r} ({files}), not "
+                         f"{parts[1]!r}; give that grid's file with --configfile")
+        elif parts[0] == "results" and parts[2] == "runs" and len(parts) > 3 + KEY_PARTS - 1:
+            key = "/".join(parts[3:3 + KEY_PARTS])
+            if key not in cells:
+                close = difflib.get_close_matches(key, sorted(cells), n=1, cutoff=0.8)
+                hint = f"; the closest is {close[0]}" if close else ""
+                notes.append(f"dfil: target {arg}: cell {key} is not in the grid {grid_name!r} "
+                             f"({files}; {len(cells)} cells){hint}; {listing}")
+        elif parts[0] == "paper_tables" and arg not in outputs:
+            notes.append(f"dfil: target {arg}: no rule writes it for grid {grid_name!r}; the "
+                         f"tables and reports are {', '.join(sorted(_names(outputs)))}")
+    return notes
+
+
+def _names(outputs: set[str]) -> set[str]:
+    return {str(PurePosixPath(p).relative_to(*PurePosixPath(p).parts[:2]))
+            for p in outputs if p.startswith("paper_tables/")}

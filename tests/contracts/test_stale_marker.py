@@ -1,0 +1,54 @@
+"""The stale marker (paper_tables/<grid>/stale.json): failed files added, published ones
+taken out, removed when nothing is stale, and a broken marker named."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import pytest
+
+from dfil.contracts.stale import FORMAT, NAME, read_stale, update_stale
+from dfil.errors import InputError
+
+T0 = datetime.datetime(2026, 11, 25, 4, 0, tzinfo=datetime.timezone.utc)
+T1 = T0 + datetime.timedelta(hours=1)
+
+
+def test_no_marker_reads_as_none(tmp_path):
+    assert read_stale(tmp_path / NAME) is None
+    assert update_stale(tmp_path / NAME, [], ["a.tex"]) is None
+    assert not (tmp_path / NAME).exists()
+
+
+def test_a_failed_rebuild_marks_what_it_did_not_publish(tmp_path):
+    path = tmp_path / NAME
+    record = update_stale(path, ["t/T02.tex", "t/T01.tex"], ["t/T03.tex"], "smk.log", now=T0)
+    assert record == {"format": FORMAT, "since": "2026-11-25T04:00:00+00:00",
+                      "updated": "2026-11-25T04:00:00+00:00", "log": "smk.log",
+                      "stale": ["t/T01.tex", "t/T02.tex"]}
+    assert read_stale(path) == record == json.loads(path.read_text())
+
+
+def test_a_second_failure_adds_and_keeps_the_first_time(tmp_path):
+    path = tmp_path / NAME
+    update_stale(path, ["a.tex"], [], "one.log", now=T0)
+    record = update_stale(path, ["b.tex"], [], None, now=T1)
+    assert record["since"] == T0.isoformat() and record["updated"] == T1.isoformat()
+    assert record["stale"] == ["a.tex", "b.tex"] and record["log"] == "one.log"
+
+
+def test_publishing_again_takes_the_mark_off_and_the_last_one_removes_the_marker(tmp_path):
+    path = tmp_path / NAME
+    update_stale(path, ["a.tex", "b.tex"], [], "x.log", now=T0)
+    assert update_stale(path, [], ["a.tex"], now=T1)["stale"] == ["b.tex"]
+    assert update_stale(path, [], ["b.tex"], now=T1) is None
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("text", ["{", '{"format": "other"}', json.dumps(
+    {"format": FORMAT, "since": "", "updated": "", "log": "", "stale": [1]})])
+def test_a_broken_marker_is_named(tmp_path, text):
+    (tmp_path / NAME).write_text(text)
+    with pytest.raises(InputError, match=f"{tmp_path / NAME}: .*delete it"):
+        read_stale(tmp_path / NAME)

@@ -1,0 +1,36 @@
+"""Targets the grid does not make are said in one line each, before Snakemake's error."""
+
+from __future__ import annotations
+
+from dfil.preflight.targets import target_notes
+
+KEY = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
+CELLS = [KEY, "frog/tiny-llama/finetune/lamna/nfull/na/seed42"]
+OUTPUTS = ["paper_tables/smoke/T01-relwork-compare.tex", "paper_tables/smoke/diff.md"]
+
+
+def notes(*targets):
+    return target_notes(["snakemake", "--cores", "2", *targets], "smoke", CELLS, OUTPUTS,
+                        ["config/smoke.yaml"])
+
+
+def test_targets_of_the_grid_and_flags_say_nothing():
+    assert notes(f"results/smoke/runs/{KEY}/metrics.json", "all_tables",
+                 "--configfile=config/smoke.yaml", "paper_tables/smoke/diff.md") == []
+
+
+def test_a_cell_not_in_the_grid_is_named_with_the_closest_one():
+    (line,) = notes("results/smoke/runs/frog/tiny-llama/dfil/lam0.5/nfull/qure/seed43/"
+                    "metrics.json")
+    assert line.startswith("dfil: target results/smoke/runs/frog/tiny-llama/dfil/lam0.5/"
+                           "nfull/qure/seed43/metrics.json: cell ")
+    assert "is not in the grid 'smoke' (config/smoke.yaml; 2 cells)" in line
+    assert f"the closest is {KEY}" in line
+    assert "`dfil grid list --config config/smoke.yaml` lists them" in line
+
+
+def test_another_grids_target_and_an_unknown_table_are_named():
+    other, table = notes(f"results/paper/runs/{KEY}/metrics.json", "paper_tables/smoke/T99.tex")
+    assert "the loaded grid is 'smoke' (config/smoke.yaml), not 'paper'" in other
+    assert table == ("dfil: target paper_tables/smoke/T99.tex: no rule writes it for grid "
+                     "'smoke'; the tables and reports are T01-relwork-compare.tex, diff.md")

@@ -1,0 +1,132 @@
+"""One writer per run directory: a second writer fails at once naming the first; the lock
+goes when its holder dies, however it dies."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dfil.cli import main
+from dfil.errors import RunBusyError
+from dfil.runlock import LOCK, holder_record, is_alive, read_holder, run_lock, running_writers
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def holding(run: Path, command: str = "dfil train") -> subprocess.Popen:
+    """A child process that holds ``run``'s lock until killed (it prints "held")."""
+    script = textwrap.dedent(f"""
+        import time
+        from dfil.runlock import run_lock
+        with run_lock({str(run)!r}, {command!r}):
+            print("held", flush=True)
+            time.sleep(120)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+@pytest.mark.slow
+def test_run_lock_names_the_holder_to_a_second_writer(tmp_path):
+    run = tmp_path / "run"
+    proc = holding(run)
+    try:
+        with pytest.raises(RunBusyError) as err, run_lock(run, "dfil evaluate"):
+            pass
+        message = str(err.value)
+        assert message.startswith(f"{run}: another process writes this run directory: pid "
+                                  f"{proc.pid} on ")
+        assert "(dfil train, since " in message and f"kill {proc.pid}" in message
+        assert "\n" not in message
+        assert [(d, h["pid"]) for d, h in running_writers([run, tmp_path / "none"])] == [
+            (run, proc.pid)]
+    finally:
+        proc.kill()
+        proc.wait()
+    # SIGKILL leaves the file (it names the last holder) but not the lock.
+    assert (run / LOCK).exists() and is_alive(read_holder(run)) is False
+    assert running_writers([run]) == []
+    with run_lock(run, "dfil evaluate") as path:
+        assert read_holder(run)["command"] == "dfil evaluate" and path.exists()
+    assert not (run / LOCK).exists()  # a holder that ends removes it
+
+
+def test_the_holder_record_names_the_slurm_job(tmp_path, monkeypatch):
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    record = holder_record("dfil train")
+    assert record["slurm_job_id"] == "4242" and record["pid"] == os.getpid()
+    assert is_alive(record) is True
+    assert is_alive({**record, "host": "elsewhere"}) is None  # cannot be checked from here
+    assert is_alive({**record, "pid_start": -1}) is False  # the pid was reused
+
+
+@pytest.mark.slow
+def test_dfil_train_refuses_a_run_directory_another_process_writes(tmp_path, capsys):
+    run = tmp_path / "run"
+    proc = holding(run, "dfil train")
+    try:
+        cell = tmp_path / "cell.yaml"
+        cell.write_text("name: x\n")
+        assert main(["train", "--cell", str(cell), "--out", str(run)]) == 2
+        assert main(["evaluate", "--run", str(run)]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 2
+        assert all(f"another process writes this run directory: pid {proc.pid}" in line
+                   for line in err)
+        assert err[0].startswith("dfil train: error: ")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_the_lock_file_honours_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        with run_lock(tmp_path / "run", "dfil train") as path:
+            assert path.stat().st_mode & 0o777 == 0o640
+            assert json.loads(path.read_text())["command"] == "dfil train"
+    finally:
+        os.umask(old)
+
+
+def test_a_writer_that_locked_a_removed_lock_file_tries_again(tmp_path, monkeypatch):
+    """The holder removes the file and then releases its lock: a writer that opened the
+    file just before must not hold a lock on the removed file (a third writer would then
+    lock a new one beside it); it locks the file at the path instead."""
+    import dfil.runlock as runlock
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / LOCK).write_text("{}")
+    real, calls = runlock.fcntl.flock, []
+
+    def flock(fd, op):
+        if not calls:  # the holder leaves between this writer's open and its flock
+            (run / LOCK).unlink()
+        calls.append(fd)
+        return real(fd, op)
+
+    monkeypatch.setattr(runlock.fcntl, "flock", flock)
+    with run_lock(run, "dfil train"):
+        assert len(calls) == 2  # it tried again, on the file now at the path
+        assert read_holder(run)["command"] == "dfil train"
+
+
+def test_a_full_disk_at_the_holder_record_names_the_lock_file(tmp_path, monkeypatch):
+    import errno
+
+    from dfil.errors import DiskFullError
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr("dfil.runlock.os.write", full)
+    with pytest.raises(DiskFullError, match=f"^{tmp_path / 'run' / LOCK}: no space left"):
+        with run_lock(tmp_path / "run", "dfil evaluate"):
+            pass
+    assert not (tmp_path / "run" / LOCK).exists()

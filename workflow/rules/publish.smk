@@ -1,0 +1,25 @@
+# Publishing (CPU only): each table, report file and aggregate file is copied from the
+# staging area to where it is read, once its rule has made it. A rule whose job fails
+# (or never runs, because one upstream failed) publishes nothing, so the last good file
+# stays; the onerror hook of the Snakefile (mark_stale, common.smk) marks it stale (paper_tables/<grid>/stale.json,
+# and a banner in the published diff.md and diff.html), and a later run that publishes it
+# again takes the mark off.
+import re
+
+PUBLISHED = [*TABLE_FILES, *REPORT_FILES, *AUDIT_FILES, *AGGREGATE_FILES]
+
+
+rule publish:
+    input:
+        lambda wildcards: staged(wildcards.published),
+    output:
+        "{published}",
+    log:
+        f"{RES}/logs/publish/{{published}}.log",
+    wildcard_constraints:
+        published="|".join(re.escape(path) for path in PUBLISHED),
+    localrule: True  # a file copy
+    resources:
+        **CPU_RESOURCES,
+    shell:
+        "dfil publish {input} {output} > {log} 2>&1"
