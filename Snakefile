@@ -75,6 +75,7 @@ rule all_tables:
         # run file that preflight moved aside is then made again, and the tables follow.
         expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
         REPORT_FILES,
+        RUN_PAGES,
         AUDIT_FILES,
 
 
@@ -87,3 +88,4 @@ rule all_runs:
 rule report:
     input:
         REPORT_FILES,
+        RUN_PAGES,

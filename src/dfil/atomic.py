@@ -64,6 +64,30 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.unlink(tmp)
 
 
+def atomic_copytree(src: str | Path, dst: str | Path) -> None:
+    """Copy the directory ``src`` to ``dst`` so that ``dst`` is never half there: the copy
+    is made beside ``dst`` and renamed over it (the old tree, if any, is renamed away
+    first and then removed). A full disk raises :class:`DiskFullError` naming ``dst``."""
+    import shutil
+
+    src, dst = Path(src), Path(dst)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent))
+    old = tmp.with_suffix(".old")
+    try:
+        shutil.copytree(src, tmp, dirs_exist_ok=True)
+        if dst.exists():
+            os.replace(dst, old)
+        os.replace(tmp, dst)
+    except Exception as err:
+        if is_disk_full(err) and not isinstance(err, DiskFullError):
+            raise DiskFullError.from_oserror(err, dst) from err
+        raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def is_disk_full(err: BaseException) -> bool:
     """Whether ``err`` is a write that ran out of space: an ``OSError`` with ENOSPC, or an
     error a library raised for one (torch's writer raises ``RuntimeError`` with the

@@ -10,7 +10,7 @@ from dfil.report.links import dead_links
 def _context():
     return {"title": "DFIL reproduction", "grid": "unit", "standin": "", "commit": "abc",
             "figures": {}, "failures": {"frog/x/dfil/seed1": "TIMEOUT: logs/x.log"},
-            "stale": []}
+            }
 
 
 def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):

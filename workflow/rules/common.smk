@@ -68,7 +68,7 @@ def mark_stale(log=None):
     dag = workflow.dag
     failed, published = set(), set()
     for job in dag.needrun_jobs(exclude_finished=False):
-        if job.rule.name == "publish":
+        if job.rule.name in ("publish", "publish_run_pages"):
             (published if dag.finished(job) else failed).update(map(str, job.output))
     marker = update_stale(f"{TABLES_OUT}/{STALE_NAME}", failed, published, log)
     show_stale(TABLES_OUT)
@@ -77,6 +77,6 @@ def mark_stale(log=None):
             f"dfil: the rebuild failed before publishing {len(failed)} file(s); "
             f"{len(marker['stale'])} published file(s) are from the last good build and "
             f"marked stale ({TABLES_OUT}/{STALE_NAME}, and a banner in "
-            f"{TABLES_OUT}/diff.md and diff.html)",
+            f"{TABLES_OUT}/index.html, diff.md and diff.html)",
             file=sys.stderr,
         )

@@ -1,4 +1,5 @@
-# Publishing (CPU only): each table, report file and aggregate file is copied from the
+# Publishing (CPU only): each table, report file (and the report's run pages) and aggregate
+# file is copied from the
 # staging area to where it is read, once its rule has made it. A rule whose job fails
 # (or never runs, because one upstream failed) publishes nothing, so the last good file
 # stays; the onerror hook of the Snakefile (mark_stale, common.smk) marks it stale (paper_tables/<grid>/stale.json,
@@ -19,6 +20,20 @@ rule publish:
     wildcard_constraints:
         published="|".join(re.escape(path) for path in PUBLISHED),
     localrule: True  # a file copy
+    resources:
+        **CPU_RESOURCES,
+    shell:
+        "dfil publish {input} {output} > {log} 2>&1"
+
+
+rule publish_run_pages:
+    input:
+        staged(RUN_PAGES),
+    output:
+        directory(RUN_PAGES),
+    log:
+        f"{RES}/logs/publish/{RUN_PAGES}.log",
+    localrule: True  # a directory copy
     resources:
         **CPU_RESOURCES,
     shell:

@@ -20,6 +20,8 @@ REPORT_FILES = [
         "figures/compositional_depth.png",
     )
 ]
+#: The report's page per run (a directory: its files are known once the tables are).
+RUN_PAGES = f"{TABLES_OUT}/runs"
 
 
 rule render_table:
@@ -54,6 +56,7 @@ rule render_report:
         grid=f"{RES}/grid.yaml",
     output:
         [staged(path) for path in REPORT_FILES],
+        directory(staged(RUN_PAGES)),
     log:
         f"{RES}/logs/report.log",
     benchmark:

@@ -186,7 +186,8 @@ def _table_commands(sub) -> None:
                    "paper_tables/<config name>)")
 
     p = _command(sub, "publish",
-                 "copy a staged table, report file or aggregate to where it is read, "
+                 "copy a staged table, report file (or the report's run pages, a directory) or "
+                 "aggregate to where it is read, "
                  "atomically (the DAG publishes a file only once it is made, so a failed "
                  "rebuild keeps the last good one)",
                  cmd_publish)

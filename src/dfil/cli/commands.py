@@ -153,12 +153,15 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     import shutil
 
-    from dfil.atomic import atomic_path
+    from dfil.atomic import atomic_copytree, atomic_path
 
-    if not args.staged.is_file():
+    if args.staged.is_dir():
+        atomic_copytree(args.staged, args.out)
+    elif not args.staged.is_file():
         raise MissingInputError(f"{args.staged}: nothing staged to publish")
-    with atomic_path(args.out) as tmp:
-        shutil.copyfile(args.staged, tmp)
+    else:
+        with atomic_path(args.out) as tmp:
+            shutil.copyfile(args.staged, tmp)
     print(f"{args.staged} -> {args.out}")
     return 0
 

@@ -1,4 +1,5 @@
-"""The stale marker shown in the published report (``diff.md``, ``diff.html``).
+"""The stale marker shown in the published report (``index.html``, ``diff.md``,
+``diff.html``).
 
 After a failed rebuild the report beside the tables is the last good one; a banner at its
 top lists what the marker (:mod:`dfil.contracts.stale`) names as stale, so nobody reads
@@ -55,13 +56,15 @@ def _place(text: str, banner: str, after: str) -> str:
 
 
 def show_stale(report_dir: str | Path) -> list[Path]:
-    """Bring the banner of ``report_dir``'s ``diff.md`` and ``diff.html`` in line with its
+    """Bring the banner of ``report_dir``'s ``index.html``, ``diff.md`` and ``diff.html`` in
+    line with its
     ``stale.json`` (a banner when it names files, none otherwise); the files changed."""
     report_dir = Path(report_dir)
     record = read_stale(report_dir / NAME)
     changed = []
-    for name, banner, title in (("diff.md", _banner_md, "# "), ("diff.html", _banner_html,
-                                                                 "<h1>")):
+    pages = (("index.html", _banner_html, "<h1>"), ("diff.md", _banner_md, "# "),
+             ("diff.html", _banner_html, "<h1>"))
+    for name, banner, title in pages:
         path = report_dir / name
         if not path.is_file():
             continue

@@ -25,7 +25,6 @@ def write_site(tables: list[Table], grid: Grid, tables_dir: Path) -> dict[str, P
     context = {"title": "DFIL reproduction", "grid": grid.name,
                "standin": str(grid.config.get("render", {}).get("standin", "")).strip(),
                "commit": git_commit(), "figures": figure_captions(),
-               "failures": status.unfinished(grid.cells, runs),
-               "stale": status.stale(tables_dir)}
+               "failures": status.unfinished(grid.cells, runs)}
     heads = {t.name: template_heads(t.name) for t in tables}
     return site.write_site(tables, heads, context, runs, tables_dir)

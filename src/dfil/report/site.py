@@ -105,7 +105,7 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                runs_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every page of the report in ``out_dir``. ``heads``: each table's template column
     heads by table name; ``context``: grid name, stand-in text, commit, figures
-    (file -> caption), failures (run key -> reason) and stale tables."""
+    (file -> caption) and failures (run key -> reason)."""
     out_dir = Path(out_dir)
     refs = {t.label: t.number for t in tables}
     standin = context.get("standin", "")
