@@ -4,12 +4,10 @@ command loads only what it needs). Paths come from the parsed arguments."""
 from __future__ import annotations
 
 import argparse
-import functools
 import json
-import sys
 from pathlib import Path
 
-from dfil.errors import ConfigError, MissingInputError, Preempted, UsageError
+from dfil.errors import ConfigError, MissingInputError, UsageError
 
 
 def cmd_probes(args: argparse.Namespace) -> int:
@@ -26,28 +24,6 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
     digests = write_frog_like(args.out, seed=args.seed, n_easy=args.n_easy, n_hard=args.n_hard,
                               hard_form=args.hard_form)
     print(json.dumps(digests, indent=2, sort_keys=True))
-    return 0
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    from dfil.train.driver import train_cell
-
-    try:
-        # Flushed per line: a job killed before it exits keeps what it logged.
-        train_cell(args.cell, args.out, log=functools.partial(print, flush=True))
-    except Preempted as stop:
-        print(f"dfil train: preempted: {stop}; rerun the same command to resume",
-              file=sys.stderr)
-        return 143
-    return 0
-
-
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    from dfil.evaluate.run import evaluate_run
-
-    metrics = evaluate_run(args.run)
-    test = metrics["test"]
-    print(" ".join(f"{path}_acc={block['acc']:.4f}" for path, block in test.items()))
     return 0
 
 

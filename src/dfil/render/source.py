@@ -18,6 +18,7 @@ import pandas as pd
 
 from dfil.errors import ConfigError, MetricsError
 from dfil.grid import Grid
+from dfil.results.aggregate import FAILED
 from dfil.runkey import FIELDS, RunPoint, applicable, fmt_lambda, format_key
 
 #: The coordinates of a cell (everything in a run key but the seed).
@@ -40,6 +41,8 @@ class Source:
         #: every (run key, metric) asked for, found or not
         self.requested: set[tuple[str, str]] = set()
         self._values: dict[tuple[str, str], float] = {}
+        #: run keys of cells that gave up (a failure record): their entries are n/a
+        self.failed: set[str] = set()
         if frame is not None and len(frame):
             bad = frame[~np.isfinite(frame["value"].to_numpy(dtype=float))]
             if len(bad):
@@ -51,6 +54,7 @@ class Source:
                     for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
             self._values = dict(zip(zip(keys, frame["metric"], strict=True), frame["value"],
                                     strict=True))
+            self.failed = {k for k, m in zip(keys, frame["metric"], strict=True) if m == FAILED}
 
     def _mapped(self, kind: str, value):
         table = self.map.get(kind, {})
@@ -94,13 +98,18 @@ class Source:
 
     def values(self, where: Mapping) -> pd.Series:
         """The metric's value per seed (index: seed), times ``scale``; runs that lack the
-        metric are left out."""
+        metric are left out. None at all when one of the cell's runs failed: an entry
+        that reads a failed run is not available, never a mean of the runs that finished."""
         metric = where.get("metric")
         if metric is None:
             raise ConfigError("a table cell needs a metric")
         scale = float(where.get("scale", 1.0))
+        keys = self.keys(where)
+        if self.failed.intersection(keys):
+            self.requested.update((key, metric) for key in keys)
+            return pd.Series({}, dtype=float)
         out = {}
-        for key in self.keys(where):
+        for key in keys:
             self.requested.add((key, metric))
             value = self._values.get((key, metric))
             if value is not None:
