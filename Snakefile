@@ -7,10 +7,15 @@
 # config/paper.yaml).
 import json
 import os
+import re
 import sys
+
+from snakemake.utils import min_version
 
 from dfil.grid import grid_of
 from dfil.locks import lock_hint
+
+min_version("8.20")  # pyproject's requirement
 
 # After a hard kill, say how to unlock before Snakemake's LockException (which --quiet hides).
 if _hint := lock_hint(os.getcwd(), sys.argv):
@@ -44,7 +49,7 @@ include: "workflow/rules/audit.smk"
 rule all_tables:
     default_target: True
     input:
-        TABLE_FILES.values(),
+        TABLE_FILES,
         REPORT_FILES,
         AUDIT_FILES,
 

@@ -17,6 +17,7 @@ def run_script(name, args, capsys, monkeypatch):
     return capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_train_throughput_prints_every_path(capsys, monkeypatch):
     out = run_script("train_throughput.py", ["--arch", "tiny-llama", "--device", "cpu",
                                              "--steps", "2", "--warmup", "1", "--rounds", "2",

@@ -45,6 +45,7 @@ def test_compose_per_row_outer():
     st.lists(st.integers(0, 9), min_size=1, max_size=4),
     st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=50),
 )
+@pytest.mark.slow
 def test_thm2_composition_bounded_by_base_class_and_monotone(centers, outer, ps):
     outer = [o % len(centers) for o in outer]
     p = np.sort(np.asarray(ps))

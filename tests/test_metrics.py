@@ -54,6 +54,7 @@ def test_equals_brute_force_on_random_data_with_ties(seed):
         min_size=0, max_size=60,
     )
 )
+@pytest.mark.slow
 def test_property_equals_brute_force_any_values(rows):
     p = [r[0] for r in rows]
     pred = [r[1] for r in rows]
@@ -63,6 +64,7 @@ def test_property_equals_brute_force_any_values(rows):
     assert v.mean_magnitude == pytest.approx(mag)
 
 
+@pytest.mark.slow
 def test_million_points_monotone_predictions_have_no_violations():
     p = np.random.default_rng(0).random(10**6)
     v = pairwise_violations(p, np.floor(p * 8).astype(int))

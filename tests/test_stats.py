@@ -5,6 +5,7 @@ from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.weightstats import ttost_ind
 
 from dfil import stats
+from dfil.stats import SummaryBox as Box
 
 
 @pytest.fixture
@@ -116,7 +117,8 @@ def test_t_tails_thin_with_df():
 
 def test_pvalue_range_overlapping_means_reach_p_one():
     # 50.4 and 50.5 overlap at 50.45: D = 0 is reachable, so p can be 1.
-    r = stats.ttest_pvalue_range((50.35, 50.45), (1.75, 1.85), 6, (50.45, 50.55), (1.75, 1.85), 6)
+    r = stats.ttest_pvalue_range(Box((50.35, 50.45), (1.75, 1.85), 6),
+                                 Box((50.45, 50.55), (1.75, 1.85), 6))
     assert r.high == 1.0
     assert r.high_at[0] == r.high_at[2] == pytest.approx(50.45)
     # the smallest p uses the largest |D| = 0.2 and the smallest sds (equal n: a corner)
@@ -129,8 +131,8 @@ def test_pvalue_range_student_extremes_are_corners():
     # Student's df is fixed (4) and p rises with each sd, so:
     # min p at D = 1.1, sds 0.95: t = 1.1 / (0.95 sqrt(2/3)) = 1.418126
     # max p at D = 0.9, sds 1.05: t = 0.9 / (1.05 sqrt(2/3)) = 1.049781
-    r = stats.ttest_pvalue_range((1.95, 2.05), (0.95, 1.05), 3, (0.95, 1.05), (0.95, 1.05), 3,
-                                 equal_var=True)
+    r = stats.ttest_pvalue_range(Box((1.95, 2.05), (0.95, 1.05), 3),
+                                 Box((0.95, 1.05), (0.95, 1.05), 3), equal_var=True)
     assert r.low == pytest.approx(2 * sps.t.sf(1.418126, 4), abs=1e-6)
     assert r.high == pytest.approx(2 * sps.t.sf(1.049781, 4), abs=1e-6)
     assert r.low_at == pytest.approx((2.05, 0.95, 0.95, 0.95))
@@ -145,7 +147,8 @@ def _brute_force(d, s1, s2, n1, n2, k=801):
 def test_pvalue_range_welch_same_box_hand_worked():
     # Equal n and equal sd boxes: the smallest SE and the largest Welch df (r = 1/2) meet
     # at the inner corner, so the minimum is Student's corner value (df = 2(n-1) = 4).
-    r = stats.ttest_pvalue_range((1.95, 2.05), (0.95, 1.05), 3, (0.95, 1.05), (0.95, 1.05), 3)
+    r = stats.ttest_pvalue_range(Box((1.95, 2.05), (0.95, 1.05), 3),
+                                 Box((0.95, 1.05), (0.95, 1.05), 3))
     assert r.low == pytest.approx(2 * sps.t.sf(1.418126, 4), abs=1e-6)
     # The maximum lies on the outer edges; an independent 2-D grid agrees.
     assert r.high == pytest.approx(_brute_force(0.9, (0.95, 1.05), (0.95, 1.05), 3, 3).max(),
@@ -157,7 +160,7 @@ def test_pvalue_range_welch_minimum_inside_an_edge():
     # s2 in [0.5, 2.0], the smallest p sits on the inner edge s2 = 0.5 with s1 strictly
     # inside (about 0.31) - below all four corners, so a corner search would miss it.
     s1, s2 = (0.1, 1.0), (0.5, 2.0)
-    r = stats.ttest_pvalue_range((1.0, 1.0), s1, 3, (0.0, 0.0), s2, 3)
+    r = stats.ttest_pvalue_range(Box((1.0, 1.0), s1, 3), Box((0.0, 0.0), s2, 3))
     corners = [stats.welch_from_stats(1.0, a, 3, 0.0, b, 3).pvalue for a in s1 for b in s2]
     assert r.low < min(corners) - 0.01
     assert 0.1 < r.low_at[1] < 1.0 and r.low_at[3] == pytest.approx(0.5)
@@ -171,15 +174,15 @@ def test_pvalue_range_paper_7b_cannot_tell_n():
     # Welch text: p = 0.93 at n = 6/6; Table scaling's caption says 3 seeds.
     iv = stats.rounding_interval
     for n in (3, 6):
-        r = stats.ttest_pvalue_range(iv("50.4"), iv("1.8"), n, iv("50.5"), iv("1.8"), n)
+        r = stats.ttest_pvalue_range(Box(iv("50.4"), iv("1.8"), n), Box(iv("50.5"), iv("1.8"), n))
         assert r.low < 0.93 < r.high == 1.0
 
 
 def test_pvalue_range_bad_input():
     with pytest.raises(ValueError, match="lo <= hi"):
-        stats.ttest_pvalue_range((2.0, 1.0), (1, 1), 3, (0, 0), (1, 1), 3)
+        stats.ttest_pvalue_range(Box((2.0, 1.0), (1, 1), 3), Box((0, 0), (1, 1), 3))
     with pytest.raises(ValueError, match="standard deviation"):
-        stats.ttest_pvalue_range((1, 1), (-0.2, -0.1), 3, (0, 0), (1, 1), 3)
+        stats.ttest_pvalue_range(Box((1, 1), (-0.2, -0.1), 3), Box((0, 0), (1, 1), 3))
 
 
 def test_paired_from_dz_hand_computed():

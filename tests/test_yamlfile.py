@@ -54,6 +54,7 @@ def test_cell_grid_and_tables_files_refuse_duplicate_keys(tmp_path):
         load_specs(tables)
 
 
+@pytest.mark.slow
 def test_snakemake_refuses_a_config_file_with_a_duplicate_key(tmp_path):
     grid = tmp_path / "dup.yaml"
     grid.write_text((ROOT / "config" / "smoke.yaml").read_text()

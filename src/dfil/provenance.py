@@ -1,6 +1,6 @@
-"""What every metrics file records about how it was produced (DESIGN "Results and
-provenance"): package version, git commit, device and GPU, wall time, peak memory, the
-versions of the libraries that ran it, and the commits of the hub repos it read."""
+"""What every metrics file records about how it was produced: package version, git
+commit, device and GPU, wall time, peak memory, the versions of the libraries that ran it,
+and the commits of the hub repos it read."""
 
 from __future__ import annotations
 

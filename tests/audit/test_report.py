@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from dfil.audit import checks as ac
 from dfil.audit import report
 from dfil.audit.kinds import Finding
@@ -50,6 +52,7 @@ def test_html_escapes_data():
     assert "T &lt;b&gt;" in html and "a | b &lt;c&gt;" in html
 
 
+@pytest.mark.slow
 def test_cli_writes_both_reports(tmp_path, capsys):
     md, html = tmp_path / "audit.md", tmp_path / "audit.html"
     assert main(["audit", "--checks", str(ROOT / "config/paper_audit.yaml"),
@@ -77,12 +80,14 @@ def test_diff_report_links_the_audit():
     assert '<a href="audit.html">audit.html</a>' in diff.html_report([], "config smoke")
 
 
+@pytest.mark.slow
 def test_audit_does_not_import_torch():
     code = ("import sys, dfil.audit, dfil.audit.report, dfil.audit.kinds, dfil.stats; "
             "sys.exit(1 if 'torch' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], timeout=120).returncode == 0
 
 
+@pytest.mark.slow
 def test_dag_target_paper_audit():
     out = snakemake("-n", "--forceall", "paper_audit", "--configfile", "config/smoke.yaml")
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]

@@ -83,6 +83,7 @@ class StubScorer:
         return Predictions(main_probs=main, p=p, mf_scores=mf)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_evaluator_writes_a_valid_record_for_every_method(tmp_path, monkeypatch, method):
     from dfil.cellconfig import config_hash, load_cell

@@ -40,6 +40,7 @@ def test_tiny_flops_by_hand():
     assert train_flops(TINY, 3, 896, checkpointing=True) == 80_896 + 39_168
 
 
+@pytest.mark.slow
 def test_tiny_counts_match_the_model_transformers_builds():
     torch = pytest.importorskip("torch")
     from transformers import AutoConfig, AutoModelForCausalLM

@@ -6,6 +6,7 @@ import pytest
 from dfil.cost.rates import PROMPTS
 
 
+@pytest.mark.slow
 def test_quoted_prompt_lengths_match_a_fresh_measurement(shared_data):
     from dfil.model.embedded import embedded_path
 

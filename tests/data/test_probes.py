@@ -62,6 +62,7 @@ def test_csmc_ipr_entailment_naturalistic(probes):
     assert len({r["domain"] for r in nat}) == 8
 
 
+@pytest.mark.slow
 def test_write_probes_deterministic_and_manifest(tmp_path):
     a = write_probes(tmp_path / "a", ProbeConfig(seed=3))
     b = write_probes(tmp_path / "b", ProbeConfig(seed=3))
@@ -76,6 +77,7 @@ def test_write_probes_deterministic_and_manifest(tmp_path):
             tmp_path / "b" / f"{name}.jsonl").read_bytes()
 
 
+@pytest.mark.slow
 def test_cli_probes(tmp_path, capsys):
     assert main(["probes", "--out", str(tmp_path), "--seed", "0"]) == 0
     printed = json.loads(capsys.readouterr().out)

@@ -60,6 +60,7 @@ def test_jobs_load_the_fetched_model_offline(hub, tmp_path):
     assert len(hub.proxy.requests) == before
 
 
+@pytest.mark.slow
 def test_dataset_splits_are_prepared_once_as_the_frog_loader_reads_them(hub, tmp_path,
                                                                          mirror):
     from dfil.data import load_frog

@@ -17,6 +17,9 @@ from hubids import BIG, FROG, TINY
 
 from dfil.hub import HubError, fetch_model, fetched_path, snapshot_dir, stamp_path
 
+# Real processes (training, Snakemake, the hub mirror): `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
+
 FETCH = ("import json, sys; from dfil.hub import fetch_model; "
          "print(json.dumps(fetch_model(sys.argv[1], 'main', sys.argv[2], endpoint=sys.argv[3])))")
 

@@ -16,6 +16,9 @@ import pytest
 
 from hubrepos import git_repo
 
+# Real processes (training, Snakemake, the hub mirror): `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
+
 TOOL = Path(__file__).resolve().parents[1] / "hubmirror.py"
 LOAD = ("import sys; from dfil.data import load_frog; "
         "print(len(load_frog(sys.argv[1], sys.argv[2])))")

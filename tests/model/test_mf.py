@@ -104,6 +104,7 @@ ordered_centers = st.lists(
 ).map(sorted)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(ordered_centers)
 def test_thm1_nearest_center_zero_violations_on_million_point_grid(centers):

@@ -1,6 +1,6 @@
 """The paper's own per-seed numbers pushed through aggregation and rendering reproduce
 the mean ± std it printed (issue 6). Where the paper is inconsistent (inventory section
-5), the test says which convention reproduces which cell."""
+5), the test says which convention reproduces which entry."""
 
 from __future__ import annotations
 
@@ -70,12 +70,12 @@ def comp_rows(grid):
 def test_comp_perseed_mean_and_std_rows_reproduce_the_paper(paper):
     table = resolve(paper, comp_rows(paper[1]), "comp_perseed")
     for row_id in ("mean", "std"):
-        for col, cell in next(r for r in table.rows if r.id == row_id).cells.items():
-            printed = float(cell.published)
-            got = cell.mean if row_id == "mean" else cell.std
+        for col, entry in next(r for r in table.rows if r.id == row_id).entries.items():
+            printed = float(entry.published)
+            got = entry.mean if row_id == "mean" else entry.std
             # "every T24 per-seed Mean/Std re-checks within +-0.1" (inventory section 5)
             assert abs(got - printed) <= 0.1 + 1e-9, (row_id, col, got, printed)
-    rendered = {c: table.cell("mean", c).render() for c in ("ft", "dfil", "oracle")}
+    rendered = {c: table.entry("mean", c).render() for c in ("ft", "dfil", "oracle")}
     assert rendered == {"ft": "16.4", "dfil": "31.5", "oracle": "50.5"}
 
 
@@ -90,7 +90,7 @@ def test_compositional_qure_dfil_std_is_ddof0_in_table_3_and_ddof1_in_table_24(p
     assert f"{np.std(dfil, ddof=0):.1f}" == "0.3"  # Table compositional prints 31.5+-0.3
     assert f"{np.std(dfil, ddof=1):.1f}" == "0.4"  # Table comp_perseed prints 0.4
     table = resolve(paper, comp_rows(paper[1]), "compositional")
-    assert table.cell("qure_dfil", "from_text").render() == r"31.5$\pm$0.4"  # ddof=1 here
+    assert table.entry("qure_dfil", "from_text").render() == r"31.5$\pm$0.4"  # ddof=1 here
 
 
 # Table centers_detail (l.1524).
@@ -118,12 +118,12 @@ def test_centers_detail_prints_each_seeds_centers_and_widths(paper):
             rows += [(key, f"mf.widths.{i}", w) for i, w in enumerate(WIDTHS[seed])]
     table = resolve(paper, rows, "centers_detail")
     for row in table.rows:
-        for cell in row.cells.values():
-            if cell.published is not None and cell.n:
-                assert cell.render() == f"{float(cell.published):.3f}"[1:]
+        for entry in row.entries.values():
+            if entry.published is not None and entry.n:
+                assert entry.render() == f"{float(entry.published):.3f}"[1:]
     # The text's "c_some in [0.347, 0.353]" at 7B holds; its "seed 123 c_some = 0.284"
     # does not (the table prints .352, inventory item 5.9).
-    some = [table.cell(f"7b-c-{s}", "some").mean for s in (42, 123, 456)]
+    some = [table.entry(f"7b-c-{s}", "some").mean for s in (42, 123, 456)]
     assert min(some) == pytest.approx(0.347) and max(some) == pytest.approx(0.353)
 
 
@@ -148,12 +148,12 @@ def test_csmc_overall_is_the_mean_of_the_domain_means(paper):
         rows.append((key, f"csmc.{path}.consistency",
                      np.mean([v[idx] for v in DOMAINS.values()]) / 100))
     table = resolve(paper, rows, "csmc_domains")
-    assert abs(table.cell("overall", "dfil").mean - 96.40) <= 0.05  # 96.41 from rounded means
-    assert abs(table.cell("overall", "ft").mean - 90.90) <= 0.05   # 90.91
-    assert abs(table.cell("overall", "delta").mean - 5.50) <= 0.05
+    assert abs(table.entry("overall", "dfil").mean - 96.40) <= 0.05  # 96.41 from rounded means
+    assert abs(table.entry("overall", "ft").mean - 90.90) <= 0.05   # 90.91
+    assert abs(table.entry("overall", "delta").mean - 5.50) <= 0.05
     for domain, (_, _, delta) in DOMAINS.items():
         row = domain.replace(" ", "_")
-        got = table.cell(row, "delta").mean
+        got = table.entry(row, "delta").mean
         # Election (99.8 - 96.4 = 3.4, printed +3.3) and finance (95.7 - 94.8 = 0.9,
         # printed +1.0) are differences of the unrounded means; the other eight match the
         # rounded ones exactly.
@@ -207,5 +207,5 @@ def test_ipr_full_recovered_counts_reproduce_every_printed_cell(paper):
     for row in ("linguistic", "approximate", "comparative", "emphatic", "exact"):
         for col in ("text", "ft"):
             mean, std = IPR[col][row]
-            cell = table.cell(row, col)
-            assert fmt.mean_std(cell.mean, cell.std, cell.n) == f"{mean:.1f}$\\pm${std:.1f}"
+            entry = table.entry(row, col)
+            assert fmt.mean_std(entry.mean, entry.std, entry.n) == f"{mean:.1f}$\\pm${std:.1f}"

@@ -62,18 +62,48 @@ def test_resolve_hand_computed_cells():
         vals[(f"frog/b/dfil/lam0.5/nfull/qure/seed{s}", "test.main.acc")] = a
         vals[(f"frog/b/finetune/lamna/nfull/na/seed{s}", "test.main.acc")] = b
     table = Resolver(SPEC, Source(grid, frame(vals))).table("demo")
-    dfil, ft, d = (table.cell("r", c) for c in ("dfil", "ft", "d"))
+    dfil, ft, d = (table.entry("r", c) for c in ("dfil", "ft", "d"))
     assert dfil.mean == pytest.approx(51.0) and dfil.std == pytest.approx(1.0)
     assert dfil.render() == r"\textbf{51.0$\pm$1.0}" and not ft.bold
     assert d.render() == "+3.0"
     from scipy import stats
     expected = stats.ttest_ind([50, 52, 51], [48, 49, 47], equal_var=False).pvalue
-    assert table.cell("r", "p").mean == pytest.approx(expected)
+    assert table.entry("r", "p").mean == pytest.approx(expected)
     # the row with no runs is dropped and named; the substitution is recorded
     assert [r.id for r in table.rows] == ["r"]
     assert "qwen2.5-72b" not in table.notes[0] and "missing" in table.notes[0]
     assert ("backbones", "qwen2.5-7b", "b") in table.substituted
     assert len(table.keys) == 6
+
+
+def test_a_reference_brings_its_tables_runs_and_substitutions_as_values():
+    """A table that refers to another reads what that table reads, and says which
+    stand-ins named them; the source answers the same however often it is asked."""
+    grid = grid_with_render(RENDER)
+    vals = {(f"frog/b/dfil/lam0.5/nfull/qure/seed{s}", "test.main.acc"): v
+            for s, v in zip((1, 2, 3), (0.50, 0.52, 0.51), strict=True)}
+    source = Source(grid, frame(vals))
+    where = {**SPEC["demo"]["where"], "method": "dfil"}
+    first = source.select(where)
+    assert first == source.select(where) and len(first.keys) == 3
+    assert first.substituted == {("backbones", "qwen2.5-7b", "b")}
+    specs = {**SPEC, "summary": {
+        "number": 98, "label": "tab:s", "caption": "S.", "columns": [{"id": "x"}],
+        "rows": [{"id": "r", "cells": {"x": {"ref": "demo/r/dfil", "fmt": "mean"}}}]}}
+    resolver = Resolver(specs, source)
+    summary = resolver.table("summary")
+    assert summary.entry("r", "x").render() == "51.0" and not summary.entry("r", "x").bold
+    assert summary.reads == resolver.table("demo").reads and len(summary.keys) == 6
+    assert summary.substituted == {("backbones", "qwen2.5-7b", "b")}
+
+
+def test_entry_kind_is_the_first_kind_key_an_entry_spec_holds():
+    from dfil.render.resolve import entry_kind
+
+    assert entry_kind({"metric": "test.main.acc"}) == "stat"
+    assert entry_kind({"tex": "x", "with": {}}) == "tex"
+    assert entry_kind({"test": "welch", "holm": "p"}) == "holm"
+    assert entry_kind({"delta": ["a", "b"], "method": "dfil"}) == "delta"
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
@@ -135,16 +165,15 @@ def test_tables_select_the_cells_their_groups_declare():
                 == key.rsplit("/", 1)[0]), (name, key)
 
 
+@pytest.mark.slow
 def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
     """All 29 tables, the diff report and the figures from a smoke-grid aggregate with a
     value for every number a table asks for (the real smoke DAG runs in .ci/run)."""
     grid = load_grid_files([ROOT / "config/smoke.yaml"])
-    probe = Source(grid)
-    resolver = Resolver(SPECS, probe)
-    for name in table_names(SPECS):
-        resolver.table(name)
+    resolver = Resolver(SPECS, Source(grid))  # no numbers: only what the tables read
+    requested = sorted(set().union(*(resolver.table(n).reads for n in table_names(SPECS))))
     rng = np.random.default_rng(0)
-    values = {req: float(rng.uniform(0.1, 0.9)) for req in probe.requested}
+    values = {req: float(rng.uniform(0.1, 0.9)) for req in requested}
     agg = frame(values)
     for name in table_names(SPECS):
         tex = render_one(SPECS, grid, agg, name, ["config/smoke.yaml"], Path("runs"))
@@ -171,11 +200,11 @@ def test_holm_and_tost_columns_equal_statsmodels():
         vals[(f"frog/b/finetune/lamna/nfull/na/seed{s}", "test.main.acc")] = b
     table = Resolver(spec, Source(grid, frame(vals))).table("t")
     from statsmodels.stats.weightstats import ttost_ind
-    p = table.cell("r", "p").mean
-    assert table.cell("r", "h").mean == pytest.approx(p)  # one comparison: unchanged
+    p = table.entry("r", "p").mean
+    assert table.entry("r", "h").mean == pytest.approx(p)  # one comparison: unchanged
     expected = ttost_ind(np.array([50., 52, 51]), np.array([48., 49, 47]), -2, 2,
                          usevar="unequal")[0]
-    assert table.cell("r", "e").mean == pytest.approx(expected)
+    assert table.entry("r", "e").mean == pytest.approx(expected)
 
 
 def test_render_cli_names_the_cell_that_has_no_metrics(tmp_path, capsys):

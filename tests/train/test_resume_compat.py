@@ -18,6 +18,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 import torch
 from safetensors.torch import load_file
 
@@ -29,6 +30,7 @@ from dfil.engine.checkpoint import load_model
 FIXTURE = Path(__file__).parent / "fixtures" / "resume-v1"
 
 
+@pytest.mark.slow
 def test_a_run_killed_under_the_previous_code_resumes_to_the_same_numbers(
         tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # the cell names its data relatively, as when it was made

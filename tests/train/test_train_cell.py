@@ -15,6 +15,9 @@ from cells import interrupted, run_cli, stable, tiny_cell
 from dfil.cli import main
 from dfil.data.synthetic import write_frog_like
 
+# Real processes (training, Snakemake, the hub mirror): `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
+
 RUN_FILES = {"cell.yaml", "model.safetensors", "train_log.jsonl", "train_summary.json",
              "metrics.json", "predictions.parquet", "mf.json"}
 

@@ -13,7 +13,7 @@ rule aggregate:
         f"{RES}/benchmarks/aggregate/aggregate.tsv"
     localrule: True  # reads small JSON files: not worth a cluster job
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     params:
         runs=lambda wildcards: f"{RES}/runs",
     shell:

@@ -21,7 +21,7 @@ rule paper_audit:
         f"{RES}/benchmarks/audit/paper_audit.tsv"
     localrule: True  # a second of CPU
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     shell:
         "dfil audit --checks {input.checks} --out-md {output.md} --out-html {output.html} "
         "> {log} 2>&1"

@@ -10,12 +10,18 @@ rule probes:
     benchmark:
         f"{RES}/benchmarks/probes/probes.tsv"
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     params:
         out=lambda wildcards, output: os.path.dirname(output.manifest),
-        seed=config.get("probe_seed", 0),
+        seed=GRID.spec.probe_seed,
     shell:
         "dfil probes --out {params.out} --seed {params.seed} > {log} 2>&1"
+
+
+#: The synthetic FRoG stand-in's settings, defaults filled in (embedded grids only).
+FROG_STANDIN = (
+    GRID.spec.embedded_data.frog.model_dump() if GRID.spec.embedded_data else {}
+)
 
 
 rule synth_frog:
@@ -27,12 +33,9 @@ rule synth_frog:
     benchmark:
         f"{RES}/benchmarks/synth_frog/frog.tsv"
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     params:
-        **{
-            "hard_form": "unseen_totals",
-            **config.get("embedded_data", {}).get("frog", {}),
-        },
+        **FROG_STANDIN,
         out=lambda wildcards, output: os.path.dirname(output.easy),
     shell:
         "dfil synth-frog --out {params.out} --seed {params.seed} "
@@ -48,6 +51,6 @@ rule fetch_backbone:
     benchmark:
         f"{RES}/benchmarks/fetch_backbone/{{name}}.tsv"
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     shell:
         "dfil fetch-backbone {wildcards.name} --stamp {output.stamp} > {log} 2>&1"

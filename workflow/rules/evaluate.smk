@@ -15,11 +15,7 @@ rule evaluate_cell:
     benchmark:
         f"{RES}/benchmarks/evaluate_cell/{{key}}.tsv"
     resources:
-        gpu=cell_resource("gpu"),
-        gpu_model=cell_resource("gpu_model", ""),
-        mem_mb=cell_resource("mem_mb"),
-        runtime=cell_resource("runtime"),
-        cpus_per_task=cell_resource("cpus_per_task"),
+        **CELL_RESOURCES,
     params:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:

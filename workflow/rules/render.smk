@@ -1,13 +1,10 @@
-# Rendering stage (CPU only): one rule per table of the paper (config/tables.yaml), each
-# waiting for exactly the cells it prints, then the report (paper diff, figures, PDF).
-from dfil.render import file_stem, load_specs, table_keys, table_names
+# Rendering stage (CPU only): every table of the paper (config/tables.yaml) from one rule,
+# each job waiting for exactly the cells its table prints, then the report (paper diff,
+# figures, PDF). The table names (TABLES) and each one's inputs (table_metrics) are in
+# common.smk.
 
-TABLE_SPECS = load_specs("config/tables.yaml")
 TABLES_OUT = f"paper_tables/{GRID.name}"
-TABLE_FILES = {
-    name: f"{TABLES_OUT}/{file_stem(TABLE_SPECS, name)}.tex"
-    for name in table_names(TABLE_SPECS)
-}
+TABLE_FILES = [f"{TABLES_OUT}/{stem}.tex" for stem in TABLES]
 REPORT_FILES = [
     f"{TABLES_OUT}/{f}"
     for f in (
@@ -21,38 +18,34 @@ REPORT_FILES = [
     )
 ]
 
-for _name, _tex in TABLE_FILES.items():
 
-    rule:
-        name:
-            f"render_{_name}"
-        input:
-            metrics=expand(
-                f"{RES}/runs/{{key}}/metrics.json",
-                key=table_keys(TABLE_SPECS, GRID, _name),
-            ),
-            tables="config/tables.yaml",
-            grid=f"{RES}/grid.yaml",
-        output:
-            _tex,
-        log:
-            f"{RES}/logs/render/{_name}.log",
-        benchmark:
-            f"{RES}/benchmarks/render/{_name}.tsv"
-        localrule: True  # seconds of CPU: not worth queueing behind training
-        resources:
-            **GRID.config["resources"]["cpu"],
-        params:
-            table=_name,
-            runs=lambda wildcards: f"{RES}/runs",
-        shell:
-            "dfil render --config {input.grid} --tables {input.tables} --runs {params.runs} "
-            "--table {params.table} --out {output} > {log} 2>&1"
+rule render_table:
+    input:
+        metrics=table_metrics,
+        tables="config/tables.yaml",
+        grid=f"{RES}/grid.yaml",
+    output:
+        f"{TABLES_OUT}/{{table}}.tex",
+    log:
+        f"{RES}/logs/render/{{table}}.log",
+    benchmark:
+        f"{RES}/benchmarks/render/{{table}}.tsv"
+    wildcard_constraints:
+        table="|".join(map(re.escape, TABLES)),
+    localrule: True  # seconds of CPU: not worth queueing behind training
+    resources:
+        **CPU_RESOURCES,
+    params:
+        name=lambda wildcards: TABLES[wildcards.table],
+        runs=lambda wildcards: f"{RES}/runs",
+    shell:
+        "dfil render --config {input.grid} --tables {input.tables} --runs {params.runs} "
+        "--table {params.name} --out {output} > {log} 2>&1"
 
 
 rule render_report:
     input:
-        tex=list(TABLE_FILES.values()),
+        tex=TABLE_FILES,
         aggregate=f"{RES}/aggregate/metrics.parquet",
         tables="config/tables.yaml",
         grid=f"{RES}/grid.yaml",
@@ -64,7 +57,7 @@ rule render_report:
         f"{RES}/benchmarks/report/report.tsv"
     localrule: True
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     params:
         tex_dir=lambda wildcards: TABLES_OUT,
     shell:

@@ -11,7 +11,7 @@ rule grid_config:
     # Light (the resolved grid as YAML): runs where Snakemake runs.
     localrule: True
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     params:
         grid=lambda wildcards: json.dumps(GRID.config, sort_keys=True),
     shell:
@@ -28,7 +28,7 @@ rule cell_config:
     # Light (a YAML from the grid): runs where Snakemake runs, never queued on the cluster.
     localrule: True
     resources:
-        **GRID.config["resources"]["cpu"],
+        **CPU_RESOURCES,
     params:
         cell=lambda wildcards: GRID.cell_json(wildcards.key),
     shell:
@@ -46,11 +46,7 @@ rule train_cell:
     benchmark:
         f"{RES}/benchmarks/train_cell/{{key}}.tsv"
     resources:
-        gpu=cell_resource("gpu"),
-        gpu_model=cell_resource("gpu_model", ""),
-        mem_mb=cell_resource("mem_mb"),
-        runtime=cell_resource("runtime"),
-        cpus_per_task=cell_resource("cpus_per_task"),
+        **CELL_RESOURCES,
     params:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:

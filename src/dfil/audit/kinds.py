@@ -53,9 +53,10 @@ def ttest(inputs: dict, text: str) -> Finding:
     welch = inputs.get("test", "welch") == "welch"
     point = (stats.welch_from_stats if welch else stats.student_from_stats)(
         m1.value, s1.value, n1, m2.value, s2.value, n2)
-    r = stats.ttest_pvalue_range((m1.interval.lo, m1.interval.hi), (s1.interval.lo, s1.interval.hi),
-                                 n1, (m2.interval.lo, m2.interval.hi),
-                                 (s2.interval.lo, s2.interval.hi), n2, equal_var=not welch)
+    r = stats.ttest_pvalue_range(
+        stats.SummaryBox((m1.interval.lo, m1.interval.hi), (s1.interval.lo, s1.interval.hi), n1),
+        stats.SummaryBox((m2.interval.lo, m2.interval.hi), (s2.interval.lo, s2.interval.hi), n2),
+        equal_var=not welch)
     target = claimed_target(inputs, text)
     ok = Interval(r.low, r.high).overlaps(target.interval)
     name = "Welch" if welch else "Student"

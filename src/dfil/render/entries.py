@@ -2,22 +2,32 @@
 tables, and the row operations applied once every entry is resolved (pure).
 
 "Entry" here is a table's cell; a grid's cell (one training run) is
-:class:`dfil.grid.Cell`.
+:class:`dfil.grid.Cell`. Entries are values: a step that changes one (a row operation,
+bold) builds a new one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from dfil import stats
 from dfil.render import fmt
+from dfil.render.source import Read, Substitution
+
+#: Entries computed from other rows of their column once every row is resolved
+#: (:func:`row_ops`): ``holm`` (args: the tested column), ``delta_rows`` (args: row a or a
+#: tuple of rows, row b) and ``reduce`` (args: ``min``/``max``, the rows).
+PENDING = ("holm", "delta_rows", "reduce")
 
 
-@dataclass
+@dataclass(frozen=True)
 class Entry:
-    """One resolved body cell: ``values`` per seed (stat), or a single ``value``."""
+    """One resolved entry: ``kind`` ``stat`` (``values`` per seed), ``value`` (a single
+    ``value``), ``tex`` (literal LaTeX) or one of :data:`PENDING` (``args``). ``reads``
+    and ``substituted`` say which runs' metrics it was computed from and which render-map
+    substitutions named them (an entry from another table: all of that table's)."""
 
     kind: str
     values: tuple[float, ...] = ()
@@ -26,9 +36,10 @@ class Entry:
     fmt: str = "ms"
     digits: int = 1
     bold: bool = False
-    keys: tuple[str, ...] = ()
     args: tuple = ()
     published: str | float | None = None
+    reads: frozenset[Read] = frozenset()
+    substituted: frozenset[Substitution] = frozenset()
 
     @property
     def mean(self) -> float | None:
@@ -70,7 +81,7 @@ class Row:
     id: str
     label: str
     kind: str = "body"  # body | rule | section
-    cells: dict[str, Entry] = field(default_factory=dict)
+    entries: dict[str, Entry] = field(default_factory=dict)
     hidden: bool = False
 
 
@@ -84,68 +95,93 @@ class Table:
     rows: list[Row]
     notes: list[str] = field(default_factory=list)
     footnotes: list[str] = field(default_factory=list)
-    keys: set[str] = field(default_factory=set)
-    substituted: set = field(default_factory=set)
+    #: Every (run key, metric) its entries read, tables it refers to included.
+    reads: frozenset[Read] = frozenset()
+    substituted: frozenset[Substitution] = frozenset()
     hidden: set = field(default_factory=set)
-    #: The paper's contrasts between two of this table's cells (``effects:`` in
+    #: The paper's contrasts between two of this table's entries (``effects:`` in
     #: ``config/tables.yaml``), whose direction the diff report checks.
     effects: list[dict] = field(default_factory=list)
     #: (row, column) -> the number the paper printed, rows without runs included.
     published: dict = field(default_factory=dict)
-    #: The (row, column) of every published signed (Δ) cell, in table order.
+    #: The (row, column) of every published signed (Δ) entry, in table order.
     signed: list = field(default_factory=list)
+
+    @property
+    def keys(self) -> set[str]:
+        """The grid's run keys whose numbers the table prints (what its rule waits for)."""
+        return {key for key, _ in self.reads}
 
     @property
     def visible_columns(self) -> list[str]:
         return [c for c in self.columns if c not in self.hidden]
 
-    def cell(self, row: str, col: str) -> Entry | None:
-        for r in self.rows:
-            if r.id == row:
-                return r.cells.get(col)
-        return None
+    def entry(self, row: str, col: str) -> Entry | None:
+        """The entry of row ``row``, column ``col`` (``None`` if there is none)."""
+        return _find(self.rows, row, col)
 
 
-def row_ops(table: Table) -> None:
-    """Fill the cells computed from other rows once every row is resolved: ``rows: [a,
-    b]`` (row a's mean minus row b's; a list as a: the best of their means) and
-    ``reduce: min|max`` over ``over``."""
-    for col in table.columns:  # Holm across the visible rows' tests of one column
-        cells = [r.cells[col] for r in table.rows if r.kind == "body" and not r.hidden
-                 and col in r.cells and r.cells[col].kind == "holm"]
-        if cells:
-            tested = [(c, table.cell(r.id, c.args[0])) for r, c in
-                      ((r, r.cells[col]) for r in table.rows if r.cells.get(col) in cells)]
-            present = [(c, t.mean) for c, t in tested if t is not None and t.mean is not None]
-            adjusted = stats.holm([p for _, p in present])
-            for c in cells:
-                c.kind = "value"
-            for (c, _), p in zip(present, adjusted, strict=True):
-                c.value = p
-    for row in table.rows:
-        for col, cell in row.cells.items():
-            if cell.kind not in ("delta_rows", "reduce"):
-                continue
-            if cell.kind == "reduce":
-                op, over = cell.args
-                means = [c.mean for c in (table.cell(r, col) for r in over)
-                         if c is not None and c.mean is not None]
-                cell.kind, cell.value = "value", ({"min": min, "max": max}[op](means)
-                                                  if means else None)
-                continue
-            a_ids, b_id = cell.args
-            a_ids = [a_ids] if isinstance(a_ids, str) else a_ids
-            a_means = [c.mean for c in (table.cell(a, col) for a in a_ids)
-                       if c is not None and c.mean is not None]
-            b = table.cell(b_id, col)
-            cell.kind = "value"
-            cell.value = (max(a_means) - b.mean) if a_means and b and b.mean is not None \
-                else None
+def _find(rows: list[Row], row: str, col: str) -> Entry | None:
+    for r in rows:
+        if r.id == row:
+            return r.entries.get(col)
+    return None
+
+
+def _means(rows: list[Row], ids, col: str) -> list[float]:
+    """The means of column ``col`` in rows ``ids`` that have one."""
+    found = (_find(rows, r, col) for r in ids)
+    return [e.mean for e in found if e is not None and e.mean is not None]
+
+
+def _holm(rows: list[Row], columns: list[str]) -> list[Row]:
+    """``holm: <column>`` entries: that column's p-values Holm-adjusted across the visible
+    body rows (an entry whose row has no p-value stays empty)."""
+    rows = [replace(r, entries=dict(r.entries)) for r in rows]
+    for col in columns:
+        at = [i for i, r in enumerate(rows) if r.kind == "body" and not r.hidden
+              and col in r.entries and r.entries[col].kind == "holm"]
+        tested = {i: _find(rows, rows[i].id, rows[i].entries[col].args[0]) for i in at}
+        present = [i for i in at if tested[i] is not None and tested[i].mean is not None]
+        adjusted = dict(zip(present, stats.holm([tested[i].mean for i in present]),
+                            strict=True))
+        for i in at:
+            rows[i].entries[col] = replace(rows[i].entries[col], kind="value", args=(),
+                                         value=adjusted.get(i))
+    return rows
+
+
+def _from_rows(rows: list[Row], col: str, entry: Entry) -> Entry:
+    """A ``delta_rows`` or ``reduce`` entry of column ``col`` resolved over ``rows``."""
+    if entry.kind == "reduce":
+        op, over = entry.args
+        means = _means(rows, over, col)
+        value = {"min": min, "max": max}[op](means) if means else None
+    else:
+        a_ids, b_id = entry.args
+        a_means = _means(rows, [a_ids] if isinstance(a_ids, str) else a_ids, col)
+        b = _find(rows, b_id, col)
+        value = (max(a_means) - b.mean) if a_means and b and b.mean is not None else None
+    return replace(entry, kind="value", args=(), value=value)
+
+
+def row_ops(table: Table) -> list[Row]:
+    """The table's rows with every entry computed from other rows resolved: first the
+    Holm columns, then row by row ``rows: [a, b]`` (row a's mean minus row b's; a list as
+    a: the best of their means) and ``reduce: min|max`` over ``over`` (a row sees the rows
+    above it resolved)."""
+    rows = _holm(table.rows, table.columns)
+    for i, row in enumerate(rows):
+        if any(e.kind in ("delta_rows", "reduce") for e in row.entries.values()):
+            rows[i] = replace(row, entries={
+                col: _from_rows(rows, col, e) if e.kind in ("delta_rows", "reduce") else e
+                for col, e in row.entries.items()})
+    return rows
 
 
 def has_data(row: Row) -> bool:
     return any((c.kind == "stat" and c.values) or (c.kind == "value" and c.value is not None)
-               or (c.kind == "tex" and c.tex) for c in row.cells.values())
+               or (c.kind == "tex" and c.tex) for c in row.entries.values())
 
 
 def tidy_rows(rows: list[Row]) -> list[Row]:

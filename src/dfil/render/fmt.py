@@ -2,7 +2,7 @@
 
 Every function returns LaTeX source. Numbers are rounded half-to-even by Python's
 format mini-language on the stored float, as the paper's numbers appear to be; ``None``
-(a cell with no runs) is printed as an em dash, as the paper prints cells it has no
+(an entry with no runs) is printed as an em dash, as the paper prints cells it has no
 value for.
 """
 

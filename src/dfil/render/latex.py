@@ -56,7 +56,7 @@ def render_table(env: jinja2.Environment, table: Table, provenance: dict,
     """The ``.tex`` of one resolved table (a ``table`` float), with its provenance."""
     template = env.get_template(f"{table.name}.tex.j2")
     rows = [{"kind": r.kind, "label": Tex(r.label),
-             "cells": Tex(" & ".join(r.cells[c].render() for c in table.visible_columns)
+             "entries": Tex(" & ".join(r.entries[c].render() for c in table.visible_columns)
                           if r.kind == "body" else "")}
             for r in table.rows if not r.hidden]
     return template.render(

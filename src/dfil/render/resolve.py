@@ -1,8 +1,8 @@
 """A table declared in ``config/tables.yaml`` -> a resolved table of numbers (pure).
 
-A table has ``columns`` and ``rows``; a body cell's selector is the table's ``where``,
-then its column's, then its row's, then the row's ``cells.<column>`` override, merged in
-that order (``config/tables.yaml`` documents the keys). A cell is one of
+A table has ``columns`` and ``rows``; an entry's (a body cell's) selector is the table's
+``where``, then its column's, then its row's, then the row's ``cells.<column>`` override,
+merged in that order (``config/tables.yaml`` documents the keys). An entry is one of
 
 - a **stat** (the default): the per-seed values of a metric for one grid cell; printed as
   mean±sample std (ddof=1), or the mean, a center, a count, a percentage (``fmt``);
@@ -10,26 +10,50 @@ that order (``config/tables.yaml`` documents the keys). A cell is one of
   of the same row (``rows: [a, b]`` in a row spec: of rows, column by column; a list in
   place of ``a`` takes the best of those rows' means);
 - a **test**: ``test: welch | paired_t | wilcoxon | dz | tost`` (with ``margin``),
-  comparing ``a`` and ``b`` (selectors merged over the cell's); ``holm: <column>`` is
+  comparing ``a`` and ``b`` (selectors merged over the entry's); ``holm: <column>`` is
   that column's p-values Holm-adjusted across the table's rows;
-- **wins**: how many listed (row, column) cells beat the row's ``against`` column, and
+- **wins**: how many listed (row, column) entries beat the row's ``against`` column, and
   the one-sided binomial p of that count (``show: k | n | p``);
 - a **ratio** of two columns' sample stds; a row with ``reduce: min | max`` over rows;
-- a **ref**: ``ref: table/row/column``, another table's resolved cell;
+- a **ref**: ``ref: table/row/column``, another table's resolved entry;
 - a **tex**: literal LaTeX from the spec (the qualitative tables).
+
+Every entry carries what it read and the render-map substitutions that named it; a
+table's are the union of its entries'.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 
 from dfil import stats
 from dfil.errors import ConfigError
 from dfil.render.entries import Entry, Row, Table, has_data, row_ops, tidy_rows
 from dfil.render.fmt import parse_published
 from dfil.render.source import SELECTORS, Source
+
+#: An entry spec's kind: the first of these keys it holds (``stat`` when none).
+KINDS = ("tex", "ref", "holm", "ratio", "delta", "test", "wins")
+#: Tests on seeds common to both samples.
+PAIRED = ("paired_t", "wilcoxon", "dz")
+#: Each test's number from two samples and the entry spec (``margin``: TOST's, in the
+#: scaled metric's units).
+TESTS = {
+    "welch": lambda a, b, espec: stats.welch(a, b).pvalue,
+    "paired_t": lambda a, b, espec: stats.paired_t(a, b).pvalue,
+    "wilcoxon": lambda a, b, espec: stats.wilcoxon(a, b).pvalue,
+    "dz": lambda a, b, espec: stats.cohens_dz(a, b),
+    "tost": lambda a, b, espec: stats.tost(a, b, float(espec["margin"])).pvalue,
+}
+
+
+def entry_kind(espec: Mapping) -> str:
+    """Which kind of entry ``espec`` declares (:data:`KINDS`, else ``stat``)."""
+    return next((k for k in KINDS if k in espec), "stat")
 
 
 def _layer(*parts) -> dict:
@@ -41,15 +65,28 @@ def _layer(*parts) -> dict:
     return out
 
 
-def _where(spec: dict) -> dict:
+def _where(spec: Mapping) -> dict:
     return {k: v for k, v in spec.items() if k in SELECTORS}
+
+
+def _union(entries, field: str) -> frozenset:
+    return frozenset().union(*(getattr(e, field) for e in entries))
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where an entry is resolved: its table's spec, the table so far, its row so far."""
+
+    spec: Mapping
+    table: Table
+    row: Row
 
 
 class Resolver:
     """Resolves tables of one spec against one :class:`Source`; tables referenced by
-    ``ref`` cells are resolved once and reused."""
+    ``ref`` entries are resolved once and reused."""
 
-    def __init__(self, specs: dict, source: Source):
+    def __init__(self, specs: Mapping, source: Source):
         self.specs = specs
         self.source = source
         self.done: dict[str, Table] = {}
@@ -60,156 +97,173 @@ class Resolver:
         if name not in self.specs:
             raise ConfigError(f"table {name!r} is not declared (tables: {sorted(self.specs)})")
         spec = self.specs[name]
-        outer, self.source.substituted = self.source.substituted, set()
-        columns = [c["id"] for c in spec.get("columns", [])]
-        colspec = {c["id"]: c for c in spec.get("columns", [])}
-        table = Table(name, spec["number"], spec["label"], spec["caption"], columns, [],
-                      hidden={c["id"] for c in spec.get("columns", []) if c.get("hidden")},
+        columns = spec.get("columns", [])
+        table = Table(name, spec["number"], spec["label"], spec["caption"],
+                      [c["id"] for c in columns], [],
+                      hidden={c["id"] for c in columns if c.get("hidden")},
                       effects=list(spec.get("effects", [])))
         for rspec in spec.get("rows", []):
-            table.rows.append(self._row(spec, colspec, rspec, table))
-        for note in spec.get("footnotes", []):
-            table.footnotes.append(self._cell(spec, note, Row("", ""), table).render())
-        row_ops(table)
-        self._bold(spec, table)
-        table.published = {(r.id, c): parse_published(cell.published)[0]
-                           for r in table.rows for c, cell in r.cells.items()
-                           if cell.published is not None}
-        table.signed = [(r.id, c) for r in table.rows for c, cell in r.cells.items()
-                        if cell.fmt == "signed" and table.published.get((r.id, c)) is not None]
-        present = [r for r in table.rows if r.kind != "body" or has_data(r)]
-        dropped = [r.id for r in table.rows if r not in present and not r.hidden]
-        if dropped:
-            table.notes.append("Rows with no runs in this grid: " + ", ".join(dropped) + ".")
-        table.rows = tidy_rows(present)
-        table.substituted |= self.source.substituted
-        self.source.substituted = outer | table.substituted
-        self.done[name] = table
-        return table
+            table.rows.append(self._row(spec, rspec, table))
+        footnotes = [self._entry(note, _At(spec, table, Row("", "")))
+                     for note in spec.get("footnotes", [])]
+        self.done[name] = _finish(spec, table, footnotes)
+        return self.done[name]
 
-    def _row(self, spec, colspec, rspec, table) -> Row:
+    def _row(self, spec: Mapping, rspec: Mapping, table: Table) -> Row:
         if "rule" in rspec:
             return Row(id="", label="", kind="rule")
         if "section" in rspec:
             return Row(id="", label=rspec["section"], kind="section")
         row = Row(id=str(rspec["id"]), label=rspec.get("label", str(rspec["id"])),
                   hidden=bool(rspec.get("hidden")))
-        published = rspec.get("paper", {})
-        for col in table.columns:
-            override = (rspec.get("cells") or {}).get(col, {})
-            if override is None:  # an empty cell by the paper's layout
-                row.cells[col] = Entry("tex", tex="")
-                continue
-            row_opts = {k: rspec[k] for k in ("fmt", "digits") if k in rspec}
-            cspec = _layer(spec.get("defaults"), colspec[col], _where(rspec), row_opts,
-                           override)
-            cspec.pop("id", None)
-            if "rows" in rspec:  # a difference-of-rows row, whatever the column holds
-                cspec = {"delta_rows": rspec["rows"], "fmt": rspec.get("fmt", "signed"),
-                         "digits": cspec.get("digits", 1)}
-            elif "reduce" in rspec:  # min/max of other rows, column by column
-                cspec = {"reduce": (rspec["reduce"], tuple(rspec["over"])),
-                         "fmt": cspec.get("fmt", "mean"), "digits": cspec.get("digits", 1)}
-            cell = self._cell(spec, cspec, row, table)
-            cell.published = published.get(col)
-            row.cells[col] = cell
+        at = _At(spec, table, row)
+        for colspec in spec.get("columns", []):  # an entry may use the entries before it
+            row.entries[colspec["id"]] = self._column_entry(colspec, rspec, at)
         return row
 
-    def _cell(self, spec, cspec, row, table) -> Entry:
-        digits, form = cspec.get("digits", 1), cspec.get("fmt", "ms")
-        base = _layer(spec.get("where"), _where(cspec))
-        if "tex" in cspec and "with" in cspec:  # LaTeX with resolved cells filled in
-            parts = {name: self._cell(spec, _layer(_where(cspec), sub), row, table).render()
-                     for name, sub in cspec["with"].items()}
-            return Entry("tex", tex=str(cspec["tex"]).format(**parts))
-        if "tex" in cspec:
-            return Entry("tex", tex=str(cspec["tex"]))
-        if "ref" in cspec:
-            tname, rid, cid = cspec["ref"].split("/")
-            ref = self.table(tname)
-            self.source.substituted |= ref.substituted
-            table.keys |= ref.keys
-            found = ref.cell(rid, cid)
-            if found is None:
-                return Entry("value", fmt=form, digits=digits)
-            return replace(found, bold=False, fmt=cspec.get("fmt", found.fmt),
-                                digits=cspec.get("digits", found.digits), published=None)
-        if "delta_rows" in cspec:  # resolved once the whole table is (row_ops)
-            return Entry("delta_rows", args=tuple(cspec["delta_rows"]),
-                        fmt=cspec.get("fmt", "signed"), digits=digits)
-        if "reduce" in cspec:
-            return Entry("reduce", args=cspec["reduce"], fmt=form, digits=digits)
-        if "holm" in cspec:  # resolved once the whole table is (row_ops)
-            return Entry("holm", args=(cspec["holm"],), fmt="p")
-        if "ratio" in cspec:  # of two cells' sample stds
-            a, b = (row.cells.get(c) for c in cspec["ratio"])
-            value = a.std / b.std if a and b and a.std and b.std else None
-            return Entry("value", value=value, fmt="mean", digits=digits)
-        if "delta" in cspec:
-            a, b = (row.cells.get(c) for c in cspec["delta"])
-            value = None if a is None or b is None or a.mean is None or b.mean is None \
-                else a.mean - b.mean
-            return Entry("value", value=value, fmt=cspec.get("fmt", "signed"), digits=digits)
-        if "test" in cspec:
-            return self._test(cspec, base, table)
-        if "wins" in cspec:  # rows of this table whose named cell beats `against`
-            pairs = [(table.cell(r, c), table.cell(r, cspec["against"]))
-                     for r, c in cspec["wins"]]
-            pairs = [(a.mean, b.mean) for a, b in pairs
-                     if a and b and a.mean is not None and b.mean is not None]
-            k = sum(a > b for a, b in pairs)
-            value = {"k": k, "n": len(pairs),
-                     "p": stats.binomial(k, len(pairs)).pvalue if pairs else None}
-            return Entry("value", value=value[cspec["show"]],
-                        fmt="int" if cspec["show"] != "p" else "p")
-        keys = self.source.keys(base)
-        table.keys |= set(keys)
-        values = self.source.values(base)
-        return Entry("stat", values=tuple(values.to_numpy()), fmt=form, digits=digits,
-                    keys=tuple(keys))
-
-    def _test(self, cspec, base, table) -> Entry:
-        a_where, b_where = (_layer(base, cspec.get(s)) for s in ("a", "b"))
-        table.keys |= set(self.source.keys(a_where)) | set(self.source.keys(b_where))
-        a, b = self.source.values(a_where), self.source.values(b_where)
-        kind = cspec["test"]
-        paired = kind in ("paired_t", "wilcoxon", "dz")
-        if paired:
-            common = a.index.intersection(b.index)
-            a, b = a[common], b[common]
-        enough = min(len(a), len(b)) >= 2
-        degenerate = enough and (np.all(a.to_numpy() == b.to_numpy()) if paired
-                                 else np.ptp(np.r_[a, b]) == 0)
-        if not enough or degenerate:
-            value = None
-        elif kind == "welch":
-            value = stats.welch(a, b).pvalue
-        elif kind == "paired_t":
-            value = stats.paired_t(a, b).pvalue
-        elif kind == "wilcoxon":
-            value = stats.wilcoxon(a, b).pvalue
-        elif kind == "dz":
-            value = stats.cohens_dz(a, b)
-        elif kind == "tost":  # equivalence within +-margin (the scaled metric's units)
-            value = stats.tost(a, b, float(cspec["margin"])).pvalue
+    def _column_entry(self, colspec: Mapping, rspec: Mapping, at: _At) -> Entry:
+        """The entry of row ``rspec`` in column ``colspec``, with its published number."""
+        col = colspec["id"]
+        override = (rspec.get("cells") or {}).get(col, {})
+        if override is None:  # an empty entry by the paper's layout
+            return Entry("tex", tex="")
+        row_opts = {k: rspec[k] for k in ("fmt", "digits") if k in rspec}
+        espec = _layer(at.spec.get("defaults"), colspec, _where(rspec), row_opts, override)
+        espec.pop("id", None)
+        digits = espec.get("digits", 1)
+        if "rows" in rspec:  # a difference-of-rows row, whatever the column holds
+            a, b = rspec["rows"]
+            entry = Entry("delta_rows", args=(a if isinstance(a, str) else tuple(a), b),
+                          fmt=rspec.get("fmt", "signed"), digits=digits)
+        elif "reduce" in rspec:  # min/max of other rows, column by column
+            entry = Entry("reduce", args=(rspec["reduce"], tuple(rspec["over"])),
+                          fmt=espec.get("fmt", "mean"), digits=digits)
         else:
-            raise KeyError(f"unknown test {kind!r}")
-        return Entry("value", value=None if value is None else float(value),
-                    fmt=cspec.get("fmt", "p"), digits=cspec.get("digits", 2))
+            entry = self._entry(espec, at)
+        return replace(entry, published=rspec.get("paper", {}).get(col))
 
-    def _bold(self, spec, table) -> None:
-        for rule in spec.get("bold", []):
-            among = rule["among"]
-            groups = ([[(r, c) for c in among] for r in table.rows if r.kind == "body"]
-                      if rule["by"] == "row" else
-                      [[(r, c) for r in table.rows if r.id in among] for c in rule["cols"]])
-            for group in groups:
-                cells = [r.cells.get(c) for r, c in group]
-                means = [x.mean for x in cells if x is not None and x.mean is not None]
-                if len(means) >= 2:
-                    best = max(means)
-                    for x in cells:
-                        if x is not None and x.mean is not None and x.mean == best:
-                            x.bold = True
+    def _entry(self, espec: Mapping, at: _At) -> Entry:
+        """The entry ``espec`` declares, resolved by its kind (:func:`entry_kind`)."""
+        resolve = {"tex": self._tex, "ref": self._ref, "holm": _holm, "ratio": _ratio,
+                   "delta": _delta, "test": self._test, "wins": _wins,
+                   "stat": self._stat}[entry_kind(espec)]
+        return resolve(espec, at)
+
+    def _stat(self, espec: Mapping, at: _At) -> Entry:
+        sample = self.source.sample(_layer(at.spec.get("where"), _where(espec)))
+        return Entry("stat", values=tuple(sample.values.to_numpy()),
+                     fmt=espec.get("fmt", "ms"), digits=espec.get("digits", 1),
+                     reads=sample.reads, substituted=sample.substituted)
+
+    def _tex(self, espec: Mapping, at: _At) -> Entry:
+        """Literal LaTeX; with ``with``, its {placeholders} filled by those entries."""
+        if "with" not in espec:
+            return Entry("tex", tex=str(espec["tex"]))
+        parts = {name: self._entry(_layer(_where(espec), sub), at)
+                 for name, sub in espec["with"].items()}
+        text = str(espec["tex"]).format(**{n: e.render() for n, e in parts.items()})
+        return Entry("tex", tex=text, reads=_union(parts.values(), "reads"),
+                     substituted=_union(parts.values(), "substituted"))
+
+    def _ref(self, espec: Mapping, at: _At) -> Entry:
+        """Another table's entry; this table then reads everything that table reads."""
+        tname, rid, cid = espec["ref"].split("/")
+        ref = self.table(tname)
+        found = ref.entry(rid, cid)
+        if found is None:
+            found = Entry("value", fmt=espec.get("fmt", "ms"), digits=espec.get("digits", 1))
+        return replace(found, bold=False, fmt=espec.get("fmt", found.fmt),
+                       digits=espec.get("digits", found.digits), published=None,
+                       reads=ref.reads, substituted=ref.substituted)
+
+    def _test(self, espec: Mapping, at: _At) -> Entry:
+        base = _layer(at.spec.get("where"), _where(espec))
+        a, b = (self.source.sample(_layer(base, espec.get(side))) for side in ("a", "b"))
+        return Entry("value", value=_test_value(espec, a.values, b.values),
+                     fmt=espec.get("fmt", "p"), digits=espec.get("digits", 2),
+                     reads=a.reads | b.reads, substituted=a.substituted | b.substituted)
 
 
+def _holm(espec: Mapping, at: _At) -> Entry:
+    """Resolved once the whole table is (:func:`dfil.render.entries.row_ops`)."""
+    return Entry("holm", args=(espec["holm"],), fmt="p")
+
+
+def _ratio(espec: Mapping, at: _At) -> Entry:
+    """Of two entries' sample stds, in the same row."""
+    a, b = (at.row.entries.get(c) for c in espec["ratio"])
+    value = a.std / b.std if a and b and a.std and b.std else None
+    return Entry("value", value=value, fmt="mean", digits=espec.get("digits", 1))
+
+
+def _delta(espec: Mapping, at: _At) -> Entry:
+    a, b = (at.row.entries.get(c) for c in espec["delta"])
+    value = None if a is None or b is None or a.mean is None or b.mean is None \
+        else a.mean - b.mean
+    return Entry("value", value=value, fmt=espec.get("fmt", "signed"),
+                 digits=espec.get("digits", 1))
+
+
+def _wins(espec: Mapping, at: _At) -> Entry:
+    """Rows of this table whose named entry beats the row's ``against`` entry."""
+    pairs = [(at.table.entry(r, c), at.table.entry(r, espec["against"]))
+             for r, c in espec["wins"]]
+    pairs = [(a.mean, b.mean) for a, b in pairs
+             if a and b and a.mean is not None and b.mean is not None]
+    k = sum(a > b for a, b in pairs)
+    value = {"k": k, "n": len(pairs),
+             "p": stats.binomial(k, len(pairs)).pvalue if pairs else None}
+    return Entry("value", value=value[espec["show"]],
+                 fmt="int" if espec["show"] != "p" else "p")
+
+
+def _test_value(espec: Mapping, a: pd.Series, b: pd.Series) -> float | None:
+    """The test's number; ``None`` with fewer than 2 values a side, or identical
+    samples."""
+    paired = espec["test"] in PAIRED
+    if paired:
+        common = a.index.intersection(b.index)
+        a, b = a[common], b[common]
+    enough = min(len(a), len(b)) >= 2
+    degenerate = enough and (np.all(a.to_numpy() == b.to_numpy()) if paired
+                             else np.ptp(np.r_[a, b]) == 0)
+    if not enough or degenerate:
+        return None
+    return float(TESTS[espec["test"]](a, b, espec))
+
+
+def _bold(spec: Mapping, rows: list[Row]) -> None:
+    """Bold the best mean of each group a ``bold`` rule names (in ``rows``, which
+    :func:`dfil.render.entries.row_ops` built)."""
+    for rule in spec.get("bold", []):
+        among = rule["among"]
+        groups = ([[(r, c) for c in among] for r in rows if r.kind == "body"]
+                  if rule["by"] == "row" else
+                  [[(r, c) for r in rows if r.id in among] for c in rule["cols"]])
+        for group in groups:
+            means = [e.mean for r, c in group
+                     if (e := r.entries.get(c)) is not None and e.mean is not None]
+            if len(means) < 2:
+                continue
+            for r, c in group:
+                e = r.entries.get(c)
+                if e is not None and e.mean is not None and e.mean == max(means):
+                    r.entries[c] = replace(e, bold=True)
+
+
+def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
+    """``table`` with its row operations applied, the best entries bold, the published
+    numbers collected, rows without runs dropped, and what its entries read."""
+    rows = row_ops(table)
+    _bold(spec, rows)
+    entries = [e for r in rows for e in r.entries.values()] + footnotes
+    published = {(r.id, c): parse_published(e.published)[0] for r in rows
+                 for c, e in r.entries.items() if e.published is not None}
+    signed = [(r.id, c) for r in rows for c, e in r.entries.items()
+              if e.fmt == "signed" and published.get((r.id, c)) is not None]
+    dropped = [r.id for r in rows if r.kind == "body" and not has_data(r) and not r.hidden]
+    return replace(
+        table, rows=tidy_rows([r for r in rows if r.kind != "body" or has_data(r)]),
+        footnotes=[f.render() for f in footnotes], published=published, signed=signed,
+        notes=["Rows with no runs in this grid: " + ", ".join(dropped) + "."] if dropped
+        else [], reads=_union(entries, "reads"), substituted=_union(entries, "substituted"))

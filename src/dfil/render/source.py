@@ -5,13 +5,14 @@ Tables (``config/tables.yaml``) name cells in the paper's own coordinates - back
 ``qwen2.5-7b``, lambda 0.1, variant ``bs64``, seed set ``twenty``. A grid that runs on
 other coordinates (the embedded default, the smoke grid) says in its ``render:`` section
 what stands in for what; :class:`Source` applies that map, so a cell is looked up under the
-grid's own run key, and remembers every substitution so the caption can say so.
+grid's own run key, and returns every substitution it made with what it found, so the
+caption can say so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -25,24 +26,46 @@ from dfil.runkey import FIELDS, RunPoint, applicable, fmt_lambda, format_key
 COORDS = FIELDS[:-1]
 #: Keys a ``where`` may hold besides the coordinates.
 SELECTORS = COORDS + ("seeds", "seed", "metric", "scale")
+#: A render-map substitution: (map, the paper's name, the grid's name), e.g.
+#: ``("backbones", "qwen2.5-7b", "tiny-llama")``.
+Substitution = tuple[str, str, str]
+#: What a number was read from: (run key, metric), found or not.
+Read = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The grid's run keys a selector names (one per seed, sorted by seed), and the
+    render-map substitutions that named them."""
+
+    keys: tuple[str, ...]
+    substituted: frozenset[Substitution]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A metric's value per seed (index: seed, times ``scale``; runs that lack the metric
+    left out), every (run key, metric) asked for, and the substitutions made."""
+
+    values: pd.Series
+    reads: frozenset[Read]
+    substituted: frozenset[Substitution]
 
 
 class Source:
     """Per-seed values of one metric for one cell, from an aggregate frame.
 
-    ``frame`` is :func:`dfil.results.aggregate.aggregate`'s table (or ``None`` to only ask which
-    cells a table needs, :meth:`keys`).
+    ``frame`` is :func:`dfil.results.aggregate.aggregate`'s table (or ``None`` to only ask
+    which cells a table needs: every value is then missing). A source never changes once
+    built: each answer carries the substitutions it made.
     """
 
     def __init__(self, grid: Grid, frame: pd.DataFrame | None = None):
         self.grid = grid
         self.map = grid.config.get("render", {})
-        self.substituted: set[tuple[str, str, str]] = set()
-        #: every (run key, metric) asked for, found or not
-        self.requested: set[tuple[str, str]] = set()
-        self._values: dict[tuple[str, str], float] = {}
+        self._values: dict[Read, float] = {}
         #: run keys of cells that gave up (a failure record): their entries are n/a
-        self.failed: set[str] = set()
+        self.failed: frozenset[str] = frozenset()
         if frame is not None and len(frame):
             bad = frame[~np.isfinite(frame["value"].to_numpy(dtype=float))]
             if len(bad):
@@ -54,64 +77,76 @@ class Source:
                     for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
             self._values = dict(zip(zip(keys, frame["metric"], strict=True), frame["value"],
                                     strict=True))
-            self.failed = {k for k, m in zip(keys, frame["metric"], strict=True) if m == FAILED}
+            self.failed = frozenset(k for k, m in zip(keys, frame["metric"], strict=True)
+                                    if m == FAILED)
 
-    def _mapped(self, kind: str, value):
+    def _mapped(self, kind: str, value) -> tuple[object, frozenset[Substitution]]:
+        """``value`` through the grid's ``render.<kind>`` map, and the substitution made
+        (none when the map keeps the name)."""
         table = self.map.get(kind, {})
         key = fmt_lambda(value) if kind == "lambdas" else str(value)
-        if key in table:
-            new = table[key]
-            if str(new) != key:
-                self.substituted.add((kind, key or "(none)", str(new) or "(none)"))
-            return new
-        return value
+        if key not in table:
+            return value, frozenset()
+        new = table[key]
+        if str(new) == key:
+            return new, frozenset()
+        return new, frozenset({(kind, key or "(none)", str(new) or "(none)")})
 
-    def _seeds(self, where: Mapping) -> list[str] | None:
+    def _seeds(self, where: Mapping) -> tuple[list[str] | None, frozenset[Substitution]]:
         if "seed" in where:
-            return [str(where["seed"])]
+            return [str(where["seed"])], frozenset()
         name = where.get("seeds")
         if name is None:
-            return None
-        name = self._mapped("seed_sets", name)
+            return None, frozenset()
+        name, substituted = self._mapped("seed_sets", name)
         try:
-            return [str(s) for s in self.grid.config["seed_sets"][name]]
+            return [str(s) for s in self.grid.config["seed_sets"][name]], substituted
         except KeyError:
             raise ConfigError(f"seed set {name!r} is not in the grid's seed_sets") from None
 
-    def keys(self, where: Mapping) -> list[str]:
-        """The grid's run keys of the cell ``where`` names (one per seed), sorted by seed."""
+    def select(self, where: Mapping) -> Selection:
+        """The grid's run keys of the cell ``where`` names, and the substitutions made."""
         missing = [c for c in ("task", "backbone", "method") if c not in where]
         if missing:
-            raise ConfigError(f"a table cell needs {', '.join(missing)}")
-        task = self._mapped("tasks", where["task"])
-        backbone = self._mapped("backbones", where["backbone"])
-        variant = self._mapped("variants", where.get("variant", ""))
-        lam = self._mapped("lambdas", where.get("lam", 0.5))
+            raise ConfigError(f"a table entry needs {', '.join(missing)}")
+        task, s_task = self._mapped("tasks", where["task"])
+        backbone, s_backbone = self._mapped("backbones", where["backbone"])
+        variant, s_variant = self._mapped("variants", where.get("variant", ""))
+        lam, s_lam = self._mapped("lambdas", where.get("lam", 0.5))
         point = applicable(RunPoint(task, backbone, where["method"], variant, lam,
                                     where.get("budget", "full"), where.get("init", "qure"), 0))
         prefix = format_key(replace(point, seed=""))
-        seeds = self._seeds(where)
+        seeds, s_seeds = self._seeds(where)
         found = [k for k in self.grid.cells if k.startswith(prefix)
                  and (seeds is None or k[len(prefix):] in seeds or k.endswith("seedna"))]
         order = {s: i for i, s in enumerate(seeds or [])}
-        return sorted(found, key=lambda k: (order.get(k[len(prefix):], 0), k))
+        keys = sorted(found, key=lambda k: (order.get(k[len(prefix):], 0), k))
+        return Selection(tuple(keys), s_task | s_backbone | s_variant | s_lam | s_seeds)
 
-    def values(self, where: Mapping) -> pd.Series:
-        """The metric's value per seed (index: seed), times ``scale``; runs that lack the
-        metric are left out. None at all when one of the cell's runs failed: an entry
-        that reads a failed run is not available, never a mean of the runs that finished."""
+    def keys(self, where: Mapping) -> list[str]:
+        """The grid's run keys of the cell ``where`` names (one per seed), sorted by seed."""
+        return list(self.select(where).keys)
+
+    def sample(self, where: Mapping) -> Sample:
+        """The metric's value per seed of the cell ``where`` names, with what it read. No
+        value at all when one of the cell's runs failed (a failure record): an entry that
+        reads a failed run is not available, never a mean of the runs that finished."""
         metric = where.get("metric")
         if metric is None:
-            raise ConfigError("a table cell needs a metric")
+            raise ConfigError("a table entry needs a metric")
         scale = float(where.get("scale", 1.0))
-        keys = self.keys(where)
-        if self.failed.intersection(keys):
-            self.requested.update((key, metric) for key in keys)
-            return pd.Series({}, dtype=float)
+        selection = self.select(where)
         out = {}
-        for key in keys:
-            self.requested.add((key, metric))
+        failed = bool(self.failed.intersection(selection.keys))
+        for key in () if failed else selection.keys:
             value = self._values.get((key, metric))
             if value is not None:
                 out[key.rsplit("/seed", 1)[1]] = value * scale
-        return pd.Series(out, dtype=float)
+        return Sample(pd.Series(out, dtype=float),
+                      frozenset((key, metric) for key in selection.keys),
+                      selection.substituted)
+
+    def values(self, where: Mapping) -> pd.Series:
+        """The metric's value per seed (index: seed), times ``scale``; runs that lack the
+        metric are left out."""
+        return self.sample(where).values

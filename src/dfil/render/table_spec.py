@@ -37,7 +37,7 @@ Format = Literal["ms", "mean", "std", "signed", "center", "int", "pct", "p", "n"
 class Selector(StrictModel):
     """Which grid cells an entry reads: the paper's coordinates (a grid's ``render:``
     maps them onto its own), the metric and a scale. Each layer (the table's ``where``,
-    a column, a row, a row's cell) gives any of them; later layers win."""
+    a column, a row, a row's ``cells:`` override) gives any of them; later layers win."""
 
     task: str = Field(None)
     backbone: str = Field(None)
@@ -55,7 +55,7 @@ class Selector(StrictModel):
 
 
 class EntrySpec(Selector):
-    """One entry (a table's cell): a metric's statistic, or a delta, test, count of wins,
+    """One entry (a table's body cell): a metric's statistic, or a delta, test, count of wins,
     ratio, reference to another table's entry, or literal LaTeX."""
 
     id: str = Field(None)

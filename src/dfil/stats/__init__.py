@@ -22,6 +22,7 @@ from dfil.stats.samples import (
 from dfil.stats.summary import (
     Interval,
     PvalueRange,
+    SummaryBox,
     paired_from_dz,
     paired_sd_for_p,
     rounding_interval,
@@ -32,8 +33,8 @@ from dfil.stats.summary import (
 )
 
 __all__ = [
-    "Described", "Interval", "PvalueRange", "TestResult", "Tost", "binomial", "cohens_dz",
-    "describe", "holm", "paired_from_dz", "paired_sd_for_p", "paired_t", "rounding_interval",
-    "student_from_stats", "tost", "ttest_pvalue_range", "welch", "welch_from_stats",
-    "wilcoxon", "wilcoxon_sign_pvalues",
+    "Described", "Interval", "PvalueRange", "SummaryBox", "TestResult", "Tost", "binomial",
+    "cohens_dz", "describe", "holm", "paired_from_dz", "paired_sd_for_p", "paired_t",
+    "rounding_interval", "student_from_stats", "tost", "ttest_pvalue_range", "welch",
+    "welch_from_stats", "wilcoxon", "wilcoxon_sign_pvalues",
 ]

@@ -1,8 +1,9 @@
 """Tests from summary statistics, as a reader of the paper must run them (pure).
 
 Two-sample t tests from (mean, sd, n), the range of p that the printed rounding of those
-numbers allows, paired t from Cohen's d_z, and the exact Wilcoxon p-values that sign counts
-allow. Results are :class:`dfil.stats.samples.TestResult`.
+numbers allows (each sample's intervals a :class:`SummaryBox`), paired t from Cohen's
+d_z, and the exact Wilcoxon p-values that sign counts allow. Results are
+:class:`dfil.stats.samples.TestResult`.
 """
 
 from __future__ import annotations
@@ -68,13 +69,20 @@ def student_from_stats(mean1: float, std1: float, nobs1: int, mean2: float, std2
     return TestResult(float(r.statistic), float(r.pvalue), float(nobs1 + nobs2 - 2))
 
 
-def ttest_pvalue_range(mean1: Interval, std1: Interval, nobs1: int, mean2: Interval,
-                       std2: Interval, nobs2: int, equal_var: bool = False,
+@dataclass(frozen=True)
+class SummaryBox:
+    """One sample's summary statistics as a reader knows them: the intervals its mean and
+    sample sd (ddof=1) lie in (e.g. from :func:`rounding_interval`; negative sd bounds
+    are clipped to 0) and its size (>= 2)."""
+
+    mean: Interval
+    std: Interval
+    nobs: int
+
+
+def ttest_pvalue_range(a: SummaryBox, b: SummaryBox, equal_var: bool = False,
                        grid: int = 401) -> PvalueRange:
     """The range of the two-sided two-sample t test's p over a box of summary statistics.
-
-    Each of ``mean1, std1, mean2, std2`` is an interval (lo, hi), e.g. from
-    :func:`rounding_interval`; negative sd bounds are clipped to 0.
 
     Where the extremes lie. The means enter only through D = mean1 - mean2 and p falls
     as |D| grows, so the largest p uses the smallest reachable |D| (0, and p = 1, when
@@ -94,10 +102,8 @@ def ttest_pvalue_range(mean1: Interval, std1: Interval, nobs1: int, mean2: Inter
 
     Parameters
     ----------
-    mean1, std1, mean2, std2 : (lo, hi)
-        Intervals of the two samples' means and sample sds (ddof=1).
-    nobs1, nobs2 : int
-        Sample sizes (>= 2 each).
+    a, b : SummaryBox
+        The two samples' mean and sd intervals and sizes.
     equal_var : bool
         Student's pooled test instead of Welch's.
     grid : int
@@ -108,23 +114,31 @@ def ttest_pvalue_range(mean1: Interval, std1: Interval, nobs1: int, mean2: Inter
     PvalueRange
         ``low``/``high`` and the (mean1, sd1, mean2, sd2) attaining each.
     """
-    _check_n(nobs1, nobs2)
-    (m1lo, m1hi), (m2lo, m2hi) = _interval(mean1), _interval(mean2)
-    s1, s2 = _interval(std1, floor=0.0), _interval(std2, floor=0.0)
+    _check_n(a.nobs, b.nobs)
+    m1, m2 = _interval(a.mean), _interval(b.mean)
+    box = _SdBox(_interval(a.std, floor=0.0), _interval(b.std, floor=0.0), (a.nobs, b.nobs),
+                 equal_var)
+    (near, near_at), (far, far_at) = _mean_extremes(m1, m2)
+    high, (h1, h2) = _edge_search(near, box, grid, outer=True)
+    low, (l1, l2) = _edge_search(far, box, grid, outer=False)
+    return PvalueRange(low, high, (far_at[0], l1, far_at[1], l2),
+                       (near_at[0], h1, near_at[1], h2))
+
+
+def _mean_extremes(m1: Interval, m2: Interval) -> tuple[tuple[float, tuple[float, float]], ...]:
+    """The smallest and the largest reachable |mean1 - mean2|, each with the (mean1,
+    mean2) attaining it: ((near, at), (far, at))."""
+    (m1lo, m1hi), (m2lo, m2hi) = m1, m2
     dlo, dhi = m1lo - m2hi, m1hi - m2lo
     if dlo <= 0.0 <= dhi:  # the mean intervals overlap: D = 0 is reachable
         common = (max(m1lo, m2lo) + min(m1hi, m2hi)) / 2
-        near, near_at = 0.0, (common, common)
+        near = (0.0, (common, common))
     elif dlo > 0:
-        near, near_at = dlo, (m1lo, m2hi)
+        near = (dlo, (m1lo, m2hi))
     else:
-        near, near_at = -dhi, (m1hi, m2lo)
-    far, far_at = (dhi, (m1hi, m2lo)) if abs(dhi) >= abs(dlo) else (-dlo, (m1lo, m2hi))
-    n = (nobs1, nobs2)
-    high, (h1, h2) = _edge_search(near, s1, s2, n, equal_var, grid, outer=True)
-    low, (l1, l2) = _edge_search(far, s1, s2, n, equal_var, grid, outer=False)
-    return PvalueRange(low, high, (far_at[0], l1, far_at[1], l2),
-                       (near_at[0], h1, near_at[1], h2))
+        near = (-dhi, (m1hi, m2lo))
+    far = (dhi, (m1hi, m2lo)) if abs(dhi) >= abs(dlo) else (-dlo, (m1lo, m2hi))
+    return near, far
 
 
 def paired_from_dz(dz: float, n: int) -> TestResult:
@@ -205,10 +219,24 @@ def _p_at(d: float, s1, s2, n: tuple[int, int], equal_var: bool) -> np.ndarray:
     return np.where(degenerate, 1.0 if d == 0 else 0.0, np.where(np.isnan(p), 1.0, p))
 
 
-def _edge_search(d: float, s1: Interval, s2: Interval, n: tuple[int, int], equal_var: bool,
-                 grid: int, outer: bool) -> tuple[float, tuple[float, float]]:
+@dataclass(frozen=True)
+class _SdBox:
+    """The sds' box of a t test: each sd's interval, the sample sizes and the test."""
+
+    s1: Interval
+    s2: Interval
+    n: tuple[int, int]
+    equal_var: bool
+
+    def p(self, d: float, s1, s2) -> np.ndarray:
+        return _p_at(d, s1, s2, self.n, self.equal_var)
+
+
+def _edge_search(d: float, box: _SdBox, grid: int,
+                 outer: bool) -> tuple[float, tuple[float, float]]:
     """max p over the outer edges (``outer``) or min p over the inner edges of the sd
     box, at mean difference ``d``; returns (p, (sd1, sd2))."""
+    s1, s2 = box.s1, box.s2
     if d == 0.0:
         return 1.0, ((s1[0] + s1[1]) / 2, (s2[0] + s2[1]) / 2)
     sign = -1.0 if outer else 1.0  # minimise sign * p
@@ -221,13 +249,13 @@ def _edge_search(d: float, s1: Interval, s2: Interval, n: tuple[int, int], equal
         def at(x, free_is_2=free_is_2):
             return (fixed1, x) if free_is_2 else (x, fixed2)
 
-        vals = sign * _p_at(d, *np.broadcast_arrays(*at(xs)), n, equal_var)
+        vals = sign * box.p(d, *np.broadcast_arrays(*at(xs)))
         i = int(np.argmin(vals))
         x, v = float(xs[i]), float(vals[i])
         if xs.size > 2:
             a, b = xs[max(i - 1, 0)], xs[min(i + 1, xs.size - 1)]
             r = optimize.minimize_scalar(
-                lambda z, at=at: sign * float(_p_at(d, *at(z), n, equal_var)),
+                lambda z, at=at: sign * float(box.p(d, *at(z))),
                 bounds=(float(a), float(b)), method="bounded",
                 options={"xatol": 1e-12 * max(1.0, abs(hi))})
             if r.fun < v:

@@ -1,4 +1,4 @@
-"""The paper's own probe sets, generated from a seed (inventory section 3).
+"""The paper's own probe sets, generated from a seed (Sec. 5.2-5.3, App. F.2-F.6).
 
 :func:`write_probes` writes each set as JSONL plus ``manifest.json`` with counts and
 sha256 digests; the same seed gives byte-identical files.

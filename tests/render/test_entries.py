@@ -1,0 +1,50 @@
+"""dfil.render.entries: entries' statistics and the row operations, hand-computed."""
+
+from __future__ import annotations
+
+import pytest
+
+from dfil.render.entries import Entry, Row, Table, row_ops
+
+
+def value(v: float | None) -> Entry:
+    return Entry("value", value=v)
+
+
+def table_of(rows: list[Row], columns=("x",)) -> Table:
+    return Table("t", 1, "tab:t", "T", list(columns), rows)
+
+
+def test_a_stat_entry_is_the_mean_and_sample_std_of_its_seeds():
+    e = Entry("stat", values=(1.0, 2.0, 6.0), digits=1)
+    assert e.mean == pytest.approx(3.0) and e.std == pytest.approx(2.6457513)
+    assert e.n == 3 and Entry("value", value=None).n == 0
+
+
+def test_row_ops_build_new_entries_and_leave_the_table_as_it_was():
+    rows = [Row("a", "A", entries={"x": value(5.0)}),
+            Row("b", "B", entries={"x": value(3.0)}),
+            Row("c", "C", entries={"x": value(7.5)}),
+            Row("d", "Δ", entries={"x": Entry("delta_rows", args=(("a", "c"), "b"))}),
+            Row("lo", "min", hidden=True,
+                entries={"x": Entry("reduce", args=("min", ("a", "b", "d")))})]
+    table = table_of(rows)
+    out = row_ops(table)
+    assert [r.entries["x"].kind for r in out] == ["value"] * 5
+    assert out[3].entries["x"].value == pytest.approx(7.5 - 3.0)  # the best of a, c minus b
+    assert out[4].entries["x"].value == pytest.approx(3.0)  # min over a, b and the Δ row
+    assert table.rows[3].entries["x"].kind == "delta_rows"  # the input is untouched
+    assert table.rows[4].entries["x"].kind == "reduce"
+
+
+def test_holm_adjusts_a_column_across_the_visible_rows():
+    def row(rid: str, p: float | None, hidden=False) -> Row:
+        return Row(rid, rid, hidden=hidden,
+                   entries={"p": value(p), "h": Entry("holm", args=("p",), fmt="p")})
+
+    out = row_ops(table_of([row("r1", 0.04), row("r2", 0.01), row("r3", None),
+                            row("r4", 0.001, hidden=True)], columns=("p", "h")))
+    # two tests (r3 has no p, r4 is hidden): 0.01 * 2 = 0.02; 0.04 * 1 = 0.04
+    assert out[0].entries["h"].value == pytest.approx(0.04)
+    assert out[1].entries["h"].value == pytest.approx(0.02)
+    assert out[2].entries["h"].value is None and out[2].entries["h"].kind == "value"
