@@ -31,7 +31,8 @@ def paper_dry():
 
 def test_paper_grid_through_slurm_profile(paper_dry):
     c = counts(paper_dry)
-    assert c["train_cell"] >= 250 and c["evaluate_cell"] == c["train_cell"]
+    assert c["train_cell"] >= 250
+    assert c["evaluate_cell"] == c["train_cell"] + c["untrained_cell"]
     assert c["render_table"] == 29 and c["render_report"] == 1
     assert c["aggregate"] == 1
     assert "config/paper.yaml" in paper_dry
@@ -55,6 +56,43 @@ def test_gpu_only_on_model_jobs(paper_dry):
             assert gpu and int(gpu.group(1)) >= 1, block[:300]
         else:
             assert not gpu or gpu.group(1) == "0", block[:300]
+
+
+def test_zero_shot_cells_queue_no_training_job(paper_dry):
+    """The paper's two zero_shot cells "train" with a local rule (a summary saying they
+    train nothing), never a GPU job; their evaluation is a model job as any other."""
+    assert counts(paper_dry)["untrained_cell"] == 2
+    for block in paper_dry.split("\nrule untrained_cell:")[1:]:
+        assert "zero_shot" in block.split("\n", 3)[2]  # its output line
+        assert "gpu=0" in block.split("Shell command")[0], block[:600]
+
+
+@pytest.fixture(scope="module")
+def paper_workflow():
+    """The paper grid's parsed workflow (Snakemake's API, nothing run)."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
+
+    with SnakemakeApi(OutputSettings(quiet=True)) as api:
+        yield api.workflow(resource_settings=ResourceSettings(),
+                           config_settings=ConfigSettings(
+                               configfiles=[ROOT / "config/paper.yaml"]),
+                           snakefile=ROOT / "Snakefile", workdir=ROOT)._workflow
+
+
+def test_light_rules_run_where_snakemake_runs(paper_workflow):
+    local = paper_workflow._localrules
+    assert {"probes", "untrained_cell", "cell_config", "grid_config"} <= local
+    assert not {"train_cell", "evaluate_cell"} & local
+
+
+def test_a_retry_asks_for_more_time(paper_workflow):
+    """runtime = the size class's runtime x attempt: a cell that hit its time limit (and
+    saved on SLURM's signal) is retried with a longer one."""
+    key = "frog/qwen2.5-7b/coral/lamna/nfull/na/seed42"
+    runtime = paper_workflow.globals["CELL_RESOURCES"]["runtime"]
+    wildcards = type("W", (), {"key": key})()
+    assert [runtime(wildcards, attempt=a) for a in (1, 2, 3)] == [120, 240, 360]
 
 
 def test_embedded_default_dry_run():

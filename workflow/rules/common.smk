@@ -1,4 +1,5 @@
 # Helpers of the rules (input and resource functions), kept apart from the rules.
+from dfil.methods import method_spec
 from dfil.render import file_stem, load_specs, table_keys, table_names
 
 #: The light jobs' resources: the grid's `cpu` class (validation requires it).
@@ -10,6 +11,12 @@ def cell_resource(name, default=0):
     return lambda wildcards: GRID.resources(wildcards.key).get(name, default)
 
 
+def cell_runtime(wildcards, attempt):
+    """The size class's ``runtime`` times the attempt: a job that hit its time limit is
+    retried with a longer one (it resumes from its checkpoint, so nothing is redone)."""
+    return GRID.resources(wildcards.key).get("runtime", 0) * attempt
+
+
 #: A model job's resources (training, evaluation): its cell's backbone size class.
 CELL_RESOURCES = {
     name: cell_resource(name, default)
@@ -17,9 +24,21 @@ CELL_RESOURCES = {
         ("gpu", 0),
         ("gpu_model", ""),
         ("mem_mb", 0),
-        ("runtime", 0),
         ("cpus_per_task", 0),
     )
+} | {"runtime": cell_runtime}
+
+
+def keys_pattern(keys):
+    """A regex matching exactly ``keys`` (one that matches nothing when there are none)."""
+    return "|".join(re.escape(k) for k in sorted(keys)) or "(?!)"
+
+
+#: Cells whose method trains nothing (zero_shot): their "training" writes a summary.
+UNTRAINED = {
+    key
+    for key, cell in GRID.cells.items()
+    if not method_spec(cell.config["model"]["method"]).trains
 }
 
 

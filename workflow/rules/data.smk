@@ -9,6 +9,8 @@ rule probes:
         f"{RES}/logs/probes.log",
     benchmark:
         f"{RES}/benchmarks/probes/probes.tsv"
+    # Half a second of CPU that every FRoG job waits for: runs where Snakemake runs.
+    localrule: True
     resources:
         **CPU_RESOURCES,
     params:
