@@ -67,34 +67,6 @@ def test_zero_shot_cells_queue_no_training_job(paper_dry):
         assert "gpu=0" in block.split("Shell command")[0], block[:600]
 
 
-@pytest.fixture(scope="module")
-def paper_workflow():
-    """The paper grid's parsed workflow (Snakemake's API, nothing run)."""
-    from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings
-
-    with SnakemakeApi(OutputSettings(quiet=True)) as api:
-        yield api.workflow(resource_settings=ResourceSettings(),
-                           config_settings=ConfigSettings(
-                               configfiles=[ROOT / "config/paper.yaml"]),
-                           snakefile=ROOT / "Snakefile", workdir=ROOT)._workflow
-
-
-def test_light_rules_run_where_snakemake_runs(paper_workflow):
-    local = paper_workflow._localrules
-    assert {"probes", "untrained_cell", "cell_config", "grid_config"} <= local
-    assert not {"train_cell", "evaluate_cell"} & local
-
-
-def test_a_retry_asks_for_more_time(paper_workflow):
-    """runtime = the size class's runtime x attempt: a cell that hit its time limit (and
-    saved on SLURM's signal) is retried with a longer one."""
-    key = "frog/qwen2.5-7b/coral/lamna/nfull/na/seed42"
-    runtime = paper_workflow.globals["CELL_RESOURCES"]["runtime"]
-    wildcards = type("W", (), {"key": key})()
-    assert [runtime(wildcards, attempt=a) for a in (1, 2, 3)] == [120, 240, 360]
-
-
 def test_embedded_default_dry_run():
     c = counts(dry("--cores", "2", "all_tables"))
     assert c["train_cell"] > 40 and c["fetch_backbone"] == 1 and c["synth_frog"] == 1
