@@ -38,7 +38,8 @@ def test_profile_keeps_site_settings_in_one_block_and_names_its_status_command()
     assert "slurm_account" not in text.replace(site, "")
     profile = yaml.safe_load(text)
     assert profile["slurm-status-command"] == "sacct"
-    assert profile["set-resources"]["train_cell"] == {"slurm_partition": "gpu"}
+    assert profile["set-resources"]["train_cell"] == {
+        "slurm_partition": "gpu", "slurm_extra": "'--signal=TERM@300'"}
     assert "gpu_model" not in text.replace(site, "").split("executor:")[1]
 
 
