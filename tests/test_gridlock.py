@@ -80,3 +80,16 @@ def test_the_commit_is_in_the_config_hash_and_unpinned_hashes_are_unchanged():
         config_hash(CellConfig.model_validate(pinned_b))
     plain = Grid(smoke()).cell(KEY).config
     assert "revision" not in plain["model"]["backbone"]
+
+
+def test_job_resources_by_stage_and_attempt():
+    config = copy.deepcopy(smoke())
+    config["resources"]["tiny"]["eval_runtime"] = 10
+    grid = Grid(config)
+    zero_shot = "frog/tiny-llama/zero_shot/lamna/nfull/na/seedna"
+    assert grid.job_resources(zero_shot, "train")["gpu"] == 0  # no GPU for no training
+    assert grid.job_resources(zero_shot, "evaluate")["gpu"] == 1
+    assert grid.job_resources(KEY, "train")["runtime"] == 30
+    assert grid.job_resources(KEY, "evaluate")["runtime"] == 10
+    assert "eval_runtime" not in grid.job_resources(KEY, "evaluate")
+    assert [grid.job_resources(KEY, "train", a)["runtime"] for a in (1, 2, 3)] == [30, 45, 60]
