@@ -63,3 +63,12 @@ rule all_runs:
 rule report:
     input:
         REPORT_FILES,
+
+
+# With keep-going (the slurm profile's), a cell's last attempt records its failure in place
+# of its outputs and the tables are built from the cells that finished (dfil.cli.jobs);
+# jobs, local or SLURM's, inherit the variable. Execution settings exist from onstart on.
+onstart:
+    settings = workflow.execution_settings
+    if settings.keep_going and "DFIL_LAST_ATTEMPT" not in os.environ:
+        os.environ["DFIL_LAST_ATTEMPT"] = str(settings.retries + 1)

@@ -19,7 +19,7 @@ LAYERS = {
     "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0,
     "validation": 0.5, "yamlfile": 0.6,
     "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1,
-    "gridfile": 2, "data": 2, "model": 2,
+    "gridfile": 2, "gridlock": 2, "data": 2, "model": 2,
     "grid": 3,
     "engine": 4,
     "train": 5, "evaluate": 5,
@@ -30,7 +30,7 @@ LAYERS = {
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
 PURE = {"dfil", "errors", "atomic", "validation", "yamlfile", "locks", "quantifiers",
         "inference", "metrics", "stats", "methods", "runkey", "contracts", "cellconfig",
-        "gridfile", "grid", "results", "render", "audit", "hub", "cost"}
+        "gridfile", "gridlock", "grid", "results", "render", "audit", "hub", "cost"}
 
 
 def component(module: str) -> str:

@@ -99,14 +99,6 @@ def test_light_jobs_are_local_rules(smoke_workflow):
     assert not local & {"train_cell", "evaluate_cell", "synth_frog"}
 
 
-def test_a_retry_asks_for_more_time(smoke_workflow):
-    """runtime = the size class's runtime x the attempt: a cell stopped at its time limit
-    (it saved on SIGTERM) is retried with a longer one and resumes."""
-    runtime = smoke_workflow.globals["CELL_RESOURCES"]["runtime"]
-    wildcards = type("Wildcards", (), {"key": "frog/tiny-llama/coral/lamna/nfull/na/seed42"})
-    assert [runtime(wildcards, attempt=a) for a in (1, 2, 3)] == [30, 60, 90]
-
-
 def test_profile_keeps_going_past_a_failed_cell():
     assert yaml.safe_load((ROOT / "slurm" / "config.yaml").read_text())["keep-going"] is True
 

@@ -142,9 +142,13 @@ def _run_commands(sub) -> None:
 
     p = _command(sub, "grid",
                  "the experiment grid: list its cells, write one cell's YAML, write the resolved "
-                 "grid, print the config schema, or project its GPU cost (cost)",
+                 "grid, print the config schema, project its GPU cost (cost), write its lock "
+                 "file from the hub (lock), or list its unfinished cells with why (status)",
                  cmd_grid)
-    p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost"])
+    p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost", "lock",
+                                       "status"])
+    p.add_argument("--update", action="store_true",
+                   help="lock: resolve every branch again (default: keep locked commits)")
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
                    "as JSON, as the DAG passes it; instead of --config/--key")
     _grid_files(p)

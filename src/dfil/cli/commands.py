@@ -27,6 +27,19 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lock(grid, args: argparse.Namespace) -> None:
+    """``dfil grid lock``: every branch or tag the grid's hub entries name, resolved on the
+    hub (HF_ENDPOINT) and written to the grid's lock file."""
+    from dfil.gridlock import lock_pins
+
+    _require(grid.spec.lock, f"{' '.join(map(str, args.config))}: the grid names no lock "
+             "file (key lock:, e.g. config/<name>.lock.yaml)")
+    pins = [pin for pin, _ in grid.pins.values()]
+    for line in lock_pins(pins, grid.spec.lock, grid.name, update=args.update):
+        print(line)
+    print(f"wrote {grid.spec.lock}: commit it with the grid")
+
+
 def cmd_fetch_backbone(args: argparse.Namespace) -> int:
     from dfil.model.embedded import fetch_backbone
 
@@ -70,6 +83,12 @@ def cmd_grid(args: argparse.Namespace) -> int:
     if args.action == "list":
         for key in sorted(grid.cells):
             print(key)
+    elif args.action == "lock":
+        _lock(grid, args)
+    elif args.action == "status":
+        from dfil.results.status import status_lines
+
+        print("\n".join(status_lines(grid)))
     elif args.action == "cost":
         from dfil.cli.cost import grid_cost
 

@@ -46,9 +46,9 @@ def _record(args, stage: str, reason: str, err: BaseException) -> int:
 
     run = Path(args.out if stage == "train" else args.run)
     cell = load_cell(args.cell if stage == "train" else run / CELL)
-    record = failure_record(cell.name, config_hash(cell), reason=reason, stage=stage,
-                            message=f"{type(err).__name__}: {err}", log=args.log or "",
-                            attempt=args.attempt)
+    record = failure_record(cell.name, config_hash(cell), {
+        "reason": reason, "stage": stage, "message": f"{type(err).__name__}: {err}",
+        "log": args.log or "", "attempt": args.attempt})
     if stage == "train":
         write_failure(run / SUMMARY, record)
     else:

@@ -45,14 +45,13 @@ def is_failure(record: Mapping) -> bool:
     return isinstance(record, Mapping) and KEY in record
 
 
-def failure_record(cell: str, config_hash: str, *, reason: str, stage: str, message: str,
-                   log: str, attempt: int) -> dict:
-    """A failure record (validated), stamped with the time and SLURM's job id if any."""
+def failure_record(cell: str, config_hash: str, failed: Mapping) -> dict:
+    """A failure record (validated): ``failed`` holds reason, stage, message (made one
+    line), log and attempt; the time and SLURM's job id (if any) are added."""
     from dfil.provenance import git_commit
 
     record = {"cell": cell, "config_hash": config_hash,
-              KEY: {"reason": reason, "stage": stage, "message": " ".join(message.split()),
-                    "log": log, "attempt": attempt,
+              KEY: {**failed, "message": " ".join(str(failed.get("message", "")).split()),
                     "job_id": os.environ.get("SLURM_JOB_ID"),
                     "time": datetime.now(timezone.utc).isoformat(timespec="seconds")},
               "provenance": {"package_version": __version__, "git_commit": git_commit()}}
