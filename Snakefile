@@ -12,6 +12,7 @@ import sys
 
 from snakemake.utils import min_version
 
+from dfil.cli.jobs import set_last_attempt
 from dfil.grid import grid_of
 from dfil.locks import lock_hint
 
@@ -69,6 +70,6 @@ rule report:
 # of its outputs and the tables are built from the cells that finished (dfil.cli.jobs);
 # jobs, local or SLURM's, inherit the variable. Execution settings exist from onstart on.
 onstart:
-    settings = workflow.execution_settings
-    if settings.keep_going and "DFIL_LAST_ATTEMPT" not in os.environ:
-        os.environ["DFIL_LAST_ATTEMPT"] = str(settings.retries + 1)
+    set_last_attempt(
+        workflow.execution_settings.keep_going, workflow.execution_settings.retries
+    )

@@ -43,3 +43,14 @@ def test_a_recorded_failure_is_one_failed_row_of_the_aggregate(tmp_path):
         "TIMEOUT"
     rows = run_rows(run / "metrics.json", tmp_path / "runs")
     assert [(r["metric"], r["value"]) for r in rows] == [(FAILED, 1.0)]
+
+
+def test_the_last_attempt_is_named_only_with_keep_going(monkeypatch):
+    from dfil.cli.jobs import LAST, last_try, set_last_attempt
+
+    monkeypatch.setenv(LAST, "0")  # recorded, so the variable is restored afterwards
+    monkeypatch.delenv(LAST)
+    set_last_attempt(False, 2)
+    assert not last_try(3)  # without keep-going a failure stays a failure
+    set_last_attempt(True, 2)
+    assert [last_try(a) for a in (1, 2, 3)] == [False, False, True]

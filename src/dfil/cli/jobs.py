@@ -26,6 +26,14 @@ EXIT_OOM = 3
 LAST = "DFIL_LAST_ATTEMPT"
 
 
+def set_last_attempt(keep_going: bool, retries: int) -> None:
+    """With keep-going, name Snakemake's last attempt (``retries`` + 1) for the jobs it
+    starts, local or SLURM's (they inherit the environment); a job's own Snakemake keeps
+    the value it inherited."""
+    if keep_going and LAST not in os.environ:
+        os.environ[LAST] = str(retries + 1)
+
+
 def last_try(attempt: int | None) -> bool:
     """Whether ``attempt`` (Snakemake's, 1-based) is the workflow's last one."""
     return attempt is not None and _recording() and attempt >= int(os.environ[LAST])
