@@ -13,6 +13,7 @@ import sys
 from snakemake.utils import min_version
 
 from dfil.errors import or_exit
+from dfil.cli.jobs import set_last_attempt
 from dfil.grid import grid_of
 from dfil.locks import lock_hint
 from dfil.preflight import preflight
@@ -89,3 +90,12 @@ rule report:
     input:
         REPORT_FILES,
         RUN_PAGES,
+
+
+# With keep-going (the slurm profile's), a cell's last attempt records its failure in place
+# of its outputs and the tables are built from the cells that finished (dfil.cli.jobs);
+# jobs, local or SLURM's, inherit the variable. Execution settings exist from onstart on.
+onstart:
+    set_last_attempt(
+        workflow.execution_settings.keep_going, workflow.execution_settings.retries
+    )

@@ -19,7 +19,7 @@ LAYERS = {
     "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0, "runlock": 0.2,
     "validation": 0.5, "yamlfile": 0.6,
     "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1,
-    "gridfile": 2, "data": 2, "model": 2,
+    "gridfile": 2, "gridlock": 2, "data": 2, "model": 2,
     "grid": 3,
     "engine": 4, "preflight": 4.5,
     "train": 5, "evaluate": 5,
@@ -31,7 +31,7 @@ LAYERS = {
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
 PURE = {"dfil", "errors", "atomic", "validation", "yamlfile", "locks", "quantifiers",
         "inference", "metrics", "stats", "methods", "runlock", "runkey", "contracts",
-        "cellconfig", "gridfile", "grid", "results", "render", "audit", "report", "hub",
+        "cellconfig", "gridfile", "gridlock", "grid", "results", "render", "audit", "report", "hub",
         "cost", "preflight"}
 
 

@@ -38,7 +38,8 @@ def test_profile_keeps_site_settings_in_one_block_and_names_its_status_command()
     assert "slurm_account" not in text.replace(site, "")
     profile = yaml.safe_load(text)
     assert profile["slurm-status-command"] == "sacct"
-    assert profile["set-resources"]["train_cell"] == {"slurm_partition": "gpu"}
+    assert profile["set-resources"]["train_cell"] == {
+        "slurm_partition": "gpu", "slurm_extra": "'--signal=TERM@300'"}
     assert "gpu_model" not in text.replace(site, "").split("executor:")[1]
 
 
@@ -71,8 +72,9 @@ def test_smoke_model_jobs_ask_the_local_cluster_for_an_h100(smoke_through_overla
     assert {"train_cell", "evaluate_cell", "probes", "aggregate"} <= seen
 
 
-def test_light_jobs_are_local_rules(monkeypatch):
-    monkeypatch.setenv("PATH", env()["PATH"])  # loading the SLURM plugin runs scontrol
+@pytest.fixture(scope="module")
+def smoke_workflow():
+    """The smoke grid's parsed workflow (Snakemake's API, nothing run)."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import (
         ConfigSettings,
@@ -81,14 +83,24 @@ def test_light_jobs_are_local_rules(monkeypatch):
         StorageSettings,
     )
 
-    with SnakemakeApi(OutputSettings()) as api:
-        workflow = api.workflow(
-            resource_settings=ResourceSettings(), storage_settings=StorageSettings(),
-            config_settings=ConfigSettings(configfiles=[ROOT / "config" / "smoke.yaml"]),
-            snakefile=ROOT / "Snakefile", workdir=ROOT)._workflow
-        local = set(workflow._localrules)
-    assert {"render_table", "render_report", "cell_config", "aggregate"} <= local
-    assert not local & {"train_cell", "evaluate_cell", "probes", "synth_frog"}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PATH", env()["PATH"])  # loading the SLURM plugin runs scontrol
+        with SnakemakeApi(OutputSettings()) as api:
+            yield api.workflow(
+                resource_settings=ResourceSettings(), storage_settings=StorageSettings(),
+                config_settings=ConfigSettings(configfiles=[ROOT / "config" / "smoke.yaml"]),
+                snakefile=ROOT / "Snakefile", workdir=ROOT)._workflow
+
+
+def test_light_jobs_are_local_rules(smoke_workflow):
+    local = set(smoke_workflow._localrules)
+    assert {"render_table", "render_report", "cell_config", "aggregate", "probes",
+            "untrained_cell"} <= local
+    assert not local & {"train_cell", "evaluate_cell", "synth_frog"}
+
+
+def test_profile_keeps_going_past_a_failed_cell():
+    assert yaml.safe_load((ROOT / "slurm" / "config.yaml").read_text())["keep-going"] is True
 
 
 def cluster_up() -> bool:

@@ -31,7 +31,8 @@ def paper_dry():
 
 def test_paper_grid_through_slurm_profile(paper_dry):
     c = counts(paper_dry)
-    assert c["train_cell"] >= 250 and c["evaluate_cell"] == c["train_cell"]
+    assert c["train_cell"] >= 250
+    assert c["evaluate_cell"] == c["train_cell"] + c["untrained_cell"]
     assert c["render_table"] == 29 and c["render_report"] == 1
     assert c["aggregate"] == 1
     assert "config/paper.yaml" in paper_dry
@@ -55,6 +56,15 @@ def test_gpu_only_on_model_jobs(paper_dry):
             assert gpu and int(gpu.group(1)) >= 1, block[:300]
         else:
             assert not gpu or gpu.group(1) == "0", block[:300]
+
+
+def test_zero_shot_cells_queue_no_training_job(paper_dry):
+    """The paper's two zero_shot cells "train" with a local rule (a summary saying they
+    train nothing), never a GPU job; their evaluation is a model job as any other."""
+    assert counts(paper_dry)["untrained_cell"] == 2
+    for block in paper_dry.split("\nrule untrained_cell:")[1:]:
+        assert "zero_shot" in block.split("\n", 3)[2]  # its output line
+        assert "gpu=0" in block.split("Shell command")[0], block[:600]
 
 
 def test_embedded_default_dry_run():

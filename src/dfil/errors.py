@@ -90,8 +90,22 @@ class DiskFullError(InputError, OSError):
 
 
 class Preempted(RuntimeError):
-    """Training stopped on SIGTERM/SIGUSR1 after saving its resume state (exit 143); not an
-    input error: rerunning the same command resumes it."""
+    """Training stopped on SIGTERM after saving its resume state (exit 143); not an input
+    error: rerunning the same command resumes it."""
+
+
+class TimeLimit(Preempted):
+    """Training stopped on SIGUSR1 (its time limit is near) on the job's last try, after
+    saving its resume state: the run is recorded as failed by TIMEOUT."""
+
+
+class OutOfMemory(RuntimeError):
+    """A CUDA out-of-memory error in training; ``retry``: the run's memory plan names what
+    the retry changes (``dfil.train.memory``); else nothing is left to try."""
+
+    def __init__(self, message: str, retry: bool = False):
+        super().__init__(message)
+        self.retry = retry
 
 
 def or_exit(make, *args):

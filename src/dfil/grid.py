@@ -4,6 +4,13 @@ seed) expanded into cells, each trained once however many tables it feeds (pure 
 A grid config (``config/paper.yaml``, ``config/config.yaml``, ``config/smoke.yaml``) is
 validated by the models of :mod:`dfil.gridfile`. A cell's run directory is
 ``results/<name>/runs/<key>``, its key built by :func:`dfil.runkey.format_key`.
+
+Hub repos are pinned: a backbone entry's ``revision`` and a ``datasets:`` entry's become
+the commit the cell's config holds (``model.backbone.revision``; a source
+``hub:<repo>@<commit>``), through the grid's lock file where they name a branch
+(:mod:`dfil.gridlock`). A grid whose branches are not locked still expands (to list its
+cells, project its cost, lock it) with those repos unpinned; :meth:`Grid.require_locked`
+refuses it where cells are built.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from dataclasses import dataclass
 from dfil.cellconfig import CellConfig, resolve, to_dict
 from dfil.errors import ConfigError
 from dfil.gridfile import GridFile, Group, check_references
+from dfil.gridlock import Pin, read_lock, unlocked_error
+from dfil.hub.local import hub_source
 from dfil.runkey import RunPoint, applicable, format_key
 from dfil.validation import validate
 from dfil.yamlfile import load_yaml
@@ -32,13 +41,15 @@ class Cell:
     size: str
     groups: tuple[str, ...]
     tables: tuple[str, ...]
+    fetches: tuple[tuple[str, str], ...] = ()
+    """(kind, entry) of each hub backbone and dataset it reads, fetched before it runs."""
 
 
 class Grid:
     """An expanded, validated grid config. ``config`` is the grid as given (what the
     rules read); ``spec`` is it validated (:class:`dfil.gridfile.GridFile`)."""
 
-    def __init__(self, config: Mapping, results_root: str = "results"):
+    def __init__(self, config: Mapping, results_root: str = "results", files=()):
         try:
             self.spec = validate(GridFile, dict(config))
             check_references(self.spec)
@@ -47,6 +58,10 @@ class Grid:
         self.config = dict(config)
         self.name = self.spec.name
         self.results = f"{results_root}/{self.name}"
+        self.files = " ".join(map(str, files)) or "<grid files>"
+        self._lock = read_lock(self.spec.lock) if self.spec.lock else {}
+        #: (kind, entry) -> its pin with the commit cells use (None: a branch not locked)
+        self.pins: dict[tuple[str, str], tuple[Pin, str | None]] = {}
         self.cells: dict[str, Cell] = {}
         for gname, group in self.spec.groups.items():
             for point in self._points(group):
@@ -63,7 +78,8 @@ class Grid:
 
     def _add(self, gname: str, group: Group, point: RunPoint) -> None:
         key = format_key(point)
-        cell = self._cell_config(point, group.cell)
+        reads: set[tuple[str, str]] = set()
+        cell = self._cell_config(point, group.cell, reads)
         old = self.cells.get(key)
         if old is None:
             groups, tables = (gname,), group.tables
@@ -74,29 +90,64 @@ class Grid:
             groups = old.groups + (gname,)
             tables = old.tables + tuple(t for t in group.tables if t not in old.tables)
         size = self.spec.backbones[point.backbone].size
-        self.cells[key] = Cell(key, cell, size, groups, tuple(tables))
+        self.cells[key] = Cell(key, cell, size, groups, tuple(tables), tuple(sorted(reads)))
 
-    def _cell_config(self, point: RunPoint, group_cell: CellConfig) -> dict:
+    def _cell_config(self, point: RunPoint, group_cell: CellConfig,
+                     reads: set[tuple[str, str]]) -> dict:
         """The resolved config of the cell at ``point``: defaults, then the task's,
-        variant's and group's overrides, then what the point pins."""
+        variant's and group's overrides, then what the point pins; the hub entries it
+        reads are added to ``reads``."""
         spec = self.spec
         layers = [spec.defaults, spec.tasks[point.task].cell, group_cell]
         if point.variant:
             layers.insert(2, spec.variants[point.variant].cell)
         cell: dict = {}
-        for layer in [*(_given(c) for c in layers), self._pinned(point)]:
+        for layer in [*(_given(c) for c in layers), self._pinned(point, reads)]:
             cell = deep_merge(cell, layer)
         cell = _substitute(cell, {"results": self.results})
+        cell["data"] = self._hub_sources(cell.get("data", {}), format_key(point), reads)
         try:
             return to_dict(resolve(validate(CellConfig, cell)))
         except ConfigError as err:
             raise ConfigError(f"config cell {format_key(point)}: {err}") from None
 
-    def _pinned(self, point: RunPoint) -> dict:
+    def _commit(self, kind: str, name: str, repo: str, revision: str, where: str) -> str:
+        """The commit cells use for ``repo`` at ``revision`` ("" while not locked)."""
+        key = (kind, name)
+        if key not in self.pins:
+            pin = Pin(kind, name, repo, revision, where)
+            commit = revision if pin.pinned else self._lock.get((kind, repo, revision))
+            self.pins[key] = (pin, commit)
+        return self.pins[key][1] or ""
+
+    def _hub_sources(self, data: dict, key: str, reads: set[tuple[str, str]]) -> dict:
+        """``data`` with each ``dataset:<entry>`` source as ``hub:<repo>@<commit>``."""
+        data = dict(data)
+        for field in ("source", "test_source", "qure_source"):
+            value = data.get(field, "")
+            if not isinstance(value, str) or not value.startswith("dataset:"):
+                continue
+            name = value.split(":", 1)[1]
+            entry = self.spec.datasets.get(name)
+            if entry is None:
+                raise ConfigError(f"config cell {key}: data.{field}: dataset {name!r} is not "
+                                  f"in datasets ({sorted(self.spec.datasets)})")
+            commit = self._commit("dataset", name, entry.repo, entry.revision,
+                                  f"datasets.{name}.revision")
+            reads.add(("dataset", name))
+            data[field] = hub_source(entry.repo, commit or entry.revision)
+        return data
+
+    def _pinned(self, point: RunPoint, reads: set[tuple[str, str]]) -> dict:
         """What a cell's coordinates fix. Keys that do not apply to its method ("na") are
         left at their defaults, so that e.g. a fine-tune cell is one cell whichever
         lambda its group lists."""
         entry = _given(self.spec.backbones[point.backbone])
+        if entry.get("revision"):
+            entry["revision"] = self._commit("model", point.backbone, entry.get("model_id", ""),
+                                             entry["revision"],
+                                             f"backbones.{point.backbone}.revision")
+            reads.add(("model", point.backbone))
         model: dict = {"method": point.method,
                        "backbone": {"name": point.backbone,
                                     **{k: v for k, v in entry.items()
@@ -123,12 +174,47 @@ class Grid:
         cell, and no job parses the grid again)."""
         return json.dumps(self.cell(key).config, sort_keys=True, separators=(",", ":"))
 
+    def require_locked(self) -> None:
+        """:class:`ConfigError` naming ``dfil grid lock`` if a backbone or dataset the
+        cells read names a branch or tag that the lock file does not pin."""
+        unlocked = [pin for pin, commit in self.pins.values() if commit is None]
+        if unlocked:
+            raise unlocked_error(unlocked, self.spec.lock, self.files)
+
+    def fetch_target(self, kind: str, name: str) -> tuple[Pin, str]:
+        """The pin of hub entry ``name`` (a backbone or dataset) and its commit."""
+        try:
+            pin, commit = self.pins[(kind, name)]
+        except KeyError:
+            raise ConfigError(f"no hub {kind} {name!r} in the grid's cells "
+                              f"({sorted(n for k, n in self.pins if k == kind)})") from None
+        if commit is None:
+            raise unlocked_error([pin], self.spec.lock, self.files)
+        return pin, commit
+
     def key_pattern(self) -> str:
         """A regex matching exactly the configured keys (Snakemake wildcard constraint)."""
         return "|".join(re.escape(k) for k in sorted(self.cells))
 
     def resources(self, key: str) -> dict:
         return dict(self.config["resources"][self.cell(key).size])
+
+    def job_resources(self, key: str, stage: str, attempt: int = 1) -> dict:
+        """What cell ``key``'s ``stage`` job (train or evaluate) asks for on Snakemake's
+        ``attempt``: its size class's request (a method that trains nothing, zero-shot,
+        gets the ``cpu`` class for its train job: no GPU queued); evaluation's runtime is
+        ``eval_runtime`` where the class sets one; a retry gets more time, runtime x
+        (1 + (attempt - 1) / 2) minutes, rounded up."""
+        from dfil.methods import method_spec
+
+        trains = method_spec(self.cell(key).config["model"]["method"]).trains
+        size = self.cell(key).size if stage != "train" or trains else "cpu"
+        out = dict(self.config["resources"][size])
+        eval_runtime = out.pop("eval_runtime", None)
+        if stage == "evaluate" and eval_runtime:
+            out["runtime"] = eval_runtime
+        out["runtime"] = -(-out["runtime"] * (attempt + 1) // 2)
+        return out
 
 
 def _given(section) -> dict:
@@ -156,21 +242,26 @@ def _substitute(value, names: dict):
     return value
 
 
-def load_grid_files(paths) -> Grid:
-    """A :class:`Grid` from YAML files merged in order (later files override)."""
+def load_grid_files(paths, locked: bool = False) -> Grid:
+    """A :class:`Grid` from YAML files merged in order (later files override); ``locked``
+    refuses branches its lock file does not pin (:meth:`Grid.require_locked`)."""
     merged: dict = {}
     for path in paths:
         merged = deep_merge(merged, load_yaml(path) or {})
-    return grid_of(merged, paths)
+    return grid_of(merged, paths, locked)
 
 
-def grid_of(config: Mapping, paths) -> Grid:
+def grid_of(config: Mapping, paths, locked: bool = True) -> Grid:
     """The :class:`Grid` of ``config``, read from the files ``paths`` (Snakemake's merged
     ``config`` and ``workflow.configfiles``): each file is read strictly first (Snakemake's
-    own loader keeps the last of a duplicated key), and an error names the files."""
+    own loader keeps the last of a duplicated key), and an error names the files. With
+    ``locked`` (the workflow's), a branch without a commit in the lock file is refused."""
     for path in paths:
         load_yaml(path)
     try:
-        return Grid(config)
+        grid = Grid(config, files=paths)
+        if locked:
+            grid.require_locked()
+        return grid
     except ConfigError as err:
         raise ConfigError(f"{', '.join(map(str, paths))}: {err}") from None

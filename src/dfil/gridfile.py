@@ -73,11 +73,14 @@ GridBackbone = create_model(
 
 
 class Resources(StrictModel):
-    """A size class's job request (Snakemake resources; SLURM's under the slurm profile)."""
+    """A size class's job request (Snakemake resources; SLURM's under the slurm profile).
+    A retry asks for more time: attempt k gets ``runtime`` x (1 + (k - 1) / 2)."""
 
     mem_mb: Count
     runtime: Count
-    """Minutes."""
+    """Minutes for a training job (and any job of the class without eval_runtime)."""
+    eval_runtime: Count | None = None
+    """Minutes for an evaluation job; null: runtime."""
     gpu: NonNegative = 0
     gpu_model: str = ""
     """Sent as --gpus=<gpu_model>:<gpu>; "" takes any GPU."""
@@ -93,6 +96,18 @@ class FrogStandin(StrictModel):
     """Hard items (test)."""
     seed: NonNegative = 0
     hard_form: Literal["unseen_totals", "complement"] = "unseen_totals"
+
+
+class HubDataset(StrictModel):
+    """A dataset the grid reads from the hub, fetched once at a pinned revision; cells name
+    it ``dataset:<entry>`` in ``data.source``, ``test_source`` or ``qure_source``."""
+
+    repo: str
+    """Hub id, org/name."""
+    revision: str
+    """A commit, or a branch or tag resolved to its commit by the grid's lock file."""
+    configs: TupleOf[str] = ()
+    """Configs whose splits the fetch prepares as parquet; () the default config."""
 
 
 class EmbeddedData(StrictModel):
@@ -155,6 +170,14 @@ class GridFile(StrictModel):
     defaults: CellConfig = Field(default_factory=CellConfig)
     """Overrides for every cell (a partial cell)."""
     embedded_data: EmbeddedData | None = None
+    datasets: Annotated[dict[Name, HubDataset], _NAMED] = Field(default_factory=dict)
+    """Hub datasets, fetched once each (cells: ``dataset:<name>``)."""
+    lock: str = ""
+    """The lock file (path from the working directory) holding the commit of every branch
+    or tag a backbone's or dataset's revision names (``dfil grid lock`` writes it)."""
+    fetch: Literal["local", "job"] = "local"
+    """Where hub fetches run: ``local``, where Snakemake runs (a login node with the
+    network), or ``job``, as CPU jobs (sites whose login nodes are offline)."""
     fetch_backbones: TupleOf[str] = ()
     probe_seed: NonNegative = 0
     seed_sets: dict[str, NonEmpty[NonNegative]] = Field(default_factory=dict)

@@ -1,4 +1,7 @@
 # Helpers of the rules (input and resource functions), kept apart from the rules.
+import shlex
+
+from dfil.methods import method_spec
 from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
@@ -19,32 +22,53 @@ def staged(path):
     return f"{STAGE}/{path.removeprefix(f'{RES}/')}"
 
 
-def cell_resource(name, default=0):
-    """A resource of the cell's backbone size class (the grid config's ``resources:``)."""
-    return lambda wildcards: GRID.resources(wildcards.key).get(name, default)
+def cell_resource(name, stage, default=0):
+    """A resource of a cell's ``stage`` job (train, evaluate) on Snakemake's attempt: its
+    backbone's size class (the grid config's ``resources:``), more time on a retry."""
+    return lambda wildcards, attempt: GRID.job_resources(
+        wildcards.key, stage, attempt
+    ).get(name, default)
 
 
-#: A model job's resources (training, evaluation): its cell's backbone size class.
+#: A model job's resources per stage (training, evaluation): its cell's size class.
 CELL_RESOURCES = {
-    name: cell_resource(name, default)
-    for name, default in (
-        ("gpu", 0),
-        ("gpu_model", ""),
-        ("mem_mb", 0),
-        ("runtime", 0),
-        ("cpus_per_task", 0),
-    )
+    stage: {
+        name: cell_resource(name, stage, default)
+        for name, default in (
+            ("gpu", 0),
+            ("gpu_model", ""),
+            ("mem_mb", 0),
+            ("runtime", 0),
+            ("cpus_per_task", 0),
+        )
+    }
+    for stage in ("train", "evaluate")
+}
+
+
+def keys_pattern(keys):
+    """A regex matching exactly ``keys`` (one that matches nothing when there are none)."""
+    return "|".join(re.escape(k) for k in sorted(keys)) or "(?!x)x"
+
+
+#: Cells whose method trains nothing (zero_shot): their "training" writes a summary.
+UNTRAINED = {
+    key
+    for key, cell in GRID.cells.items()
+    if not method_spec(cell.config["model"]["method"]).trains
 }
 
 
 def data_inputs(wildcards):
-    """What a cell reads besides its YAML: probes, embedded data and backbones."""
+    """What a cell reads besides its YAML: probes, embedded data and backbones, and the
+    stamps of the hub backbone and datasets it reads (fetched once each)."""
     cell = GRID.cell(wildcards.key)
     inputs = []
     if cell.config["data"]["task"] == "frog" and cell.config["eval"]["probes"]:
         inputs.append(f"{RES}/probes/manifest.json")
     if GRID.spec.embedded_data is not None and cell.config["data"]["task"] == "frog":
         inputs.append(f"{RES}/data/frog/easy.jsonl")
+    inputs += [f"{RES}/hub/{kind}/{name}.json" for kind, name in cell.fetches]
     model_id = cell.config["model"]["backbone"]["model_id"]
     if model_id.startswith("embedded:"):
         inputs.append(f"{RES}/backbones/{model_id.split(':', 1)[1]}.path")
@@ -80,3 +104,27 @@ def mark_stale(log=None):
             f"{TABLES_OUT}/index.html, diff.md and diff.html)",
             file=sys.stderr,
         )
+
+
+#: The grid's hub backbones and datasets by name (the fetch rule's wildcard); a pattern
+#: that matches nothing when the grid reads none.
+HUB_NAMES = "|".join(re.escape(name) for _, name in sorted(GRID.pins)) or "(?!x)x"
+
+
+def fetch_args(wildcards):
+    """``dfil hub fetch``'s arguments for one hub entry: repo, locked commit, its configs."""
+    pin, commit = GRID.fetch_target(wildcards.kind, wildcards.name)
+    args = [
+        "--kind",
+        pin.kind,
+        "--repo",
+        pin.repo,
+        "--revision",
+        commit,
+        "--label",
+        pin.label,
+    ]
+    if pin.kind == "dataset":
+        for name in GRID.spec.datasets[pin.label].configs:
+            args += ["--config", name]
+    return shlex.join(args)

@@ -9,6 +9,8 @@ rule probes:
         f"{RES}/logs/probes.log",
     benchmark:
         f"{RES}/benchmarks/probes/probes.tsv"
+    # Light (seconds on a CPU): runs where Snakemake runs, never queued on the cluster.
+    localrule: True
     resources:
         **CPU_RESOURCES,
     params:
@@ -54,3 +56,26 @@ rule fetch_backbone:
         **CPU_RESOURCES,
     shell:
         "dfil fetch-backbone {wildcards.name} --stamp {output.stamp} > {log} 2>&1"
+
+
+# One job per hub backbone or dataset (however many cells read it), at the commit the grid's
+# lock file pins, into the one cache (DFIL_HUB_CACHE); cells wait for its stamp. Runs where
+# Snakemake runs (grid key fetch: local, a login node with the network) or as a CPU job
+# (fetch: job). A dataset's splits are prepared as parquet here, so GPU jobs only read.
+rule hub_fetch:
+    output:
+        stamp=f"{RES}/hub/{{kind}}/{{name}}.json",
+    log:
+        f"{RES}/logs/hub_fetch/{{kind}}/{{name}}.log",
+    benchmark:
+        f"{RES}/benchmarks/hub_fetch/{{kind}}/{{name}}.tsv"
+    wildcard_constraints:
+        kind="model|dataset",
+        name=HUB_NAMES,
+    localrule: GRID.spec.fetch == "local"
+    resources:
+        **CPU_RESOURCES,
+    params:
+        args=fetch_args,
+    shell:
+        "dfil hub fetch {params.args} --stamp {output.stamp} > {log} 2>&1"

@@ -15,8 +15,11 @@ rule evaluate_cell:
     benchmark:
         f"{RES}/benchmarks/evaluate_cell/{{key}}.tsv"
     resources:
-        **CELL_RESOURCES,
+        **CELL_RESOURCES["evaluate"],
+        # Snakemake's attempt, passed on: the last one records a failure (keep-going)
+        dfil_attempt=lambda wildcards, attempt: attempt,
     params:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
-        "OMP_NUM_THREADS={resources.cpus_per_task} dfil evaluate --run {params.run} > {log} 2>&1"
+        "OMP_NUM_THREADS={resources.cpus_per_task} dfil evaluate --run {params.run} "
+        "--attempt {resources.dfil_attempt} --log {log} > {log} 2>&1"

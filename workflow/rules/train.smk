@@ -45,9 +45,27 @@ rule train_cell:
         f"{RES}/logs/train/{{key}}.log",
     benchmark:
         f"{RES}/benchmarks/train_cell/{{key}}.tsv"
+    wildcard_constraints:
+        key=keys_pattern(GRID.cells.keys() - UNTRAINED),
     resources:
-        **CELL_RESOURCES,
+        **CELL_RESOURCES["train"],
+        # Snakemake's attempt, passed on: the last one records a failure (keep-going)
+        dfil_attempt=lambda wildcards, attempt: attempt,
     params:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
-        "OMP_NUM_THREADS={resources.cpus_per_task} dfil train --cell {input.cell} --out {params.run} >> {log} 2>&1"
+        "OMP_NUM_THREADS={resources.cpus_per_task} dfil train --cell {input.cell} --out {params.run} "
+        "--attempt {resources.dfil_attempt} --log {log} >> {log} 2>&1"
+
+
+# A cell whose method trains nothing (zero_shot) only records that in its summary: it runs
+# where Snakemake runs, never queued on the GPU partition.
+use rule train_cell as untrained_cell with:
+    benchmark:
+        f"{RES}/benchmarks/untrained_cell/{{key}}.tsv"
+    wildcard_constraints:
+        key=keys_pattern(UNTRAINED),
+    localrule: True
+    resources:
+        **CPU_RESOURCES,
+        dfil_attempt=lambda wildcards, attempt: attempt,

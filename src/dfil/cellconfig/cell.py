@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from dfil.cellconfig.data import DataConfig
 from dfil.cellconfig.evaluation import EvalConfig
-from dfil.cellconfig.model import ModelConfig, check_feature_norm, check_mf_init
+from dfil.cellconfig.model import ModelConfig, check_feature_norm, check_mf_init, check_revision
 from dfil.cellconfig.train import TrainConfig
 from dfil.errors import ConfigError
 from dfil.validation import StrictModel, validate
@@ -47,6 +47,7 @@ def resolve(cell: CellConfig) -> CellConfig:
     on p for budgets <= ``train.stopgrad_max_budget``."""
     check_feature_norm(cell.model)
     check_mf_init(cell.model)
+    check_revision(cell.model.backbone)
     budget = cell.data.budget
     if budget is not None and budget <= cell.train.stopgrad_max_budget:
         cell = with_stop_grad_p(cell)

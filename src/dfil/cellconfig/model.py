@@ -7,9 +7,10 @@ is a named field here and a row in ``docs/reproduction-notes.md``.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, Tag, model_serializer
 
 from dfil.errors import ConfigError
 from dfil.methods import METHODS
@@ -35,10 +36,18 @@ class BackboneConfig(StrictModel):
 
     ``model_id`` is a hub id or a local directory. ``arch`` instead builds a randomly
     initialised model from a transformers config dict (tests and benchmarks, no download).
+    A hub backbone is pinned by ``revision``, the commit its jobs load from the fetched
+    cache (:mod:`dfil.hub`); the commit is part of the config hash, the cache's location is
+    not.
     """
 
     name: str = "tiny-llama"
     model_id: str = ""
+    revision: str = ""
+    """The hub commit of ``model_id`` (40 hex digits) a cell loads, fetched once by the
+    workflow's fetch rule; "" for a local path, an ``embedded:`` or an ``arch`` backbone. A
+    grid's backbone entry may name a branch or tag instead: the grid's lock file
+    (``dfil grid lock``) turns it into its commit."""
     tokenizer: str = ""
     """Tokenizer hub id or path; "" uses model_id; "char" is the built-in offline
     character-level tokenizer (tests and random-weight benchmarks)."""
@@ -54,6 +63,15 @@ class BackboneConfig(StrictModel):
     gradient_checkpointing: bool = False
     """Recompute activations in the backward pass (non-reentrant): less memory for the
     largest backbones (72B 4-bit), about a third more compute."""
+
+    @model_serializer(mode="wrap")
+    def _unpinned_without_revision(self, handler):
+        """An unpinned backbone dumps without ``revision``, so the cells of every grid
+        written before revisions existed keep their config hashes."""
+        data = handler(self)
+        if isinstance(data, dict) and not self.revision:
+            data.pop("revision", None)
+        return data
 
 
 class LoraConfig(StrictModel):
@@ -128,6 +146,26 @@ def check_feature_norm(model: ModelConfig) -> None:
         raise ConfigError(f"model.heads.feature_norm: {model.heads.feature_norm!r} "
                           "standardises frozen features and needs model.adapter: none, got "
                           f"{model.adapter!r} (note R-feature-norm)")
+
+
+def check_revision(backbone: BackboneConfig) -> None:
+    """A pinned backbone names a hub repo at a full commit, and reads its own tokenizer
+    from the same snapshot (its jobs run with the hub offline)."""
+    if not backbone.revision:
+        return
+    where = f"model.backbone.revision: backbone {backbone.name!r}"
+    if not re.fullmatch(r"[0-9a-f]{40}", backbone.revision):
+        raise ConfigError(f"{where}: a cell loads a commit (40 hex digits), got "
+                          f"{backbone.revision!r}; a grid turns a branch into its commit "
+                          "through its lock file (dfil grid lock)")
+    if backbone.arch is not None or backbone.model_id.count("/") != 1 or \
+            backbone.model_id.startswith(("/", ".", "embedded:")):
+        raise ConfigError(f"{where}: a revision pins a hub repo (org/name), but model_id is "
+                          f"{backbone.model_id!r}" + (" and arch is set" if backbone.arch else ""))
+    if backbone.tokenizer not in ("", backbone.model_id):
+        raise ConfigError(f"model.backbone.tokenizer: backbone {backbone.name!r} is pinned at "
+                          f"a revision and reads the tokenizer of its own snapshot; got "
+                          f"{backbone.tokenizer!r}")
 
 
 def check_mf_init(model: ModelConfig) -> None:

@@ -16,7 +16,6 @@ from dfil.atomic import is_disk_full
 from dfil.cli.commands import (
     cmd_aggregate,
     cmd_audit,
-    cmd_evaluate,
     cmd_fetch_backbone,
     cmd_grid,
     cmd_probes,
@@ -24,17 +23,22 @@ from dfil.cli.commands import (
     cmd_render,
     cmd_report,
     cmd_synth_frog,
-    cmd_train,
 )
 from dfil.cli.hub import add_hub_parser
+from dfil.cli.jobs import cmd_evaluate, cmd_train
 from dfil.errors import DiskFullError, InputError
 
-#: What every subcommand's exit status means; ``train`` adds 143.
+#: What every subcommand's exit status means; ``train`` adds 143 and 3.
 EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a full disk or a "
               "refused operation (one line naming the file, line or key; nothing is "
               "overwritten); 1 a bug (its traceback)")
-PREEMPTED = ("; 143 preempted (SIGTERM or SIGUSR1, what SLURM sends before it kills or "
-             "requeues a job): the resume state is saved, rerun the same command to resume")
+PREEMPTED = ("; 143 preempted (SIGTERM, what SLURM sends before it kills or requeues a "
+             "job): the resume state is saved, rerun the same command to resume (SIGUSR1, "
+             "SLURM's warning ahead of the time limit, saves it and training goes on); 3 out "
+             "of GPU memory: the run's memory plan names what the rerun changes")
+ATTEMPT_HELP = ("Snakemake's attempt number of this job (the workflow passes it); on the "
+                "last attempt (DFIL_LAST_ATTEMPT, set with keep-going) a failure is "
+                "recorded in place of the output and the exit status is 0")
 
 
 class _Help(argparse.HelpFormatter):
@@ -95,6 +99,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _job_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--attempt", type=_count, help=ATTEMPT_HELP)
+    p.add_argument("--log", help="the job's log, named in a failure record")
+
+
 def _grid_files(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, nargs="+", default=[Path("config/config.yaml")],
                    help="grid config files, merged in order")
@@ -130,18 +139,24 @@ def _run_commands(sub) -> None:
                  cmd_train, epilog=EXIT_CODES + PREEMPTED)
     p.add_argument("--cell", type=Path, required=True, help="cell YAML")
     p.add_argument("--out", type=Path, required=True, help="run directory")
+    _job_arguments(p)
 
     p = _command(sub, "evaluate",
                  "compute every metric of a trained run directory (metrics.json, checked against "
                  "its schema; predictions.parquet; mf.json)",
                  cmd_evaluate)
     p.add_argument("--run", type=Path, required=True, help="run directory")
+    _job_arguments(p)
 
     p = _command(sub, "grid",
                  "the experiment grid: list its cells, write one cell's YAML, write the resolved "
-                 "grid, print the config schema, or project its GPU cost (cost)",
+                 "grid, print the config schema, project its GPU cost (cost), write its lock "
+                 "file from the hub (lock), or list its unfinished cells with why (status)",
                  cmd_grid)
-    p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost"])
+    p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost", "lock",
+                                       "status"])
+    p.add_argument("--update", action="store_true",
+                   help="lock: resolve every branch again (default: keep locked commits)")
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
                    "as JSON, as the DAG passes it; instead of --config/--key")
     _grid_files(p)

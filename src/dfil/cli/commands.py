@@ -4,13 +4,10 @@ command loads only what it needs). Paths come from the parsed arguments."""
 from __future__ import annotations
 
 import argparse
-import contextlib
-import functools
 import json
-import sys
 from pathlib import Path
 
-from dfil.errors import ConfigError, MissingInputError, Preempted, UsageError
+from dfil.errors import ConfigError, MissingInputError, UsageError
 
 
 def cmd_probes(args: argparse.Namespace) -> int:
@@ -30,44 +27,17 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
     return 0
 
 
-@contextlib.contextmanager
-def _sole_writer(run_dir: Path, command: str):
-    """Hold ``run_dir``'s writer lock (a second writer fails at once, naming this one) and
-    stop when the local Snakemake that started this job is killed."""
-    from dfil.locks import stop_with_snakemake
-    from dfil.runlock import run_lock
+def _lock(grid, args: argparse.Namespace) -> None:
+    """``dfil grid lock``: every branch or tag the grid's hub entries name, resolved on the
+    hub (HF_ENDPOINT) and written to the grid's lock file."""
+    from dfil.gridlock import lock_pins
 
-    with run_lock(run_dir, f"dfil {command}"):
-        stop_with_snakemake(lambda text: print(f"dfil {command}: {text}", file=sys.stderr,
-                                               flush=True))
-        yield
-
-
-def cmd_train(args: argparse.Namespace) -> int:
-    from dfil.train.driver import train_cell
-
-    with _sole_writer(args.out, "train"):
-        try:
-            # Flushed per line: a job killed before it exits keeps what it logged.
-            train_cell(args.cell, args.out, log=functools.partial(print, flush=True))
-        except Preempted as stop:
-            print(f"dfil train: preempted: {stop}; rerun the same command to resume",
-                  file=sys.stderr)
-            return 143
-    return 0
-
-
-def cmd_evaluate(args: argparse.Namespace) -> int:
-    from dfil.evaluate.run import evaluate_run
-
-    if not args.run.is_dir():
-        raise MissingInputError(f"{args.run}: no such run directory; train it first "
-                                "(`dfil train --cell <cell.yaml> --out <run>`)")
-    with _sole_writer(args.run, "evaluate"):
-        metrics = evaluate_run(args.run)
-    test = metrics["test"]
-    print(" ".join(f"{path}_acc={block['acc']:.4f}" for path, block in test.items()))
-    return 0
+    _require(grid.spec.lock, f"{' '.join(map(str, args.config))}: the grid names no lock "
+             "file (key lock:, e.g. config/<name>.lock.yaml)")
+    pins = [pin for pin, _ in grid.pins.values()]
+    for line in lock_pins(pins, grid.spec.lock, grid.name, update=args.update):
+        print(line)
+    print(f"wrote {grid.spec.lock}: commit it with the grid")
 
 
 def cmd_fetch_backbone(args: argparse.Namespace) -> int:
@@ -113,6 +83,12 @@ def cmd_grid(args: argparse.Namespace) -> int:
     if args.action == "list":
         for key in sorted(grid.cells):
             print(key)
+    elif args.action == "lock":
+        _lock(grid, args)
+    elif args.action == "status":
+        from dfil.results.status import status_lines
+
+        print("\n".join(status_lines(grid)))
     elif args.action == "cost":
         from dfil.cli.cost import grid_cost
 

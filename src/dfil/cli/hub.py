@@ -14,15 +14,14 @@ def cmd_hub(args: argparse.Namespace) -> int:
     if args.action == "resolve":
         print(resolve_revision(args.repo, args.revision, kind=args.kind, label=args.label))
         return 0
-    if args.cache is None:
-        from dfil.errors import UsageError
+    from dfil.hub import cache_root
 
-        raise UsageError("dfil hub fetch needs --cache (the configured cache directory)")
+    cache = args.cache or cache_root()
     if args.kind == "model":
-        stamp = fetch_model(args.repo, args.revision, args.cache, label=args.label)
+        stamp = fetch_model(args.repo, args.revision, cache, label=args.label)
     else:
         configs = args.config or [None]
-        stamp = fetch_dataset(args.repo, args.revision, args.cache, label=args.label,
+        stamp = fetch_dataset(args.repo, args.revision, cache, label=args.label,
                               configs=configs)
     if args.stamp:
         from dfil.atomic import atomic_write_json
@@ -44,7 +43,8 @@ def add_hub_parser(command, sub) -> None:
     p.add_argument("--repo", required=True, help="hub id, org/name")
     p.add_argument("--revision", required=True, help="branch, tag or commit")
     p.add_argument("--label", default="", help="the config's name for it, shown in errors")
-    p.add_argument("--cache", help="the cache directory (fetch)")
+    p.add_argument("--cache", help="the cache directory (fetch; default: DFIL_HUB_CACHE, else "
+                   "$DFIL_CACHE/hub, else ~/.cache/dfil/hub: where jobs read it)")
     p.add_argument("--config", action="append",
                    help="dataset config to prepare (repeatable; default: the default config)")
     p.add_argument("--stamp", help="also write the stamp here (a rule's output)")

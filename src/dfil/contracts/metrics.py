@@ -21,6 +21,7 @@ from pathlib import Path
 import jsonschema
 
 from dfil.atomic import atomic_write_bytes
+from dfil.contracts.failure import is_failure, validate_failure
 from dfil.errors import MetricsError
 
 
@@ -64,13 +65,18 @@ def write_metrics(path: str | Path, metrics: Mapping) -> None:
     atomic_write_bytes(path, (text + "\n").encode())
 
 
-def read_metrics(path: str | Path) -> dict:
-    """The validated metrics record at ``path``; :class:`MetricsError` if it is damaged."""
+def read_metrics(path: str | Path, allow_failure: bool = False) -> dict:
+    """The validated metrics record at ``path``; :class:`MetricsError` if it is damaged.
+    With ``allow_failure`` a failure record (:mod:`dfil.contracts.failure`, a cell that
+    gave up on its last try) is returned too, validated against its own schema."""
     path = Path(path)
     try:
         metrics = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
         raise MetricsError(f"{path}: unreadable metrics file ({err})") from None
+    if allow_failure and is_failure(metrics):
+        validate_failure(metrics, str(path))
+        return metrics
     validate_metrics(metrics, str(path))
     return metrics
 

@@ -58,3 +58,26 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> str:
     data = dumps_jsonl(records)
     atomic_write_bytes(path, data)
     return hashlib.sha256(data).hexdigest()
+
+
+def prepared_split(root: str | Path, split: str, config: str = "") -> Path:
+    """The parquet file of ``split`` (of ``config``) in a directory of prepared splits, as
+    a hub fetch writes them (``[<config>/]<split>.parquet``); :class:`DataError` naming the
+    directory and what was looked for otherwise."""
+    root = Path(root)
+    names = [f"{config}/{split}.parquet"] if config else []
+    names.append(f"{split}.parquet")
+    for name in names:
+        if (root / name).is_file():
+            return root / name
+    written = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.parquet"))
+    raise DataError(f"{root}: no prepared split {split!r} (looked for {names}); the dataset's "
+                    f"fetch wrote {written}")
+
+
+def parquet_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(row_number, record)`` pairs of a parquet file (rows numbered from 1)."""
+    import pandas as pd
+
+    table = pd.read_parquet(path)
+    yield from enumerate(table.to_dict("records"), start=1)

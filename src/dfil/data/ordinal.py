@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dfil.data.io import read_records
+from dfil.data.io import parquet_records, prepared_split, read_records
 from dfil.data.splits import check_unique_ids
 from dfil.errors import DataError
 
@@ -36,10 +36,17 @@ def label_proportion(labels, num_classes: int = 5, mode: str = "midpoint") -> np
 
 def load_sst5(source: str | Path = SST5_HUB_ID, split: str = "test",
               p_mode: str = "midpoint") -> pd.DataFrame:
-    """SST-5 from a local ``stsa.fine.*`` file ("label sentence" lines) or the hub."""
+    """SST-5 from a local ``stsa.fine.*`` file ("label sentence" lines), a directory of
+    prepared splits (``<split>.parquet`` with text and label, as a hub fetch of
+    SetFit/sst5 writes them), or the hub."""
     path = Path(source)
     rows = []
-    if path.is_file():
+    if path.is_dir():
+        file = prepared_split(path, split)
+        for i, r in parquet_records(file):
+            rows.append({"id": f"sst5-{split}-{i}", "text": r["text"], "label": int(r["label"]),
+                         "origin": f"{file}:{i}"})
+    elif path.is_file():
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if not line.strip():
                 continue
@@ -71,10 +78,14 @@ def sts22_bucket(score: float, edges=STS22_EDGES) -> int:
 
 def load_sts22(source: str | Path = STS22_HUB_ID, split: str = "test",
                edges=STS22_EDGES) -> pd.DataFrame:
-    """STS22 English pairs (local JSON/JSONL with sentence1, sentence2, score, or the hub's
-    ``en`` subset), bucketed into 5 ordered classes; p = (score - 1) / 3."""
+    """STS22 English pairs (local JSON/JSONL with sentence1, sentence2, score; a directory of
+    prepared splits, ``en/<split>.parquet``, as a hub fetch writes them; or the hub's ``en``
+    subset), bucketed into 5 ordered classes; p = (score - 1) / 3."""
     path = Path(source)
-    if path.is_file():
+    if path.is_dir():
+        source = prepared_split(path, split, "en")
+        records = parquet_records(source)
+    elif path.is_file():
         records = read_records(path)
     else:
         from datasets import load_dataset

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from dfil.data.frog import parse_percentage
-from dfil.data.io import read_records
+from dfil.data.io import parquet_records, prepared_split, read_records
 from dfil.data.splits import check_unique_ids
 from dfil.errors import DataError
 from dfil.quantifiers import FROG_CLASSES
@@ -44,7 +44,8 @@ def load_qure(path: str | Path = QURE_HUB_ID,
               expected_rows: int | None = QURE_ROWS) -> pd.DataFrame:
     """QuRe rows whose quantifier is in ``quantifiers`` (default: the paper's 401).
 
-    ``path`` is a local JSON/JSONL file or a hub id. Columns: id, text, label, label_name,
+    ``path`` is a local JSON/JSONL file, a directory of prepared splits (``train.parquet``,
+    as a hub fetch writes it) or a hub id. Columns: id, text, label, label_name,
     p (midpoint of a percentage range), percentage, quantifier, text_fallback, origin.
     :class:`DataError` naming the file and both counts unless exactly ``expected_rows``
     rows are kept (a file truncated at a line boundary still parses; None: any count).
@@ -53,7 +54,10 @@ def load_qure(path: str | Path = QURE_HUB_ID,
     if unknown:
         raise DataError(f"no FRoG label for QuRe quantifiers {unknown}")
     source = Path(path)
-    if source.exists():
+    if source.is_dir():  # prepared by a hub fetch: the release's one split
+        path = prepared_split(source, "train")
+        records = parquet_records(path)
+    elif source.exists():
         records = read_records(source)
     else:
         from datasets import load_dataset

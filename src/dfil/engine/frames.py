@@ -1,7 +1,8 @@
 """A cell's data as frames: its task's train / val / test splits (and a few-shot pool).
 
 Columns ``text``, ``label``, ``p``, ``id``. Training and evaluation both call
-:func:`task_frames`, so they see the same splits of the same files.
+:func:`task_frames`, so they see the same splits of the same files. A ``hub:`` source is
+read from its fetched, prepared splits in the hub cache, offline (:mod:`dfil.hub.local`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dfil.data.ordinal import label_proportion
 from dfil.data.splits import check_test_disjoint
 from dfil.data.synthetic import ordinal_standin_records
 from dfil.errors import ConfigError
+from dfil.hub import local_source
 
 
 def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
@@ -24,10 +26,11 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     ``train["pool_row"]``.
     """
     d = cell.data
+    source, test_source = local_source(d.source), local_source(d.test_source)
     if d.task == "frog":
-        easy = load_frog(d.source, "easy", d.frog_task).rename(columns={"question": "text"})
+        easy = load_frog(source, "easy", d.frog_task).rename(columns={"question": "text"})
         train, val = split_train_val(easy, d.train_frac, d.split_seed)
-        test = load_frog(frog_test_source(d.source, d.test_source), "hard",
+        test = load_frog(frog_test_source(source, test_source), "hard",
                          d.frog_task).rename(columns={"question": "text"})
     elif d.task == "ordinal_standin":
         rows = pd.DataFrame(ordinal_standin_records(1500, d.split_seed))
@@ -38,9 +41,9 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
         loader = load_sst5 if d.task == "sst5" else load_sts22
         if not d.test_source:
             raise ConfigError(f"data.test_source: task {d.task} needs a test file or split")
-        pool = loader(d.source, "train")
+        pool = loader(source, "train")
         train, val = split_train_val(pool, d.train_frac, d.split_seed)
-        test = loader(d.test_source, "test")
+        test = loader(test_source, "test")
     check_test_disjoint({"train": train, "val": val, "test": test}, d.allowed_test_overlap)
     train_pool = None
     if d.budget is not None:

@@ -2,7 +2,10 @@
 
 Writes ``metrics.json`` (all numbers, with provenance; contract:
 :mod:`dfil.contracts.metrics`), ``predictions.parquet`` (one row per evaluated example and
-set) and ``mf.json`` (learned centers and widths).
+set) and ``mf.json`` (learned centers and widths). A run whose training gave up (its
+``train_summary.json`` a failure record, :mod:`dfil.contracts.failure`) is not evaluated:
+the record becomes its ``metrics.json``, beside an empty predictions table and an
+``mf.json`` without centers.
 """
 
 from __future__ import annotations
@@ -15,15 +18,18 @@ import pandas as pd
 
 from dfil.atomic import atomic_path, atomic_write_json
 from dfil.cellconfig import config_hash, load_cell
+from dfil.contracts.failure import is_failure, write_failure
 from dfil.contracts.metrics import write_metrics
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY, read_run_json
 from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import task_frames
+from dfil.engine.inputs import cell_inputs
 from dfil.errors import MissingInputError, RefusedError
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
+from dfil.hub import local_source
 from dfil.methods import method_spec
 from dfil.model.dual_path import build_mf
 from dfil.provenance import provenance
@@ -69,12 +75,32 @@ def evaluate_run(run_dir: str | Path) -> dict:
     run_dir = Path(run_dir)
     cell = load_cell(run_dir / CELL)
     summary = _train_summary(run_dir, config_hash(cell))
+    if is_failure(summary):
+        write_failed(run_dir, cell, summary)
+        return summary
     with deterministic(cell.train.deterministic):
         device = pick_device()
         metrics, predictions = compute_metrics(cell, Scorer(cell, run_dir, device), summary)
-        metrics["provenance"] = provenance(device, time.perf_counter() - started)
+        trained = summary.get("provenance", {})
+        metrics["provenance"] = provenance(
+            device, time.perf_counter() - started, cell_inputs(cell),
+            {"training": trained, **({"memory": trained["memory"]} if "memory" in trained
+                                     else {})})
         _write(run_dir, cell, metrics, predictions)
     return metrics
+
+
+def write_failed(run_dir: Path, cell, record: dict) -> None:
+    """The evaluation outputs of a cell that gave up: the failure ``record`` as its
+    ``metrics.json``, an empty predictions table, an ``mf.json`` without centers."""
+    columns = ["set", "id", "gold", "p_true", "p_hat", "main_label", "mf_label",
+               "ensemble_label"]
+    with atomic_path(run_dir / PREDICTIONS) as tmp:
+        pd.DataFrame(columns=columns).to_parquet(tmp, index=False)
+    atomic_write_json(run_dir / MF, {"centers": None, "widths": None,
+                                     "init": cell.model.heads.mf_init,
+                                     "failed": record["failed"]["reason"]})
+    write_failure(run_dir / METRICS, record)
 
 
 def compute_metrics(cell, score: Scorer, summary: dict) -> tuple[dict, pd.DataFrame]:
@@ -139,7 +165,7 @@ def _data_counts(frames: dict, q: int) -> dict:
 
 def _qure_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
     """Accuracy of each path on the QuRe sentences; their rows join ``predictions``."""
-    qure = load_qure(cell.data.qure_source, expected_rows=cell.data.qure_rows)
+    qure = load_qure(local_source(cell.data.qure_source), expected_rows=cell.data.qure_rows)
     gold = qure["label"].to_numpy()
     preds = score(qure, task="frog", label_col="label", p_col="p")
     labels = ev.path_labels(preds, score.centers, alpha)

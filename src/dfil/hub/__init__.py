@@ -6,6 +6,7 @@ downloads under a file lock (several jobs needing one repo cause one download) a
 stamp, written last, that names repo, revision, commit and local path. Jobs then read the
 files offline through :func:`fetched_path`, which refuses a fetch that did not finish.
 
+Jobs find a fetched repo with :mod:`dfil.hub.local` (the cache set by ``DFIL_HUB_CACHE``).
 Cache layout under the configured ``cache_dir`` (its location is in no cell's hash):
 ``hub/`` (huggingface_hub's cache: ``models--org--name/snapshots/<commit>``),
 ``prepared/datasets/<org>/<name>/<commit>/`` (a dataset's splits as parquet, written by its
@@ -14,11 +15,23 @@ fetch so GPU jobs never write into the cache), ``stamps/`` and ``locks/``.
 
 from dfil.errors import HubError
 from dfil.hub.fetch import MODEL_FILES, fetch_dataset, fetch_model, resolve_revision
+from dfil.hub.local import (
+    cache_root,
+    hub_source,
+    local_model,
+    local_source,
+    parse_hub_source,
+)
 from dfil.hub.online import OFFLINE_FLAGS, online
 from dfil.hub.store import fetched_path, read_stamp, snapshot_dir, stamp_path
 
 __all__ = [
     "MODEL_FILES",
+    "cache_root",
+    "hub_source",
+    "local_model",
+    "local_source",
+    "parse_hub_source",
     "OFFLINE_FLAGS",
     "HubError",
     "fetch_dataset",

@@ -1,5 +1,6 @@
-"""The decoder backbone: loading (random, local or hub; 4-bit), its attention
-implementation, the tokenizer, and last-token pooling.
+"""The decoder backbone: loading (random, local, embedded, or a pinned hub backbone from
+the fetched cache; 4-bit), its attention implementation, the tokenizer, and last-token
+pooling.
 
 Which decoder families are supported and how LoRA maps onto them: :mod:`dfil.model.lora`;
 which attention each model gets: :mod:`dfil.model.attention`.
@@ -19,6 +20,7 @@ import torch
 
 from dfil.cellconfig import BackboneConfig
 from dfil.errors import ConfigError
+from dfil.hub import local_model
 from dfil.model.attention import choose as choose_attention
 from dfil.model.embedded import resolve_model_id
 from dfil.model.load_report import quiet_expected_lm_head
@@ -63,6 +65,15 @@ def check_arch(arch: Mapping, name: str = "") -> None:
                               f"{model_type!r}){hint}")
 
 
+def model_path(spec: BackboneConfig) -> str:
+    """Where ``spec``'s weights are read from: a pinned hub backbone's fetched snapshot
+    (offline, :func:`dfil.hub.local_model`), an embedded backbone's converted directory,
+    else ``model_id`` as given (a local path, or a hub id for transformers to resolve)."""
+    if spec.revision:
+        return local_model(spec.model_id, spec.revision, spec.name)
+    return resolve_model_id(spec.model_id)
+
+
 def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedModel:
     """Load (or, with ``spec.arch``, randomly build) the decoder named by ``spec``.
 
@@ -90,7 +101,7 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
     if spec.quantized and not torch.cuda.is_available():
         raise ConfigError(f"model.backbone.quantized: backbone {spec.name!r} is 4-bit "
                           "quantized and needs CUDA, which this machine does not have")
-    model_id = resolve_model_id(spec.model_id)
+    model_id = model_path(spec)
     config = AutoConfig.from_pretrained(model_id, trust_remote_code=spec.trust_remote_code)
     kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code,
               "attn_implementation": choose_attention(spec.attn_implementation,
@@ -143,9 +154,9 @@ def load_tokenizer(spec: BackboneConfig):
     else:
         from transformers import AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(
-            resolve_model_id(name), trust_remote_code=spec.trust_remote_code
-        )
+        where = model_path(spec) if name == spec.model_id else resolve_model_id(name)
+        tokenizer = AutoTokenizer.from_pretrained(where,
+                                                  trust_remote_code=spec.trust_remote_code)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     tokenizer.padding_side = "right"
@@ -203,7 +214,8 @@ def backbone_hidden_size(spec: BackboneConfig) -> int:
     if not spec.model_id:
         raise ConfigError(f"model.backbone: backbone {spec.name!r} needs model_id (hub id or "
                           "local path) or arch")
-    local = Path(resolve_model_id(spec.model_id)) / "config.json"
+    path = model_path(spec)
+    local = Path(path) / "config.json"
     if local.is_file():  # a plain JSON read spares a job transformers' import (~2.5 s)
         raw = json.loads(local.read_text())
         d = raw.get("hidden_size") or raw.get("text_config", {}).get("hidden_size")
@@ -212,4 +224,4 @@ def backbone_hidden_size(spec: BackboneConfig) -> int:
     from transformers import AutoConfig
 
     return _config_hidden_size(AutoConfig.from_pretrained(
-        resolve_model_id(spec.model_id), trust_remote_code=spec.trust_remote_code))
+        path, trust_remote_code=spec.trust_remote_code))

@@ -62,6 +62,25 @@ def compute_loss(out: HeadOutputs, y: torch.Tensor, p_target: torch.Tensor | Non
                      distill=distill)
 
 
+def loss_denominators(y: torch.Tensor, spec: MethodSpec, loss: LossConfig, num_classes: int,
+                      class_weights: torch.Tensor | None = None) -> LossTerms:
+    """What each term of :func:`compute_loss` divides its batch sum by, from the labels
+    ``y [B]`` alone (float device scalars): B for a plain mean, the labels' summed class
+    weights for a weighted cross-entropy, CORN's count of (example, task) pairs. Each is
+    a sum over examples, so a batch's is the sum of its parts': gradient accumulation
+    rescales each part's term by part / whole (:func:`dfil.train.step.train_step`)."""
+    count = torch.full((), float(y.numel()), device=y.device)
+    weighted = count if class_weights is None else class_weights[y].float().sum()
+    if spec.main == "classifier":
+        main = weighted
+    elif spec.main == "corn":
+        main = (y.clamp(max=num_classes - 2) + 1).float().sum()
+    else:
+        main = count
+    mf = weighted if loss.weight_mf_ce else count
+    return LossTerms(total=count, main=main, mf=mf, p=count, distill=count)
+
+
 def main_class_probs(out: HeadOutputs, spec: MethodSpec) -> torch.Tensor | None:
     """Main-path class probabilities ``[B, Q]``: softmax, or from P(y > k) for CORAL/CORN."""
     if out.main_logits is None:

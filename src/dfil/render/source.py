@@ -19,6 +19,7 @@ import pandas as pd
 
 from dfil.errors import ConfigError, MetricsError
 from dfil.grid import Grid
+from dfil.results.aggregate import FAILED
 from dfil.runkey import FIELDS, RunPoint, applicable, fmt_lambda, format_key
 
 #: The coordinates of a cell (everything in a run key but the seed).
@@ -63,6 +64,8 @@ class Source:
         self.grid = grid
         self.map = grid.config.get("render", {})
         self._values: dict[Read, float] = {}
+        #: run keys of cells that gave up (a failure record): their entries are n/a
+        self.failed: frozenset[str] = frozenset()
         if frame is not None and len(frame):
             bad = frame[~np.isfinite(frame["value"].to_numpy(dtype=float))]
             if len(bad):
@@ -74,6 +77,8 @@ class Source:
                     for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
             self._values = dict(zip(zip(keys, frame["metric"], strict=True), frame["value"],
                                     strict=True))
+            self.failed = frozenset(k for k, m in zip(keys, frame["metric"], strict=True)
+                                    if m == FAILED)
 
     def _mapped(self, kind: str, value) -> tuple[object, frozenset[Substitution]]:
         """``value`` through the grid's ``render.<kind>`` map, and the substitution made
@@ -123,14 +128,17 @@ class Source:
         return list(self.select(where).keys)
 
     def sample(self, where: Mapping) -> Sample:
-        """The metric's value per seed of the cell ``where`` names, with what it read."""
+        """The metric's value per seed of the cell ``where`` names, with what it read. No
+        value at all when one of the cell's runs failed (a failure record): an entry that
+        reads a failed run is not available, never a mean of the runs that finished."""
         metric = where.get("metric")
         if metric is None:
             raise ConfigError("a table entry needs a metric")
         scale = float(where.get("scale", 1.0))
         selection = self.select(where)
         out = {}
-        for key in selection.keys:
+        failed = bool(self.failed.intersection(selection.keys))
+        for key in () if failed else selection.keys:
             value = self._values.get((key, metric))
             if value is not None:
                 out[key.rsplit("/seed", 1)[1]] = value * scale

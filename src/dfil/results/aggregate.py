@@ -15,23 +15,29 @@ from pathlib import Path
 
 import pandas as pd
 
+from dfil.contracts.failure import is_failure
 from dfil.contracts.metrics import measures, read_metrics
 from dfil.errors import MissingInputError, RefusedError
 from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
 
 COLUMNS = [*FIELDS, "metric", "value", "run_dir", "config_hash", "package_version",
            "git_commit"]
+#: The metric of a cell that gave up on its last try (its only row).
+FAILED = "failed"
 
 
 def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
-    """Rows of one run's ``metrics.json`` (validated), plus ``train.attempts``."""
+    """Rows of one run's ``metrics.json`` (validated), plus ``train.attempts``; a failure
+    record (a cell that gave up) is one row, metric ``failed``, value 1."""
     metrics_path = Path(metrics_path)
     run_dir = metrics_path.parent
     key = parse_key(run_dir.relative_to(runs_root).as_posix())
-    metrics = read_metrics(metrics_path)
+    metrics = read_metrics(metrics_path, allow_failure=True)
     prov = metrics["provenance"]
     base = {**key, "run_dir": run_dir.as_posix(), "config_hash": metrics["config_hash"],
             "package_version": prov["package_version"], "git_commit": prov["git_commit"]}
+    if is_failure(metrics):
+        return [{**base, "metric": FAILED, "value": 1.0}]
     rows = [{**base, "metric": name, "value": value} for name, value in measures(metrics)]
     attempts = metrics["train"].get("attempts", [])
     rows.append({**base, "metric": "train.attempts", "value": float(len(attempts))})

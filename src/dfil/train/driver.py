@@ -3,7 +3,8 @@
 Writes ``cell.yaml`` (unless the cell was read from it), then per attempt the loop's
 outputs (:mod:`dfil.train.loop`) and ``attempts.json``; when every attempt is done,
 ``train_summary.json``. An MF branch that collapses (App. D.2) is retrained once with
-stop-gradient on p. File names: :mod:`dfil.contracts.rundir`.
+stop-gradient on p. A CUDA out-of-memory error moves the run's memory plan one remedy on
+(:mod:`dfil.train.memory`) for the retry. File names: :mod:`dfil.contracts.rundir`.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ from dfil.engine.checkpoint import read_checkpoint
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
 from dfil.engine.frames import task_frames
-from dfil.errors import CheckpointError
+from dfil.engine.inputs import cell_inputs
+from dfil.errors import CheckpointError, OutOfMemory
 from dfil.methods import method_spec
 from dfil.model.attention import describe as describe_attention
 from dfil.model.dual_path import build_model
 from dfil.provenance import provenance
-from dfil.train.loop import TrainData, train_attempt
+from dfil.train.loop import Place, TrainData, train_attempt
+from dfil.train.memory import MemoryPlan, applied, next_plan, read_plan, write_plan
 from dfil.train.superseded import supersede, trained_for
 
 FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (last token; "
@@ -46,7 +49,8 @@ FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (l
 @dataclass(frozen=True)
 class Job:
     """What every attempt of one cell shares: where it writes, its config hash, the
-    device, the task's data frames and the tokenizer, and the log."""
+    device, the task's data frames and the tokenizer, the log, the memory plan, and
+    whether this is the job's last try."""
 
     run_dir: Path
     config_hash: str
@@ -54,21 +58,32 @@ class Job:
     frames: dict[str, pd.DataFrame]
     tokenizer: LazyTokenizer
     log: Callable[[str], None]
+    plan: MemoryPlan = MemoryPlan()
+    last_try: bool = False
 
 
-def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
-    """Train the cell at ``cell_path`` into ``run_dir`` (resuming if it was interrupted)."""
+def train_cell(cell_path: str | Path, run_dir: str | Path, log=print,
+               last_try: bool = False) -> dict:
+    """Train the cell at ``cell_path`` into ``run_dir`` (resuming if it was interrupted).
+    ``last_try``: no retry follows (a time-limit warning then stops training)."""
     started = time.perf_counter()
     cell_path, run_dir = Path(cell_path), Path(run_dir)
     cell = load_cell(cell_path)
     with deterministic(cell.train.deterministic):  # before any CUDA work
-        return _train(cell, cell_path, run_dir, started, log)
+        return _train(cell, cell_path, run_dir, started, log, last_try)
 
 
-def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log) -> dict:
+def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log,
+           last_try: bool) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     chash = config_hash(cell)
     _prepare(run_dir, cell, cell_path, chash, log)
+    plan = read_plan(run_dir)
+    if plan.ooms:
+        log(f"memory plan after {len(plan.ooms)} out-of-memory error(s): "
+            f"gradient checkpointing {'on' if plan.gradient_checkpointing else 'as configured'}"
+            f", micro-batch {plan.micro_batch_size or cell.train.batch_size} of "
+            f"{cell.train.batch_size}")
     device = pick_device()
     summary = {"cell": cell.name, "config_hash": chash, "method": cell.model.method,
                "frozen_backbone": cell.model.adapter == "none", "attempts": []}
@@ -78,15 +93,37 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
         summary["data_note"] = "synthetic stand-in data, not the paper's dataset"
     if method_spec(cell.model.method).trains:
         job = Job(run_dir, chash, device, task_frames(cell),
-                  LazyTokenizer(cell.model.backbone), log)
-        attempts = _attempts(cell, job)
+                  LazyTokenizer(cell.model.backbone), log, plan, last_try)
+        attempts = _out_of_memory_guarded(cell, job)
         summary.update(attempts=attempts, remediated=len(attempts) > 1, trained=True,
                        train_examples=len(job.frames["train"]))
     else:
         summary["trained"] = False
-    summary["provenance"] = provenance(device, time.perf_counter() - started)
+    summary["provenance"] = provenance(device, time.perf_counter() - started,
+                                       cell_inputs(cell), {"memory": plan.record()})
     atomic_write_json(run_dir / SUMMARY, summary)
     return summary
+
+
+def _out_of_memory_guarded(cell: CellConfig, job: Job) -> list[dict]:
+    """:func:`_attempts`; a CUDA out-of-memory error moves the memory plan one remedy on
+    and raises :class:`OutOfMemory` (``retry`` False when nothing is left to try)."""
+    try:
+        return _attempts(cell, job)
+    except RuntimeError as err:  # torch.OutOfMemoryError, or a kernel's own CUDA OOM
+        if not (isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err)):
+            raise
+        message = str(err).strip().splitlines()[0] if str(err).strip() else "out of memory"
+        plan = next_plan(job.plan, cell, {"message": message})
+        if plan is None:
+            raise OutOfMemory(f"CUDA out of memory with gradient checkpointing on and a "
+                              f"micro-batch of 1: nothing left to try ({message})") from err
+        write_plan(job.run_dir, plan)
+        raise OutOfMemory(f"CUDA out of memory ({message}); the retry trains with gradient "
+                          f"checkpointing on and a micro-batch of "
+                          f"{plan.micro_batch_size or cell.train.batch_size} (memory plan in "
+                          f"{job.run_dir}), the cell's config and hash unchanged",
+                          retry=True) from err
 
 
 def _prepare(run_dir: Path, cell: CellConfig, cell_path: Path, chash: str, log) -> None:
@@ -123,13 +160,16 @@ def _attempt(number: int, cell: CellConfig, job: Job) -> dict:
     """One attempt: build the model, encode the data, train; returns its summary."""
     frozen = cell.model.adapter == "none"
     # Frozen mode builds the heads alone; the backbone is loaded only if a feature set is
-    # not cached yet (frozen_features).
-    model = build_model(cell.model, seed=cell.train.seed, backbone=not frozen).to(job.device)
+    # not cached yet (frozen_features). The memory plan may turn checkpointing on for the
+    # build alone: the cell (its hash, its checkpoint's config) stays as configured.
+    model = build_model(applied(cell, job.plan).model, seed=cell.train.seed,
+                        backbone=not frozen).to(job.device)
     if not frozen:
         job.log("backbone " + describe_attention(cell.model.backbone.attn_implementation,
                                                  model.backbone))
     data = _encode(model, cell, job)
-    return train_attempt(model, cell, data, job.run_dir, number, job.log)
+    place = Place(job.run_dir, number, job.log, job.plan.micro_batch_size, job.last_try)
+    return train_attempt(model, cell, data, place)
 
 
 def _encode(model, cell: CellConfig, job: Job) -> TrainData:

@@ -3,7 +3,9 @@
 A linear loop with small named helpers. Per epoch it appends a record to
 ``train_log.jsonl``, saves the best checkpoint by validation loss (``model.safetensors``)
 and the resume state (:mod:`dfil.train.resume`), so a rerun continues exactly where a
-preempted run stopped and ends with the same numbers as an uninterrupted one.
+preempted run stopped and ends with the same numbers as an uninterrupted one. SIGTERM
+saves and stops; SIGUSR1 (SLURM's warning ahead of the time limit) saves and goes on,
+or, on the job's last try, saves and stops as out of time.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dfil.engine.checkpoint import save_checkpoint
 from dfil.engine.device import autocast_dtype, progress, sync_guard
 from dfil.engine.loader import Loader
 from dfil.engine.predict import Collector, heads_centers, layout_for, outputs
-from dfil.errors import Preempted
+from dfil.errors import Preempted, TimeLimit
 from dfil.inference import mf_labels
 from dfil.model.losses import inverse_frequency_weights
 from dfil.model.objective import compute_loss
@@ -81,37 +83,60 @@ def epoch_plan(cell: CellConfig, train: Encoded, epoch: int) -> list[np.ndarray]
 
 
 @dataclass(frozen=True)
+class Place:
+    """Where and how one attempt runs, none of it part of the cell's config: its run
+    directory and number, the log, the micro-batch (None: each batch at once; else its
+    parts with gradient accumulation) and whether this is the job's last try (a time-limit
+    warning then stops it instead of only saving)."""
+
+    run_dir: Path
+    number: int
+    log: Callable[[str], None] = print
+    micro_batch_size: int | None = None
+    last_try: bool = False
+
+
+@dataclass(frozen=True)
 class Attempt:
     """What one attempt trains with, fixed from its set-up on: its number, cell and run
     directory, the data and its batch loaders, the step's setup, and the log."""
 
-    number: int
     cell: CellConfig
-    run_dir: Path
+    place: Place
     data: TrainData
     setup: StepSetup
     train: Loader
     val: Loader
-    log: Callable[[str], None]
+
+    @property
+    def number(self) -> int:
+        return self.place.number
+
+    @property
+    def run_dir(self) -> Path:
+        return self.place.run_dir
+
+    def log(self, line: str) -> None:
+        self.place.log(line)
 
 
-def train_attempt(model, cell: CellConfig, data: TrainData, run_dir: Path, attempt: int,
-                  log=print) -> dict:
-    """Train ``model`` in place for one attempt; returns its summary. Raises Preempted."""
-    run, state = _set_up(model, cell, data, Path(run_dir), attempt, log)
+def train_attempt(model, cell: CellConfig, data: TrainData, place: Place) -> dict:
+    """Train ``model`` in place for one attempt; returns its summary. Raises Preempted
+    (TimeLimit on the last try's time-limit warning)."""
+    run, state = _set_up(model, cell, data, place)
     started = time.perf_counter()
     with StopFlag() as stop:
         while state.epoch < cell.train.epochs:
             _run_epoch(run, state, stop)
             _end_epoch(run, state)
-    return {"attempt": attempt, "stop_grad_p": cell.model.loss.stop_grad_p,
+    return {"attempt": place.number, "stop_grad_p": cell.model.loss.stop_grad_p,
             "best_epoch": state.best_epoch, "best_val_loss": state.best_val_loss,
             "final": state.history[-1], "resumes": state.resumes,
             "train_seconds_this_process": time.perf_counter() - started}
 
 
-def _set_up(model, cell: CellConfig, data: TrainData, run_dir: Path, attempt: int,
-            log) -> tuple[Attempt, AttemptState]:
+def _set_up(model, cell: CellConfig, data: TrainData,
+            place: Place) -> tuple[Attempt, AttemptState]:
     """The attempt's optimizer, schedule, loss weights and loaders, and its state: fresh,
     or where ``resume.pt`` left it."""
     cfg = cell.train
@@ -129,39 +154,68 @@ def _set_up(model, cell: CellConfig, data: TrainData, run_dir: Path, attempt: in
     setup = StepSetup(model, optimizer, scheduler, cell.model.loss, weights, cfg.grad_clip,
                       autocast_dtype(cfg.precision, device))
     layout = layout_for(model, data.train, cfg.batching)
-    run = Attempt(attempt, cell, run_dir, data, setup,
+    run = Attempt(cell, place, data, setup,
                   train=Loader(data.train, device, layout, data.pad_id),
                   val=Loader(data.val, device, layout_for(model, data.val, "padded"),
-                             data.pad_id), log=log)
-    log(f"batches: {layout}" + (", grouped by length" if cfg.group_by_length
-                                and layout != "features" else ""))
-    state = AttemptState(model, optimizer, scheduler, config_hash(cell), attempt)
-    if state.resume(run_dir / RESUME):
-        log(f"resuming attempt {attempt} at epoch {state.epoch + 1}, step {state.step}")
+                             data.pad_id))
+    micro = place.micro_batch_size
+    run.log(f"batches: {layout}" + (", grouped by length" if cfg.group_by_length
+                                    and layout != "features" else "")
+            + (f", in parts of {micro} (gradient accumulation)" if micro else ""))
+    state = AttemptState(model, optimizer, scheduler, config_hash(cell), place.number)
+    if state.resume(place.run_dir / RESUME):
+        run.log(f"resuming attempt {place.number} at epoch {state.epoch + 1}, "
+                f"step {state.step}")
     return run, state
+
+
+def step_batches(run: Attempt, plan: list[np.ndarray]):
+    """(examples, batch) of each step of ``plan``: one device batch, or with a micro-batch
+    the step's parts as a list (its rows cut in order)."""
+    micro = run.place.micro_batch_size
+    if not micro or micro >= run.cell.train.batch_size:
+        yield from ((len(rows), batch) for rows, batch in zip(plan, run.train(plan),
+                                                              strict=True))
+        return
+    parts = run.train([rows[i:i + micro] for rows in plan
+                       for i in range(0, len(rows), micro)])
+    for rows in plan:
+        yield len(rows), [next(parts) for _ in range(0, len(rows), micro)]
 
 
 def _run_epoch(run: Attempt, state: AttemptState, stop: StopFlag) -> None:
     """The steps left in epoch ``state.epoch``, each one's loss terms added to
-    ``state.sums``; on a stop signal the state after the step is saved and Preempted
-    raised."""
+    ``state.sums``; on a signal the state after the step is saved, then Preempted raised
+    (SIGTERM; SIGUSR1 on the last try: TimeLimit) or training goes on (SIGUSR1)."""
     run.setup.model.train()
     plan = epoch_plan(run.cell, run.data.train, state.epoch)
     state.sums = {k: v.to(run.setup.device) for k, v in state.sums.items()}
     bar = progress(range(state.step, len(plan)), total=len(plan), initial=state.step,
                    desc=f"attempt {run.number} epoch {state.epoch + 1}/{run.cell.train.epochs}")
     with sync_guard() as guard:
-        for s, batch in zip(bar, run.train(plan[state.step:]), strict=True):
+        for s, (size, batch) in zip(bar, step_batches(run, plan[state.step:]), strict=True):
             terms = train_step(run.setup, batch)
             for k, v in vars(terms).items():  # stays on device: no host sync
-                state.sums[k] = state.sums.get(k, 0.0) + v * batch.size
+                state.sums[k] = state.sums.get(k, 0.0) + v * size
             guard.arm()  # from the first step on, any host sync is reported
-            if stop.raised:
+            if stop.raised or stop.warned:
                 guard.disarm()
-                state.step = s + 1
-                state.save(run.run_dir / RESUME)
-                raise Preempted(f"{stop.raised} at epoch {state.epoch + 1}, step {s + 1}; "
-                                f"state saved to {run.run_dir / RESUME}")
+                _on_signal(run, state, stop, s + 1)
+                guard.arm()
+
+
+def _on_signal(run: Attempt, state: AttemptState, stop: StopFlag, step: int) -> None:
+    """Save the state after ``step`` of the epoch; then stop (SIGTERM; SIGUSR1 on the
+    job's last try) or go on (SIGUSR1: the time limit is near, a retry resumes here)."""
+    state.step = step
+    state.save(run.run_dir / RESUME)
+    where = f"at epoch {state.epoch + 1}, step {step}; state saved to {run.run_dir / RESUME}"
+    if stop.raised:
+        raise Preempted(f"{stop.raised} {where}")
+    stop.warned = None
+    if run.place.last_try:
+        raise TimeLimit(f"SIGUSR1 (the job's time limit is near, on its last try) {where}")
+    run.log(f"SIGUSR1 (the job's time limit is near) {where}; training goes on")
 
 
 def _end_epoch(run: Attempt, state: AttemptState) -> None:

@@ -4,9 +4,11 @@ attempt (:class:`AttemptState`), which is what ``resume.pt`` holds.
 ``resume.pt`` holds the trained tensors, optimizer, scheduler, RNG states (the CPU's and,
 on a GPU, the training device's CUDA generator, which draws LoRA dropout there), position
 (epoch, step), history and running sums of the attempt in progress. It is written at
-every epoch end and when SIGTERM or SIGUSR1 arrives (what SLURM sends before it kills or
-requeues a job), so rerunning the same command continues exactly where the run stopped. A
-damaged file is an error, never a silent restart from scratch.
+every epoch end, when SIGTERM arrives (what SLURM sends when it preempts, requeues or
+kills a job at its time limit) and when SIGUSR1 arrives (what the slurm profile asks
+SLURM to send ahead of the time limit, ``--signal``), so rerunning the same command
+continues exactly where the run stopped. A damaged file is an error, never a silent
+restart from scratch.
 """
 
 from __future__ import annotations
@@ -28,17 +30,22 @@ FORMAT = "dfil-resume/1"
 
 
 class StopFlag:
-    """Installs SIGTERM/SIGUSR1 handlers that only raise a flag, checked between steps."""
+    """Installs SIGTERM/SIGUSR1 handlers that only raise a flag, checked between steps:
+    ``raised`` (SIGTERM: stop) and ``warned`` (SIGUSR1: the time limit is near)."""
 
     signals = (signal.SIGTERM, signal.SIGUSR1)
 
     def __enter__(self):
-        self.raised = None
+        self.raised = self.warned = None
         self.previous = {s: signal.signal(s, self._handle) for s in self.signals}
         return self
 
     def _handle(self, signum, frame):
-        self.raised = signal.Signals(signum).name
+        name = signal.Signals(signum).name
+        if signum == signal.SIGUSR1:
+            self.warned = name
+        else:
+            self.raised = name
 
     def __exit__(self, *exc):
         for s, handler in self.previous.items():

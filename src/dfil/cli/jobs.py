@@ -1,0 +1,146 @@
+"""``dfil train`` and ``dfil evaluate`` as the workflow's jobs run them: exit codes, and
+on Snakemake's last attempt a failure record instead of a failure.
+
+Snakemake runs a job again on failure (``retries``); with keep-going, the workflow tells
+its jobs which attempt is the last (``DFIL_LAST_ATTEMPT``, set by the Snakefile's
+``onstart``), and a job given ``--attempt`` that number turns its failure into a record
+(:mod:`dfil.contracts.failure`) and exits 0, so the tables are built from the cells that
+finished. Before the last attempt a failure is an exit status: 143 preempted (state
+saved), 3 out of memory (the memory plan names what the retry changes), 2 bad input,
+1 a bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from dfil.errors import InputError, MissingInputError, OutOfMemory, Preempted, TimeLimit
+
+#: The exit status of a training that ran out of GPU memory and will retry differently.
+EXIT_OOM = 3
+#: The variable naming Snakemake's last attempt (set only with keep-going).
+LAST = "DFIL_LAST_ATTEMPT"
+
+
+def set_last_attempt(keep_going: bool, retries: int) -> None:
+    """With keep-going, name Snakemake's last attempt (``retries`` + 1) for the jobs it
+    starts, local or SLURM's (they inherit the environment); a job's own Snakemake keeps
+    the value it inherited."""
+    if keep_going and LAST not in os.environ:
+        os.environ[LAST] = str(retries + 1)
+
+
+def last_try(attempt: int | None) -> bool:
+    """Whether ``attempt`` (Snakemake's, 1-based) is the workflow's last one."""
+    return attempt is not None and _recording() and attempt >= int(os.environ[LAST])
+
+
+def _recording() -> bool:
+    """Whether the workflow turns last attempts' failures into records (keep-going)."""
+    return os.environ.get(LAST, "").isdigit()
+
+
+def _record(args, stage: str, reason: str, err: BaseException) -> int:
+    """Write the failure record in place of the job's output; exit status 0."""
+    from dfil.cellconfig import config_hash, load_cell
+    from dfil.contracts.failure import failure_record, write_failure
+    from dfil.contracts.rundir import CELL, SUMMARY
+
+    run = Path(args.out if stage == "train" else args.run)
+    cell = load_cell(args.cell if stage == "train" else run / CELL)
+    record = failure_record(cell.name, config_hash(cell), {
+        "reason": reason, "stage": stage, "message": f"{type(err).__name__}: {err}",
+        "log": args.log or "", "attempt": args.attempt})
+    if stage == "train":
+        write_failure(run / SUMMARY, record)
+    else:
+        from dfil.evaluate.run import write_failed
+
+        write_failed(run, cell, record)
+    print(f"dfil {stage}: gave up on the last attempt ({reason}): {err}; recorded in {run} "
+          "(dfil grid status lists it)", file=sys.stderr)
+    return 0
+
+
+@contextlib.contextmanager
+def _sole_writer(run_dir: Path, command: str):
+    """Hold ``run_dir``'s writer lock (a second writer fails at once, naming this one) and
+    stop when the local Snakemake that started this job is killed."""
+    from dfil.locks import stop_with_snakemake
+    from dfil.runlock import run_lock
+
+    with run_lock(run_dir, f"dfil {command}"):
+        stop_with_snakemake(lambda text: print(f"dfil {command}: {text}", file=sys.stderr,
+                                               flush=True))
+        yield
+
+
+def _reason(err: BaseException) -> str:
+    if isinstance(err, TimeLimit):
+        return "TIMEOUT"
+    if isinstance(err, OutOfMemory) or "out of memory" in str(err):
+        return "OOM"
+    return "error"
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    with _sole_writer(args.out, "train"):
+        return _train(args)
+
+
+def _train(args: argparse.Namespace) -> int:
+    from dfil.train.driver import train_cell
+
+    last = last_try(args.attempt)
+    try:
+        # Flushed per line: a job killed before it exits keeps what it logged.
+        train_cell(args.cell, args.out, log=functools.partial(print, flush=True),
+                   last_try=last)
+    except TimeLimit as err:
+        if last:
+            return _record(args, "train", "TIMEOUT", err)
+        raise
+    except Preempted as stop:
+        print(f"dfil train: preempted: {stop}; rerun the same command to resume",
+              file=sys.stderr)
+        return 143
+    except OutOfMemory as err:  # nothing left to try: a retry would fail the same way
+        if last or (not err.retry and args.attempt is not None and _recording()):
+            return _record(args, "train", "OOM", err)
+        print(f"dfil train: {err}", file=sys.stderr)
+        return EXIT_OOM
+    except Exception as err:  # any failure on the last attempt becomes the cell's record
+        if not last:
+            raise
+        traceback.print_exc()
+        return _record(args, "train", "error", err)
+    return 0
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from dfil.evaluate.run import evaluate_run
+
+    if not args.run.is_dir():
+        raise MissingInputError(f"{args.run}: no such run directory; train it first "
+                                "(`dfil train --cell <cell.yaml> --out <run>`)")
+    try:
+        with _sole_writer(args.run, "evaluate"):
+            metrics = evaluate_run(args.run)
+    except Exception as err:
+        if not last_try(args.attempt) or isinstance(err, KeyboardInterrupt):
+            raise
+        if not isinstance(err, InputError):
+            traceback.print_exc()
+        return _record(args, "evaluate", _reason(err), err)
+    if "failed" in metrics:
+        print(f"failed cell ({metrics['failed']['reason']}): recorded, nothing to evaluate")
+        return 0
+    test = metrics["test"]
+    print(" ".join(f"{path}_acc={block['acc']:.4f}" for path, block in test.items()))
+    return 0

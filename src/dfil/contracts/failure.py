@@ -1,0 +1,73 @@
+"""The contract of a failure record: what a cell's ``train_summary.json`` and
+``metrics.json`` hold when its job gave up on its last try (pure: json, jsonschema).
+
+With Snakemake's keep-going, a failed job would leave its cell without outputs and every
+table that reads the cell unbuilt. So a training or evaluation job told it is Snakemake's
+last attempt (``dfil train --attempt N``, with ``DFIL_ATTEMPTS`` the attempts the workflow
+makes) does not fail: it writes this record in place of its output and exits 0. The
+evaluation of a failed training copies it into ``metrics.json`` (asking for no GPU); the
+aggregate turns it into a ``failed`` row; the tables show the entries that read the cell
+as not available; ``dfil grid status`` lists it with its reason and log. Rerunning a
+failed cell is asking for it again (``--forcerun`` its ``train_summary.json``): training
+resumes from its saved state. Hub fetch failures are not recorded here: a fetch that
+fails stops the cells that need it before any is queued (``dfil grid status`` reports
+them from the fetch's own record, ``<stamp>.failed.json``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from dfil import __version__
+from dfil.atomic import atomic_write_json
+from dfil.errors import MetricsError
+
+KEY = "failed"
+REASONS = ("OOM", "TIMEOUT", "401", "error")
+
+
+@cache
+def schema() -> dict:
+    text = resources.files("dfil.contracts").joinpath("failure.schema.json").read_text()
+    return json.loads(text)
+
+
+def is_failure(record: Mapping) -> bool:
+    """Whether a train summary or metrics record is a failure record."""
+    return isinstance(record, Mapping) and KEY in record
+
+
+def failure_record(cell: str, config_hash: str, failed: Mapping) -> dict:
+    """A failure record (validated): ``failed`` holds reason, stage, message (made one
+    line), log and attempt; the time and SLURM's job id (if any) are added."""
+    from dfil.provenance import git_commit
+
+    record = {"cell": cell, "config_hash": config_hash,
+              KEY: {**failed, "message": " ".join(str(failed.get("message", "")).split()),
+                    "job_id": os.environ.get("SLURM_JOB_ID"),
+                    "time": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+              "provenance": {"package_version": __version__, "git_commit": git_commit()}}
+    validate_failure(record, "failure record")
+    return record
+
+
+def validate_failure(record: Mapping, where: str) -> None:
+    """:class:`MetricsError` naming ``where`` and the key if ``record`` breaks the schema."""
+    validator = jsonschema.Draft202012Validator(schema())
+    error = jsonschema.exceptions.best_match(validator.iter_errors(record))
+    if error is not None:
+        key = ".".join(str(p) for p in error.absolute_path) or "<root>"
+        raise MetricsError(f"{where}: failure record key {key}: {error.message}")
+
+
+def write_failure(path: str | Path, record: Mapping) -> None:
+    validate_failure(record, str(path))
+    atomic_write_json(path, dict(record))

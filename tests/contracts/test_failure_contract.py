@@ -1,0 +1,56 @@
+"""The failure record (dfil.contracts.failure): what a cell that gave up on its last try
+writes in place of its outputs; read back through read_metrics and the aggregate."""
+
+from __future__ import annotations
+
+import pytest
+
+from dfil.contracts.failure import failure_record, is_failure, write_failure
+from dfil.contracts.metrics import read_metrics
+from dfil.errors import MetricsError
+from dfil.results.aggregate import FAILED, run_rows
+
+KEY = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
+
+
+def record(**overrides) -> dict:
+    args = {"reason": "OOM", "stage": "train", "message": "CUDA out of\n memory",
+            "log": "results/smoke/logs/train/x.log", "attempt": 3, **overrides}
+    return failure_record("cell", "0" * 16, args)
+
+
+def test_a_record_names_reason_stage_log_and_attempt():
+    r = record()
+    assert is_failure(r)
+    assert r["failed"]["reason"] == "OOM"
+    assert r["failed"]["message"] == "CUDA out of memory"  # one line
+    assert r["failed"]["log"].endswith("x.log")
+    assert r["failed"]["attempt"] == 3
+
+
+def test_an_unknown_reason_is_refused_by_the_schema():
+    with pytest.raises(MetricsError, match="failure record key failed.reason"):
+        record(reason="tired")
+
+
+def test_a_recorded_failure_is_one_failed_row_of_the_aggregate(tmp_path):
+    run = tmp_path / "runs" / KEY
+    run.mkdir(parents=True)
+    write_failure(run / "metrics.json", record(reason="TIMEOUT"))
+    with pytest.raises(MetricsError):
+        read_metrics(run / "metrics.json")  # a failure is not a metrics record
+    assert read_metrics(run / "metrics.json", allow_failure=True)["failed"]["reason"] == \
+        "TIMEOUT"
+    rows = run_rows(run / "metrics.json", tmp_path / "runs")
+    assert [(r["metric"], r["value"]) for r in rows] == [(FAILED, 1.0)]
+
+
+def test_the_last_attempt_is_named_only_with_keep_going(monkeypatch):
+    from dfil.cli.jobs import LAST, last_try, set_last_attempt
+
+    monkeypatch.setenv(LAST, "0")  # recorded, so the variable is restored afterwards
+    monkeypatch.delenv(LAST)
+    set_last_attempt(False, 2)
+    assert not last_try(3)  # without keep-going a failure stays a failure
+    set_last_attempt(True, 2)
+    assert [last_try(a) for a in (1, 2, 3)] == [False, False, True]

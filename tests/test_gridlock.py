@@ -1,0 +1,95 @@
+"""Revisions and the grid's lock file (dfil.gridlock, dfil.grid): a branch becomes the
+commit its lock entry names, a grid without one is refused naming `dfil grid lock`, and
+the commit is part of the cell's config hash (an unpinned backbone's hash is unchanged)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from dfil.cellconfig import CellConfig, config_hash
+from dfil.errors import ConfigError
+from dfil.grid import Grid, grid_of
+from dfil.gridlock import read_lock, write_lock
+from test_grid import smoke
+
+COMMIT_A = "a" * 40
+COMMIT_B = "b" * 40
+KEY = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
+
+
+def hub_grid(revision: str, lock: str = "") -> dict:
+    """The smoke grid with its backbone a hub repo at ``revision`` (arch dropped)."""
+    config = copy.deepcopy(smoke())
+    backbone = config["backbones"]["tiny-llama"]
+    for key in ("arch", "tokenizer"):
+        backbone.pop(key)
+    backbone.update(model_id="org/tiny", revision=revision)
+    config["lock"] = lock
+    return config
+
+
+def test_lock_file_round_trip(tmp_path):
+    path = tmp_path / "smoke.lock.yaml"
+    commits = {("model", "org/tiny", "main"): COMMIT_A,
+               ("dataset", "org/data", "refs/convert/parquet"): COMMIT_B}
+    write_lock(path, commits, "smoke", "2026-11-25 04:00 UTC")
+    assert read_lock(path) == commits
+    text = path.read_text()
+    assert text.startswith("# Lock file of smoke")
+    assert yaml.safe_load(text) == {"models": {"org/tiny": {"main": COMMIT_A}},
+                                    "datasets": {"org/data": {"refs/convert/parquet": COMMIT_B}}}
+    assert read_lock(tmp_path / "absent.yaml") == {}
+
+
+def test_a_malformed_lock_entry_is_named(tmp_path):
+    path = tmp_path / "bad.lock.yaml"
+    path.write_text("models:\n  org/tiny: {main: abc}\n")
+    with pytest.raises(ConfigError, match=r"bad.lock.yaml: models.org/tiny.main: expected a "
+                                          r"commit of 40 hex digits, got 'abc'"):
+        read_lock(path)
+
+
+def test_a_branch_becomes_its_locked_commit(tmp_path):
+    lock = tmp_path / "smoke.lock.yaml"
+    write_lock(lock, {("model", "org/tiny", "main"): COMMIT_A}, "smoke", "now")
+    grid = grid_of(hub_grid("main", str(lock)), [])
+    backbone = grid.cell(KEY).config["model"]["backbone"]
+    assert backbone["revision"] == COMMIT_A
+    assert ("model", "tiny-llama") in grid.cell(KEY).fetches
+    pin, commit = grid.fetch_target("model", "tiny-llama")
+    assert (pin.repo, pin.revision, commit) == ("org/tiny", "main", COMMIT_A)
+
+
+def test_a_branch_without_a_lock_entry_is_refused_naming_the_command(tmp_path):
+    config = hub_grid("main", str(tmp_path / "smoke.lock.yaml"))
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump(config))
+    with pytest.raises(ConfigError, match=r"backbones.tiny-llama.revision: 'main' is a branch "
+                                          r"or tag.*dfil grid lock --config .*grid.yaml"):
+        grid_of(config, [path])
+    Grid(config)  # unlocked, the grid still expands (to be listed, costed and locked)
+
+
+def test_the_commit_is_in_the_config_hash_and_unpinned_hashes_are_unchanged():
+    pinned_a = Grid(hub_grid(COMMIT_A)).cell(KEY).config
+    pinned_b = Grid(hub_grid(COMMIT_B)).cell(KEY).config
+    assert config_hash(CellConfig.model_validate(pinned_a)) != \
+        config_hash(CellConfig.model_validate(pinned_b))
+    plain = Grid(smoke()).cell(KEY).config
+    assert "revision" not in plain["model"]["backbone"]
+
+
+def test_job_resources_by_stage_and_attempt():
+    config = copy.deepcopy(smoke())
+    config["resources"]["tiny"]["eval_runtime"] = 10
+    grid = Grid(config)
+    zero_shot = "frog/tiny-llama/zero_shot/lamna/nfull/na/seedna"
+    assert grid.job_resources(zero_shot, "train")["gpu"] == 0  # no GPU for no training
+    assert grid.job_resources(zero_shot, "evaluate")["gpu"] == 1
+    assert grid.job_resources(KEY, "train")["runtime"] == 30
+    assert grid.job_resources(KEY, "evaluate")["runtime"] == 10
+    assert "eval_runtime" not in grid.job_resources(KEY, "evaluate")
+    assert [grid.job_resources(KEY, "train", a)["runtime"] for a in (1, 2, 3)] == [30, 45, 60]
