@@ -9,7 +9,8 @@ from dfil.grid import Grid
 from dfil.provenance import git_commit
 from dfil.render.entries import Table
 from dfil.render.figures import FIGURES
-from dfil.report import site, status
+from dfil.report import site
+from dfil.results.status import unfinished
 from dfil.report.text import template_heads
 
 
@@ -25,6 +26,7 @@ def write_site(tables: list[Table], grid: Grid, tables_dir: Path) -> dict[str, P
     context = {"title": "DFIL reproduction", "grid": grid.name,
                "standin": str(grid.config.get("render", {}).get("standin", "")).strip(),
                "commit": git_commit(), "figures": figure_captions(),
-               "failures": status.unfinished(grid.cells, runs)}
+               "failures": {key: f"{reason} (log: {log})"
+                            for key, (reason, log) in unfinished(grid).items()}}
     heads = {t.name: template_heads(t.name) for t in tables}
     return site.write_site(tables, heads, context, runs, tables_dir)
