@@ -235,6 +235,20 @@ start_slurm() {
     fi
 }
 
+# Jobs slurmctld recovered from its saved state (a cluster stopped without `stop`, or a
+# machine image taken while jobs were queued) hold the node with processes long gone: a
+# fresh start cancels them, or the new jobs would pend behind them.
+cancel_leftovers() {
+    local left
+    left=$(squeue -h -o %i | wc -l)
+    [ "$left" -gt 0 ] || return 0
+    say "cancelling $left job(s) recovered from an earlier run's state"
+    squeue -h -o %i | xargs -r scancel >/dev/null 2>&1 || true
+    wait_for 60 sh -c '[ -z "$(squeue -h -o %i)" ]' || say "jobs still listed after 60 s"
+    wait_for 60 sh -c "sinfo -h -n $NODE -o %T | grep -q '^idle'" \
+        || say "node $NODE not idle after 60 s: $(sinfo -h -n $NODE -o %T)"
+}
+
 cmd_start() {
     local d running=()
     for d in "${DAEMONS[@]}"; do live_pid "$d" >/dev/null && running+=("$d"); done
@@ -249,6 +263,7 @@ cmd_start() {
     start_munge
     start_mariadb
     start_slurm
+    cancel_leftovers
     say "up: account '$ACCOUNT', partitions cpu (default) and gpu, 2 fake $GPU_TYPE GPUs"
     sinfo -o "%P %a %D %T %c %m %G"
 }
