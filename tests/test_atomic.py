@@ -1,11 +1,14 @@
 """Atomic writes keep the user's umask: group-readable by default, never mkstemp's 0600."""
 
+import errno
 import os
+import re
 import stat
 
 import pytest
 
 from dfil.atomic import atomic_path, atomic_write_bytes, atomic_write_json, current_umask
+from dfil.errors import DiskFullError
 
 
 @pytest.fixture
@@ -78,3 +81,39 @@ def test_a_file_a_library_replaced_while_writing_still_gets_the_umask(tmp_path, 
         os.write(fd, b"x")
         os.close(fd)
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
+def test_atomic_copytree_replaces_the_old_tree_whole(tmp_path):
+    from dfil.atomic import atomic_copytree
+
+    src, dst = tmp_path / "staged", tmp_path / "out" / "runs"
+    (src / "a").mkdir(parents=True)
+    (src / "a" / "x.html").write_text("new")
+    (dst / "b").mkdir(parents=True)
+    (dst / "b" / "old.html").write_text("old")
+    atomic_copytree(src, dst)
+    assert sorted(p.relative_to(dst).as_posix() for p in dst.rglob("*")) == ["a", "a/x.html"]
+    assert (dst / "a" / "x.html").read_text() == "new"
+    # nothing left beside it: no temporary copy, no old tree
+    assert sorted(p.name for p in dst.parent.iterdir()) == ["runs"]
+
+
+def test_atomic_copytree_failing_keeps_the_old_tree(tmp_path, monkeypatch):
+    import shutil
+
+    from dfil.atomic import atomic_copytree
+
+    src, dst = tmp_path / "staged", tmp_path / "runs"
+    src.mkdir()
+    (src / "x.html").write_text("new")
+    dst.mkdir()
+    (dst / "old.html").write_text("old")
+
+    def broken(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(shutil, "copytree", broken)
+    with pytest.raises(DiskFullError, match=re.escape(str(dst))):
+        atomic_copytree(src, dst)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    assert (dst / "old.html").read_text() == "old"
