@@ -76,7 +76,7 @@ def test_embedded_default_dry_run():
 def test_one_table_schedules_only_its_cells():
     c = counts(dry("--profile", "slurm", "paper_tables/paper/T16-lambda-sweep.tex"))
     assert c == {"cell_config": 5, "probes": 1, "train_cell": 5, "evaluate_cell": 5,
-                 "grid_config": 1, "render_table": 1, "total": 18}
+                 "grid_config": 1, "render_table": 1, "publish": 1, "total": 19}
 
 
 def test_one_cell_schedules_only_its_chain():
