@@ -27,6 +27,9 @@ SUMMARY = "train_summary.json"
 METRICS = "metrics.json"
 PREDICTIONS = "predictions.parquet"
 MF = "mf.json"
+#: What training writes, and what evaluation writes, in a run directory besides CELL.
+TRAINING_OUTPUTS = (SUMMARY, ATTEMPTS, BEST, ATTEMPT1_BEST, RESUME, LOG)
+EVALUATION_OUTPUTS = (METRICS, PREDICTIONS, MF)
 
 
 def read_run_json(path: Path, remedy: str) -> Any:

@@ -18,23 +18,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfil.contracts.rundir import (
-    ATTEMPT1_BEST,
-    ATTEMPTS,
     BEST,
-    LOG,
-    METRICS,
-    MF,
-    PREDICTIONS,
-    RESUME,
+    EVALUATION_OUTPUTS,
     SUMMARY,
+    TRAINING_OUTPUTS,
 )
 from dfil.runlock import is_alive, read_holder
 
 #: Where a run's damaged files are moved (the latest damaged copy of each name is kept).
 DAMAGED = "damaged"
 #: What evaluation writes, and what training writes (moved aside to retrain from scratch).
-EVALUATION = (METRICS, PREDICTIONS, MF)
-TRAINING = (SUMMARY, ATTEMPTS, BEST, ATTEMPT1_BEST, RESUME, LOG)
+EVALUATION, TRAINING = EVALUATION_OUTPUTS, TRAINING_OUTPUTS
 
 
 @dataclass(frozen=True)

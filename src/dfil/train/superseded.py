@@ -12,15 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from dfil.contracts.rundir import (
-    ATTEMPT1_BEST,
     ATTEMPTS,
-    BEST,
-    LOG,
-    METRICS,
-    MF,
-    PREDICTIONS,
+    EVALUATION_OUTPUTS,
     RESUME,
     SUMMARY,
+    TRAINING_OUTPUTS,
     read_run_json,
 )
 from dfil.train.resume import written_for
@@ -28,7 +24,7 @@ from dfil.train.resume import written_for
 _REMEDY = ("it says which config the directory's outputs were made for: move the damaged "
            "file aside (the Snakemake target does, naming it) and rerun")
 #: Everything training and evaluation write besides cell.yaml.
-OUTPUTS = (BEST, RESUME, LOG, ATTEMPTS, SUMMARY, METRICS, PREDICTIONS, MF, ATTEMPT1_BEST)
+OUTPUTS = (*TRAINING_OUTPUTS, *EVALUATION_OUTPUTS)
 
 
 def trained_for(run_dir: Path) -> str | None:
