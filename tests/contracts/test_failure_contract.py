@@ -54,3 +54,18 @@ def test_the_last_attempt_is_named_only_with_keep_going(monkeypatch):
     assert not last_try(3)  # without keep-going a failure stays a failure
     set_last_attempt(True, 2)
     assert [last_try(a) for a in (1, 2, 3)] == [False, False, True]
+
+
+def test_a_failure_record_is_not_a_damaged_file_for_preflight(tmp_path):
+    """A cell that gave up keeps its record: preflight's damage check (which moves damaged
+    run files aside so the DAG makes them again) leaves it, so the failed cell is not
+    rerun on every invocation."""
+    from dfil.preflight.damage import file_problem, repair_runs
+
+    run = tmp_path / "run"
+    run.mkdir()
+    write_failure(run / "train_summary.json", record(reason="OOM"))
+    write_failure(run / "metrics.json", record(reason="OOM", stage="evaluate"))
+    assert file_problem(run / "metrics.json") is None
+    assert repair_runs([(run, True)]) == []
+    assert sorted(p.name for p in run.iterdir()) == ["metrics.json", "train_summary.json"]
