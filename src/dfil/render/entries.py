@@ -27,9 +27,7 @@ class Entry:
     """One resolved entry: ``kind`` ``stat`` (``values`` per seed), ``value`` (a single
     ``value``), ``tex`` (literal LaTeX) or one of :data:`PENDING` (``args``). ``reads``
     and ``substituted`` say which runs' metrics it was computed from and which render-map
-    substitutions named them (an entry from another table: all of that table's);
-    ``not_run``: why an entry the grid could fill only with another setting's runs is
-    left empty (:mod:`dfil.render.reuse`)."""
+    substitutions named them (an entry from another table: all of that table's)."""
 
     kind: str
     values: tuple[float, ...] = ()
@@ -42,7 +40,6 @@ class Entry:
     published: str | float | None = None
     reads: frozenset[Read] = frozenset()
     substituted: frozenset[Substitution] = frozenset()
-    not_run: str = ""
 
     @property
     def mean(self) -> float | None:

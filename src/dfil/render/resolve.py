@@ -34,7 +34,6 @@ from dfil import stats
 from dfil.errors import ConfigError
 from dfil.render.entries import Entry, Row, Table, has_data, row_ops, tidy_rows
 from dfil.render.fmt import parse_published
-from dfil.render.reuse import one_run_one_setting
 from dfil.render.source import SELECTORS, Source
 
 #: An entry spec's kind: the first of these keys it holds (``stat`` when none).
@@ -255,8 +254,7 @@ def _bold(spec: Mapping, rows: list[Row]) -> None:
 def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
     """``table`` with its row operations applied, the best entries bold, the published
     numbers collected, rows without runs dropped, and what its entries read."""
-    rows, reused = one_run_one_setting(table.rows)
-    rows = row_ops(replace(table, rows=rows))
+    rows = row_ops(table)
     _bold(spec, rows)
     entries = [e for r in rows for e in r.entries.values()] + footnotes
     published = {(r.id, c): parse_published(e.published)[0] for r in rows
@@ -267,6 +265,5 @@ def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
     return replace(
         table, rows=tidy_rows([r for r in rows if r.kind != "body" or has_data(r)]),
         footnotes=[f.render() for f in footnotes], published=published, signed=signed,
-        notes=[f"— {why}." for why in reused]
-        + (["Rows with no runs in this grid: " + ", ".join(dropped) + "."] if dropped else []),
-        reads=_union(entries, "reads"), substituted=_union(entries, "substituted"))
+        notes=["Rows with no runs in this grid: " + ", ".join(dropped) + "."] if dropped
+        else [], reads=_union(entries, "reads"), substituted=_union(entries, "substituted"))
