@@ -15,7 +15,8 @@ from snakemake.utils import min_version
 from dfil.errors import or_exit
 from dfil.cli.jobs import set_last_attempt
 from dfil.grid import grid_of
-from dfil.locks import lock_hint
+from dfil.gridlock import unlocked_note
+from dfil.locks import lock_hint, takes_lock
 from dfil.preflight import preflight
 
 min_version("8.20")  # pyproject's requirement
@@ -32,7 +33,12 @@ if not workflow.configfiles:
 
 
 # Each config file read strictly (duplicate keys), then validated; errors name the files.
-GRID = or_exit(grid_of, config, workflow.configfiles)
+# A run that runs jobs refuses hub branches without a commit in the grid's lock file; a
+# dry run (or --unlock, --list-rules...) shows its plan with the branches and says so.
+LOCKED = takes_lock(sys.argv)
+GRID = or_exit(grid_of, config, workflow.configfiles, LOCKED)
+if not LOCKED and workflow.is_main_process and (_unlocked := GRID.unlocked()):
+    print(unlocked_note(_unlocked, GRID.spec.lock, GRID.files), file=sys.stderr)
 RES = GRID.results
 
 

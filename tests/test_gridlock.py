@@ -93,3 +93,17 @@ def test_job_resources_by_stage_and_attempt():
     assert grid.job_resources(KEY, "evaluate")["runtime"] == 10
     assert "eval_runtime" not in grid.job_resources(KEY, "evaluate")
     assert [grid.job_resources(KEY, "train", a)["runtime"] for a in (1, 2, 3)] == [30, 45, 60]
+
+
+def test_a_dry_runs_plan_shows_an_unlocked_branch_as_named(tmp_path):
+    """Unlocked (no lock file): a real run is refused, a dry run's fetch target keeps
+    the branch, and its note names the command that writes the lock."""
+    from dfil.gridlock import unlocked_note
+
+    grid = Grid(hub_grid("main", lock=str(tmp_path / "grid.lock.yaml")), files=["g.yaml"])
+    with pytest.raises(ConfigError, match="dfil grid lock --config g.yaml"):
+        grid.fetch_target("model", "tiny-llama")
+    pin, revision = grid.fetch_target("model", "tiny-llama", locked=False)
+    assert (pin.repo, revision) == ("org/tiny", "main")
+    note = unlocked_note(grid.unlocked(), grid.spec.lock, grid.files)
+    assert "org/tiny@main" in note and "`dfil grid lock --config g.yaml`" in note

@@ -38,6 +38,28 @@ def test_paper_grid_through_slurm_profile(paper_dry):
     assert "config/paper.yaml" in paper_dry
 
 
+def test_paper_dry_run_fetches_each_hub_repo_once_upstream_of_training(paper_dry):
+    """One hub_fetch job per backbone (11) and dataset (4), at the revision the grid
+    names (branches: no lock file here, so the plan says a real run is refused)."""
+    assert counts(paper_dry)["hub_fetch"] == 15
+    assert "dfil hub fetch --kind model --repo Qwen/Qwen2.5-7B --revision main" in paper_dry
+    assert "--repo mteb/sts22-crosslingual-sts --revision refs/convert/parquet" in paper_dry
+    assert "a real run is refused until `dfil grid lock --config" in paper_dry
+    train = next(b for b in paper_dry.split("\nrule train_cell:")[1:]
+                 if "frog/qwen2.5-7b/" in b.split("\n", 2)[1])
+    inputs = train.split("\n    output:")[0]
+    assert "results/paper/hub/model/qwen2.5-7b.json" in inputs
+    assert "results/paper/hub/dataset/frog.json" in inputs
+
+
+def test_a_real_run_of_an_unlocked_grid_is_refused_naming_the_lock_command():
+    out = snakemake("--configfile", "config/paper.yaml", "--cores", "1", "all_tables")
+    assert out.returncode != 0
+    err = out.stdout + out.stderr
+    assert "is a branch or tag, not a commit" in err and "dfil grid lock --config" in err
+    assert "Building DAG" not in err  # refused before any job is planned
+
+
 def test_all_tables_includes_the_paper_audit(paper_dry):
     assert counts(paper_dry)["paper_audit"] == 1
     assert "paper_tables/paper/audit.md" in paper_dry
@@ -76,14 +98,16 @@ def test_embedded_default_dry_run():
 def test_one_table_schedules_only_its_cells():
     c = counts(dry("--profile", "slurm", "paper_tables/paper/T16-lambda-sweep.tex"))
     assert c == {"cell_config": 5, "probes": 1, "train_cell": 5, "evaluate_cell": 5,
-                 "grid_config": 1, "render_table": 1, "publish": 1, "total": 19}
+                 "grid_config": 1, "render_table": 1, "publish": 1, "hub_fetch": 3,
+                 "total": 22}
 
 
 def test_one_cell_schedules_only_its_chain():
     key = "frog/qwen2.5-7b/coral/lamna/nfull/na/seed42"
     c = counts(dry("--profile", "slurm", f"results/paper/runs/{key}/metrics.json"))
+    # its backbone, FRoG and QuRe (the QuRe-based evaluation) fetched once each
     assert c == {"cell_config": 1, "probes": 1, "train_cell": 1, "evaluate_cell": 1,
-                 "total": 4}
+                 "hub_fetch": 3, "total": 7}
 
 
 def test_cell_outside_the_grid_cannot_be_built():

@@ -34,8 +34,15 @@ def test_one_fetch_job_feeds_every_cell_at_the_locked_commit(tmp_path):
 
 
 def test_an_unlocked_branch_stops_the_dag_build_naming_the_command(tmp_path):
-    out = snakemake("-n", "all_runs", "--cores", "1", "--configfile",
-                    str(grid_file(tmp_path, lock=False)))
+    """A run that would run jobs stops before its DAG; a dry run shows the plan with the
+    branch as named and says the real run will be refused."""
+    grid = str(grid_file(tmp_path, lock=False))
+    out = snakemake("all_runs", "--cores", "1", "--configfile", grid)
     assert out.returncode != 0
     assert "backbones.tiny-llama.revision: 'main' is a branch or tag" in out.stdout + out.stderr
     assert "dfil grid lock --config" in out.stdout + out.stderr
+    assert not (tmp_path / "results").exists()
+    plan = snakemake("-n", "-p", "all_runs", "--cores", "1", "--configfile", grid)
+    assert plan.returncode == 0, plan.stderr[-2000:]
+    assert "a real run is refused until `dfil grid lock --config" in plan.stderr
+    assert "--revision main" in plan.stdout + plan.stderr

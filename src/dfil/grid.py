@@ -177,20 +177,25 @@ class Grid:
     def require_locked(self) -> None:
         """:class:`ConfigError` naming ``dfil grid lock`` if a backbone or dataset the
         cells read names a branch or tag that the lock file does not pin."""
-        unlocked = [pin for pin, commit in self.pins.values() if commit is None]
+        unlocked = self.unlocked()
         if unlocked:
             raise unlocked_error(unlocked, self.spec.lock, self.files)
 
-    def fetch_target(self, kind: str, name: str) -> tuple[Pin, str]:
-        """The pin of hub entry ``name`` (a backbone or dataset) and its commit."""
+    def unlocked(self) -> list[Pin]:
+        """The pins the cells read whose branch or tag the lock file does not pin."""
+        return [pin for pin, commit in self.pins.values() if commit is None]
+
+    def fetch_target(self, kind: str, name: str, locked: bool = True) -> tuple[Pin, str]:
+        """The pin of hub entry ``name`` (a backbone or dataset) and its commit; with
+        ``locked`` False (a dry run's plan) an unlocked branch stands for its commit."""
         try:
             pin, commit = self.pins[(kind, name)]
         except KeyError:
             raise ConfigError(f"no hub {kind} {name!r} in the grid's cells "
                               f"({sorted(n for k, n in self.pins if k == kind)})") from None
-        if commit is None:
+        if commit is None and locked:
             raise unlocked_error([pin], self.spec.lock, self.files)
-        return pin, commit
+        return pin, commit or pin.revision
 
     def key_pattern(self) -> str:
         """A regex matching exactly the configured keys (Snakemake wildcard constraint)."""

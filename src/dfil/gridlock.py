@@ -105,6 +105,16 @@ def unlocked_error(pins: list[Pin], lock: str, files: str) -> ConfigError:
         f"and commit {lock or 'the lock file'}; nothing is trained from a revision that can move")
 
 
+def unlocked_note(pins: list[Pin], lock: str, files: str) -> str:
+    """The one line a dry run prints for a grid whose branches are not locked yet."""
+    names = ", ".join(f"{p.repo}@{p.revision}" for p in pins[:3])
+    more = f" and {len(pins) - 3} more" if len(pins) > 3 else ""
+    return (f"dfil: note: {len(pins)} hub revision(s) of {files} are branches or tags "
+            f"without a commit in {lock or 'a lock file'} ({names}{more}): this plan shows "
+            f"them as named, and a real run is refused until `dfil grid lock --config "
+            f"{files}` writes their commits")
+
+
 def lock_pins(pins: list[Pin], path: str | Path, grid: str, update: bool = False,
               endpoint: str | None = None) -> list[str]:
     """Resolve every branch or tag of ``pins`` to its commit on the hub and write the lock

@@ -113,7 +113,7 @@ HUB_NAMES = "|".join(re.escape(name) for _, name in sorted(GRID.pins)) or "(?!x)
 
 def fetch_args(wildcards):
     """``dfil hub fetch``'s arguments for one hub entry: repo, locked commit, its configs."""
-    pin, commit = GRID.fetch_target(wildcards.kind, wildcards.name)
+    pin, commit = GRID.fetch_target(wildcards.kind, wildcards.name, LOCKED)
     args = [
         "--kind",
         pin.kind,
