@@ -11,6 +11,7 @@ from dfil.cost.cells import cell_work, splits
 from dfil.cost.memory import GIB
 from dfil.cost.project import CellWork
 from dfil.cost.table import propose
+from dfil.errors import ConfigError
 from dfil.grid import load_grid_files
 from tinymodel import TINY_LLAMA
 
@@ -53,7 +54,7 @@ def test_few_shot_zero_shot_quantized_and_cross_task_cells(paper):
 
 
 def test_unknown_task_and_backbone_are_named():
-    with pytest.raises(ValueError, match="task 'nli': no split sizes"):
+    with pytest.raises(ConfigError, match="task 'nli': no split sizes"):
         splits("nli", None)
     config = {"data": {"task": "frog"}, "train": {}, "model": {
         "method": "dfil", "backbone": {"name": "gpt-5", "model_id": "openai/gpt-5"}}}

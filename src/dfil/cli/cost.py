@@ -1,5 +1,5 @@
-"""``dfil grid cost``: the grid's projected GPU-hours by size class, and the resources
-each class could ask for (:mod:`dfil.cost`)."""
+"""``dfil grid cost``: the grid's projected GPU-hours by size class, the resources each
+class could ask for (:mod:`dfil.cost`), and what its finished cells measured."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ def grid_cost(grid, gpu: str | None, trainer: str) -> str:
     Each class is projected on ``gpu``, else on its ``resources`` gpu_model where that is
     a GPU the cost model knows, else on an H100.
     """
+    from pathlib import Path
+
     from dfil.cost import by_class, cell_work, format_proposals, format_table, project, propose
+    from dfil.cost.measured import format_measured, measured_by_class
     from dfil.cost.rates import PEAK_BF16
 
     resources = grid.config["resources"]
@@ -19,4 +22,6 @@ def grid_cost(grid, gpu: str | None, trainer: str) -> str:
     works = [cell_work(c.key, c.size, c.config) for c in grid.cells.values()]
     costs = [project(w, gpus[w.size], trainer) for w in works]
     table = format_table(grid.name, by_class(costs, gpus), trainer)
-    return table + "\n\n" + format_proposals(propose(works, trainer))
+    measured = format_measured(measured_by_class(costs, Path(grid.results) / "benchmarks"),
+                               {size: int(r.get("gpu", 0)) for size, r in resources.items()})
+    return "\n\n".join([table, measured, format_proposals(propose(works, trainer))])

@@ -21,6 +21,7 @@ from dfil.cost.rates import (
     TOKENIZER_FACTOR,
     TRAIN_ROWS,
 )
+from dfil.errors import ConfigError
 
 #: Tasks without a row in rates.PROMPTS read their prompts like this one's.
 PROMPT_LIKE = {"ordinal_standin": "sst5"}
@@ -42,8 +43,9 @@ def splits(task: str, budget: int | None) -> dict[str, int]:
     """train (per epoch), val and test examples of ``task``: the pool's 80/20 cut, a few-shot
     budget in place of the train part."""
     if task not in POOL_TEST:
-        raise ValueError(f"task {task!r}: no split sizes known to the cost model "
-                         f"(known: {sorted(POOL_TEST)})")
+        raise ConfigError(f"task {task!r}: no split sizes known to the cost model (known: "
+                          f"{sorted(POOL_TEST)}); it projects the paper's tasks, not the "
+                          "stand-in grids'")
     pool, test = POOL_TEST[task]
     train = TRAIN_ROWS.get(task, round(0.8 * pool))
     return {"train": budget or train, "val": pool - train, "test": test}
