@@ -180,3 +180,16 @@ def test_an_mf_init_that_does_not_fit_its_classes_is_refused_with_its_key(tmp_pa
     if "<=" not in message:  # a method without an MF ignores the init (not its bounds)
         path.write_text(yaml.safe_dump({"model": {**model, "method": "finetune"}}))
         assert load_cell(path).model.method == "finetune"
+
+
+def test_gradient_checkpointing_is_not_part_of_the_hash():
+    """It changes time and memory, not the numbers: the paper grid turns it on for its
+    32B and 72B backbones, and the OOM retry for any, without retraining anything."""
+    cell = load_grid_files([CONFIGS / "smoke.yaml"]).cell(PINNED[0][1]).config
+    on = json.loads(json.dumps(cell))
+    on["model"]["backbone"]["gradient_checkpointing"] = True
+    assert validate(CellConfig, on).model.backbone.gradient_checkpointing
+    assert config_hash(validate(CellConfig, on)) == PINNED[0][2]
+    assert load_grid_files([CONFIGS / "paper.yaml"]).cell(
+        "frog/qwen2.5-72b/dfil/lam0.1/nfull/qure/seed42").config["model"]["backbone"][
+        "gradient_checkpointing"] is True

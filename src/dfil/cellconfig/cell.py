@@ -76,6 +76,14 @@ def dump_cell(cell: CellConfig) -> str:
 
 def config_hash(config: BaseModel) -> str:
     """Short stable hash of a resolved config, recorded in every metrics file and resume
-    state: sha256 of its sorted-key JSON (so 1 and 1.0 differ: fields keep their types)."""
-    blob = json.dumps(to_dict(config), sort_keys=True).encode()
+    state: sha256 of its sorted-key JSON (so 1 and 1.0 differ: fields keep their types).
+
+    Gradient checkpointing is hashed as off whatever it is: it trades time for memory and
+    leaves the numbers as they are (the OOM retry turns it on for the same run), so a
+    grid turning it on for its largest backbones retrains nothing."""
+    tree = to_dict(config)
+    backbone = tree.get("model", tree).get("backbone")
+    if isinstance(backbone, dict) and "gradient_checkpointing" in backbone:
+        backbone["gradient_checkpointing"] = False
+    blob = json.dumps(tree, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
