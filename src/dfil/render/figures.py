@@ -24,6 +24,9 @@ from dfil.render.source import Source  # noqa: E402
 MAIN = {"task": "frog", "backbone": "qwen2.5-7b", "method": "dfil", "lam": 0.1,
         "budget": "full", "init": "qure", "seeds": "three"}
 Q = len(FROG_CLASSES)
+#: Horizontal distance between neighbouring series at one x (dodge: depth units, or log2
+#: units of the budget), so equal values stay visible side by side.
+DODGE = 0.06
 #: How the paper's own numbers are drawn: hollow markers, "paper" in the legend.
 PAPER = {"mfc": "none", "markersize": 7, "mew": 1.2, "linestyle": "none"}
 
@@ -84,19 +87,29 @@ def center_drift(source: Source, ax, specs: dict) -> Drawn:
         if None not in learned + init_paper:
             ax.plot(x + (k - 1) * 0.25, np.subtract(learned, init_paper), marker="os^"[k],
                     color="0.3", **PAPER, label=f"paper, seed {seed} (Tab. 22)")
-    if drift:
+    names = [c.split()[0] for c in FROG_CLASSES]
+    if drift:  # a class with no visible bar says why under its name
         top = max(np.nanmax(np.abs(d)) for d in drift.values()) or 1.0
         for q in range(Q):
             moved = max(abs(d[q]) for d in drift.values())
-            if moved < 0.01 * top:  # a group with no visible bar says why
-                why = ("c_all pinned at 0.98\n(Eq. ordered centers)" if q == Q - 1
-                       else f"|drift| < {max(moved, 1e-12):.0e}")
-                ax.text(q, 0, why, ha="center", va="bottom", fontsize=6, rotation=90)
+            if moved < 0.01 * top:
+                names[q] += ("\n(pinned at\n0.98)" if q == Q - 1
+                             else f"\n(|drift|\n< {max(moved, 1e-12):.0e})")
     ax.axhline(0, color="k", lw=0.5)
-    ax.set_xticks(x, [c.split()[0] for c in FROG_CLASSES], fontsize=7)
+    ax.set_xticks(x, names, fontsize=7)
     ax.set(ylabel="c learned - c init", title="Center drift from the QuRe init")
-    ax.legend(fontsize=6)
+    ax.legend(fontsize=6, ncol=2)
     return drawn
+
+
+def _offset(k: int, n: int) -> float:
+    """Series ``k`` of ``n``'s shift from the common x, centred on it."""
+    return (k - (n - 1) / 2) * DODGE
+
+
+def _legend_below(ax) -> None:
+    """The legend under the axes, clear of the points (filled: this grid; hollow: paper)."""
+    ax.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.2))
 
 
 FEWSHOT = (("fine-tune", "ft", "finetune", "test.main.acc"),
@@ -119,15 +132,16 @@ def fewshot_curves(source: Source, ax, specs: dict) -> Drawn:
                for b, v in pts if len(v)]
         if pts:
             b, m, s, n = map(np.array, zip(*pts, strict=True))
-            ax.errorbar(b, m, yerr=s, marker="o", capsize=2, color=colour, label=label)
+            ax.errorbar(b * 2 ** _offset(k, len(FEWSHOT)), m, yerr=s, marker="o", capsize=2,
+                        color=colour, label=label)
             ran |= set(b.tolist())
             counts |= set(n.tolist())
         paper = [(b, *paper_value(specs, "fewshot", row, f"n{b}")) for b in budgets]
         paper = [(b, m, s or 0.0) for b, m, s in paper if m is not None]
         if paper:
             b, m, s = map(np.array, zip(*paper, strict=True))
-            ax.errorbar(b, m, yerr=s, marker="o", capsize=2, color=colour, **PAPER,
-                        label=f"{label} (paper)")
+            ax.errorbar(b * 2 ** (_offset(k, len(FEWSHOT)) + DODGE / 2), m, yerr=s, marker="o",
+                        capsize=2, color=colour, **PAPER, label=f"{label} (paper)")
     ax.set_xscale("log", base=2)
     ticks, others = sorted(ran), [b for b in budgets if b not in ran]
     ax.set_xticks(ticks, [str(b) for b in ticks])
@@ -137,7 +151,7 @@ def fewshot_curves(source: Source, ax, specs: dict) -> Drawn:
     ax.set(xlabel="training examples N (black: budgets run; grey: the paper's only)",
            ylabel="FRoG-Hard acc. (%)",
            title=f"Few-shot accuracy, mean ± std over {n} seed(s) per point")
-    ax.legend(fontsize=6, ncol=2)
+    _legend_below(ax)
     return drawn
 
 
@@ -145,17 +159,13 @@ COMPOSITIONAL = (("fine-tune text", "ft", "finetune", "text_only"),
                  ("FT+Compose from-text", "compose", "ft_compose", "from_text"),
                  ("DFIL from-text", "dfil", "dfil", "from_text"),
                  ("DFIL oracle", "oracle", "dfil", "oracle"))
-#: Horizontal distance between neighbouring series at one depth (dodge).
-DODGE = 0.06
-
-
 def compositional_depth(source: Source, ax, specs: dict) -> Drawn:
     """Compositional accuracy by depth (2-step, 3-step), QuRe-based GT (Table comp_perseed)."""
     base = {"task": "frog", "backbone": "qwen2.5-7b", "budget": "full", "init": "qure",
             "lam": 0.1, "seeds": "three", "scale": 100}
     drawn = Drawn()
     for k, (label, col, method, mode) in enumerate(COMPOSITIONAL):
-        x = np.array([2, 3]) + (k - (len(COMPOSITIONAL) - 1) / 2) * DODGE
+        x = np.array([2, 3]) + _offset(k, len(COMPOSITIONAL))
         vals = [drawn.add(source.sample({**base, "method": method, "metric":
                                          f"compositional.{mode}.qure.depth{d}"}))
                 for d in (2, 3)]
@@ -172,7 +182,7 @@ def compositional_depth(source: Source, ax, specs: dict) -> Drawn:
                         label=f"{label} (paper)")
     ax.set(xticks=[2, 3], xlim=(1.6, 3.4), xlabel="composition depth (steps)",
            ylabel="accuracy (%)", title="Compositional accuracy by depth")
-    ax.legend(fontsize=6, ncol=2)
+    _legend_below(ax)
     return drawn
 
 
