@@ -44,3 +44,16 @@ def test_every_string_is_escaped(tmp_path):
     t.rows[0].label = "<script>alert(1)</script>"
     out = site.write_site([t], {}, _context(), tmp_path / "runs", tmp_path / "o")
     assert "<script>alert(1)" not in out["tables.html"].read_text()
+
+
+def test_each_figure_stands_on_the_index_with_its_caption(tmp_path):
+    caption = "Few-shot <N>; 1 seed(s): 42."
+    context = {**_context(), "figures": {"figures/fewshot_curves.png": caption}}
+    out_dir = tmp_path / "o"
+    (out_dir / "figures").mkdir(parents=True)
+    (out_dir / "figures" / "fewshot_curves.png").write_bytes(b"png")
+    out = site.write_site([scaling_table()], {}, context, tmp_path / "runs", out_dir)
+    index = out["index.html"].read_text()
+    assert ('<figure id="fewshot_curves"><a href="figures/fewshot_curves.png"><img '
+            'src="figures/fewshot_curves.png"') in index
+    assert "<figcaption>Few-shot &lt;N&gt;; 1 seed(s): 42.</figcaption>" in index

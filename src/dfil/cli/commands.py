@@ -165,8 +165,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from dfil.grid import load_grid_files
-    from dfil.render import load_specs
+    from dfil.render import figures, load_specs
     from dfil.render.build import report, resolve_tables
+    from dfil.render.source import Source
     from dfil.report.build import write_site
 
     grid = load_grid_files(args.config)
@@ -176,7 +177,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     frame = pd.read_parquet(args.aggregate)
     specs = load_specs(args.tables)
     out = report(specs, grid, frame, args.tex_dir, pdf=not args.no_pdf)
-    out.update(write_site(resolve_tables(specs, grid, frame), grid, Path(args.tex_dir)))
+    captions = figures.captions(Source(grid, frame), specs)
+    out.update(write_site(resolve_tables(specs, grid, frame), grid, Path(args.tex_dir),
+                          captions))
     for path in out.values():
         print(path)
     from dfil.render.stale import show_stale

@@ -79,7 +79,7 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
     out = {"diff.md": tex_dir / "diff.md", "diff.html": tex_dir / "diff.html"}
     _write_text(out["diff.md"], diff.markdown(rows, header, directions))
     _write_text(out["diff.html"], diff.html_report(rows, header, directions))
-    for path in figures.write_figures(Source(grid, frame), tex_dir / "figures", header):
+    for path in figures.write_figures(Source(grid, frame), specs, tex_dir / "figures", header):
         out[f"figures/{path.name}"] = path
     missing = [n for n in names if not (tex_dir / f"{file_stem(specs, n)}.tex").exists()]
     if missing:

@@ -17,95 +17,207 @@ import numpy as np  # noqa: E402
 
 from dfil.atomic import atomic_path  # noqa: E402
 from dfil.quantifiers import FROG_CLASSES  # noqa: E402
+from dfil.render.figure_data import Drawn, paper_centers, paper_value, seed_order  # noqa: E402
 from dfil.render.source import Source  # noqa: E402
 
 #: The DFIL cell of Table centers_detail (7B, lambda 0.1, QuRe init).
 MAIN = {"task": "frog", "backbone": "qwen2.5-7b", "method": "dfil", "lam": 0.1,
         "budget": "full", "init": "qure", "seeds": "three"}
 Q = len(FROG_CLASSES)
+#: Horizontal distance between neighbouring series at one x (dodge: depth units, or log2
+#: units of the budget), so equal values stay visible side by side.
+DODGE = 0.06
+#: How the paper's own numbers are drawn: hollow markers, "paper" in the legend.
+PAPER = {"mfc": "none", "markersize": 7, "mew": 1.2, "linestyle": "none"}
 
 
-def _per_seed(source: Source, where: dict, metric: str, n: int) -> dict[str, np.ndarray]:
-    cols = [source.values({**where, "metric": f"{metric}.{i}"}) for i in range(n)]
-    seeds = sorted(set().union(*(c.index for c in cols)), key=str)
+def _per_seed(source: Source, where: dict, metric: str, n: int,
+              drawn: Drawn) -> dict[str, np.ndarray]:
+    cols = [drawn.add(source.sample({**where, "metric": f"{metric}.{i}"})) for i in range(n)]
+    seeds = sorted(set().union(*(c.index for c in cols)), key=seed_order)
     return {s: np.array([c.get(s, np.nan) for c in cols]) for s in seeds}
 
 
-def membership_functions(source: Source, ax) -> None:
+def membership_functions(source: Source, ax, specs: dict) -> Drawn:
     """Learned Gaussian MFs per seed (Sec. 4.2): mu_q(p) = exp(-(p - c_q)^2 / 2 sigma_q^2)."""
-    centers = _per_seed(source, MAIN, "mf.centers", Q)
-    widths = _per_seed(source, MAIN, "mf.widths", Q)
+    drawn = Drawn()
+    centers = _per_seed(source, MAIN, "mf.centers", Q, drawn)
+    widths = _per_seed(source, MAIN, "mf.widths", Q, drawn)
     p = np.linspace(0, 1, 501)
     styles = ["-", "--", ":", "-."]
+    named = False
     for k, seed in enumerate(centers):
         c, w = centers[seed], widths.get(seed)
         if w is None or np.isnan(c).any() or np.isnan(w).any():
             continue
-        for q in range(Q):
+        for q, colour in enumerate(plt.cm.viridis(np.linspace(0, 1, Q))):
             ax.plot(p, np.exp(-((p - c[q]) ** 2) / (2 * w[q] ** 2)), styles[k % 4],
-                    color=plt.cm.viridis(q / (Q - 1)), lw=1,
-                    label=f"seed {seed}" if q == 0 else None)
-    ax.set(xlabel="proportion p", ylabel="membership", title="Learned MFs per seed")
-    ax.legend(fontsize=7)
+                    color=colour, lw=1, label=f"seed {seed}" if q == 0 else None)
+            if not named:  # each MF named once, at its peak (the first seed's center)
+                ax.annotate(FROG_CLASSES[q], (c[q], 1.0), xytext=(0, 4 + 9 * (q % 2)),
+                            textcoords="offset points", ha="center", fontsize=6.5,
+                            color=colour)
+        named = True
+    for k, seed in enumerate(("42", "123", "456")):
+        paper = paper_centers(specs, f"7b-c-{seed}")
+        if None not in paper:
+            ax.plot(paper, [1.0] * Q, marker="os^"[k], color="0.3", **PAPER,
+                    label=f"paper centers, seed {seed} (Tab. 22)")
+    ax.set(xlabel="proportion p", ylabel="membership mu_q(p)", ylim=(0, 1.22),
+           title="Learned MFs per seed, one per quantifier")
+    ax.legend(fontsize=6, loc="center right")
+    return drawn
 
 
-def center_drift(source: Source, ax) -> None:
+def center_drift(source: Source, ax, specs: dict) -> Drawn:
     """Learned center minus its initialisation, per class and seed (Table centers_detail)."""
-    centers = _per_seed(source, MAIN, "mf.centers", Q)
-    init = _per_seed(source, MAIN, "mf.init_centers", Q)
-    width = 0.8 / max(len(centers), 1)
-    for k, seed in enumerate(centers):
-        if seed in init:
-            ax.bar(np.arange(Q) + k * width, centers[seed] - init[seed], width,
-                   label=f"seed {seed}")
+    drawn = Drawn()
+    centers = _per_seed(source, MAIN, "mf.centers", Q, drawn)
+    init = _per_seed(source, MAIN, "mf.init_centers", Q, drawn)
+    seeds = [s for s in centers if s in init]
+    width = 0.8 / max(len(seeds), 1)
+    x = np.arange(Q)
+    drift = {s: centers[s] - init[s] for s in seeds}
+    for k, seed in enumerate(seeds):
+        ax.bar(x + (k - (len(seeds) - 1) / 2) * width, drift[seed], width,
+               label=f"seed {seed}")
+    init_paper = paper_centers(specs, "init")
+    for k, seed in enumerate(("42", "123", "456")):
+        learned = paper_centers(specs, f"7b-c-{seed}")
+        if None not in learned + init_paper:
+            ax.plot(x + (k - 1) * 0.25, np.subtract(learned, init_paper), marker="os^"[k],
+                    color="0.3", **PAPER, label=f"paper, seed {seed} (Tab. 22)")
+    names = [c.split()[0] for c in FROG_CLASSES]
+    if drift:  # a class with no visible bar says why under its name
+        top = max(np.nanmax(np.abs(d)) for d in drift.values()) or 1.0
+        for q in range(Q):
+            moved = max(abs(d[q]) for d in drift.values())
+            if moved < 0.01 * top:
+                names[q] += ("\n(pinned at\n0.98)" if q == Q - 1
+                             else f"\n(|drift|\n< {max(moved, 1e-12):.0e})")
     ax.axhline(0, color="k", lw=0.5)
-    ax.set_xticks(np.arange(Q) + 0.4 - width / 2, [c.split()[0] for c in FROG_CLASSES],
-                  fontsize=7)
+    ax.set_xticks(x, names, fontsize=7)
     ax.set(ylabel="c learned - c init", title="Center drift from the QuRe init")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6, ncol=2)
+    return drawn
 
 
-def fewshot_curves(source: Source, ax) -> None:
+def _offset(k: int, n: int) -> float:
+    """Series ``k`` of ``n``'s shift from the common x, centred on it."""
+    return (k - (n - 1) / 2) * DODGE
+
+
+def _legend_below(ax) -> None:
+    """The legend under the axes, clear of the points (filled: this grid; hollow: paper)."""
+    ax.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.2))
+
+
+FEWSHOT = (("fine-tune", "ft", "finetune", "test.main.acc"),
+           ("DFIL main", "main", "dfil", "test.main.acc"),
+           ("DFIL MF", "mf", "dfil", "test.mf.acc"),
+           ("DFIL ens", "ens", "dfil", "test.ensemble.acc"))
+
+
+def fewshot_curves(source: Source, ax, specs: dict) -> Drawn:
     """Few-shot accuracy by budget (Table fewshot)."""
     base = {"task": "frog", "backbone": "qwen2.5-7b", "init": "qure", "lam": 0.5,
             "variant": "fewshot", "seeds": "three", "scale": 100}
     budgets = [16, 32, 64, 128, 256]
-    for label, method, metric in (("fine-tune", "finetune", "test.main.acc"),
-                                  ("DFIL main", "dfil", "test.main.acc"),
-                                  ("DFIL MF", "dfil", "test.mf.acc"),
-                                  ("DFIL ens", "dfil", "test.ensemble.acc")):
-        pts = [(b, source.values({**base, "budget": b, "method": method, "metric": metric}))
-               for b in budgets]
-        pts = [(b, v.mean(), v.std(ddof=1) if len(v) > 1 else 0.0) for b, v in pts if len(v)]
+    drawn, ran, counts = Drawn(), set(), set()
+    for k, (label, row, method, metric) in enumerate(FEWSHOT):
+        colour = f"C{k}"
+        pts = [(b, drawn.add(source.sample({**base, "budget": b, "method": method,
+                                             "metric": metric}))) for b in budgets]
+        pts = [(b, v.mean(), v.std(ddof=1) if len(v) > 1 else 0.0, len(v))
+               for b, v in pts if len(v)]
         if pts:
-            b, m, s = map(np.array, zip(*pts, strict=True))
-            ax.errorbar(b, m, yerr=s, marker="o", capsize=2, label=label)
-    ax.set(xscale="log", xlabel="training examples N", ylabel="FRoG-Hard acc. (%)",
-           title="Few-shot accuracy")
-    ax.legend(fontsize=7)
+            b, m, s, n = map(np.array, zip(*pts, strict=True))
+            ax.errorbar(b * 2 ** _offset(k, len(FEWSHOT)), m, yerr=s, marker="o", capsize=2,
+                        color=colour, label=label)
+            ran |= set(b.tolist())
+            counts |= set(n.tolist())
+        paper = [(b, *paper_value(specs, "fewshot", row, f"n{b}")) for b in budgets]
+        paper = [(b, m, s or 0.0) for b, m, s in paper if m is not None]
+        if paper:
+            b, m, s = map(np.array, zip(*paper, strict=True))
+            ax.errorbar(b * 2 ** (_offset(k, len(FEWSHOT)) + DODGE / 2), m, yerr=s, marker="o",
+                        capsize=2, color=colour, **PAPER, label=f"{label} (paper)")
+    ax.set_xscale("log", base=2)
+    ticks, others = sorted(ran), [b for b in budgets if b not in ran]
+    ax.set_xticks(ticks, [str(b) for b in ticks])
+    ax.set_xticks(others, [str(b) for b in others], minor=True, color="0.6")
+    ax.set_xlim(min(budgets) / 1.3, max(budgets) * 1.3)
+    n = "/".join(str(c) for c in sorted(counts)) or "0"
+    ax.set(xlabel="training examples N (black: budgets run; grey: the paper's only)",
+           ylabel="FRoG-Hard acc. (%)",
+           title=f"Few-shot accuracy, mean ± std over {n} seed(s) per point")
+    _legend_below(ax)
+    return drawn
 
 
-def compositional_depth(source: Source, ax) -> None:
+COMPOSITIONAL = (("fine-tune text", "ft", "finetune", "text_only"),
+                 ("FT+Compose from-text", "compose", "ft_compose", "from_text"),
+                 ("DFIL from-text", "dfil", "dfil", "from_text"),
+                 ("DFIL oracle", "oracle", "dfil", "oracle"))
+def compositional_depth(source: Source, ax, specs: dict) -> Drawn:
     """Compositional accuracy by depth (2-step, 3-step), QuRe-based GT (Table comp_perseed)."""
     base = {"task": "frog", "backbone": "qwen2.5-7b", "budget": "full", "init": "qure",
             "lam": 0.1, "seeds": "three", "scale": 100}
-    for label, method, mode in (("fine-tune text", "finetune", "text_only"),
-                                ("FT+Compose from-text", "ft_compose", "from_text"),
-                                ("DFIL from-text", "dfil", "from_text"),
-                                ("DFIL oracle", "dfil", "oracle")):
-        vals = [source.values({**base, "method": method,
-                               "metric": f"compositional.{mode}.qure.depth{d}"}) for d in (2, 3)]
+    drawn = Drawn()
+    for k, (label, col, method, mode) in enumerate(COMPOSITIONAL):
+        x = np.array([2, 3]) + _offset(k, len(COMPOSITIONAL))
+        vals = [drawn.add(source.sample({**base, "method": method, "metric":
+                                         f"compositional.{mode}.qure.depth{d}"}))
+                for d in (2, 3)]
         if all(len(v) for v in vals):
-            ax.errorbar([2, 3], [v.mean() for v in vals],
+            ax.errorbar(x, [v.mean() for v in vals],
                         yerr=[v.std(ddof=1) if len(v) > 1 else 0 for v in vals],
-                        marker="o", capsize=2, label=label)
-    ax.set(xticks=[2, 3], xlabel="composition depth (steps)", ylabel="accuracy (%)",
-           title="Compositional accuracy by depth")
-    ax.legend(fontsize=7)
+                        marker="o", capsize=2, color=f"C{k}", label=label)
+        paper = [(paper_value(specs, "comp_perseed", "mean", f"{col}_l{lvl}")[0],
+                  paper_value(specs, "comp_perseed", "std", f"{col}_l{lvl}")[0])
+                 for lvl in (1, 2)]
+        if all(m is not None for m, _ in paper):
+            ax.errorbar(x + DODGE / 2, [m for m, _ in paper], yerr=[s or 0 for _, s in paper],
+                        marker="s", capsize=2, color=f"C{k}", **PAPER,
+                        label=f"{label} (paper)")
+    ax.set(xticks=[2, 3], xlim=(1.6, 3.4), xlabel="composition depth (steps)",
+           ylabel="accuracy (%)", title="Compositional accuracy by depth")
+    _legend_below(ax)
+    return drawn
 
 
 FIGURES = {"membership_functions": membership_functions, "center_drift": center_drift,
            "fewshot_curves": fewshot_curves, "compositional_depth": compositional_depth}
+
+#: What each figure shows; ``{runs}``, ``{n}`` and ``{seeds}`` are filled from what it drew.
+CAPTIONS = {
+    "membership_functions": (
+        "The learned Gaussian membership functions mu_q(p) = exp(-(p - c_q)^2 / 2 sigma_q^2) "
+        "of the DFIL head (Sec. 4.2), one curve per quantifier (none ... all, named at its "
+        "peak) and one line style per seed; hollow markers at the top: the centers the paper "
+        "printed for Qwen2.5-7B (Table 22). Runs: {runs}; {n} seed(s): {seeds}."),
+    "center_drift": (
+        "How far training moved each MF center from its QuRe initialisation (learned minus "
+        "initial center, Table 22), one bar per seed; hollow markers: the same difference in "
+        "the paper's Table 22 (Qwen2.5-7B). c_all is pinned at 0.98 by the ordered-center "
+        "parameterisation, so its drift is 0 by construction. Runs: {runs}; {n} seed(s): "
+        "{seeds}."),
+    "fewshot_curves": (
+        "FRoG-Hard test accuracy by training budget N (Table 17): fine-tune and DFIL's "
+        "main, MF and ensemble predictions, mean ± sample std over the seeds at each budget "
+        "run; hollow markers: the paper's Table 17 (Qwen2.5-7B, 3 seeds). Runs: {runs}; "
+        "{n} seed(s): {seeds}."),
+    "compositional_depth": (
+        "Compositional accuracy by composition depth (2-step, 3-step), QuRe-based ground "
+        "truth (Table 24), mean ± sample std over seeds; series shifted sideways so they do "
+        "not overlap; hollow squares: the paper's Table 24 means and stds (Qwen2.5-7B). "
+        "Runs: {runs}; {n} seed(s): {seeds}."),
+}
+
+
+def caption(name: str, drawn: Drawn) -> str:
+    """Figure ``name``'s caption, filled from what it drew."""
+    return CAPTIONS[name].format(**drawn.fields())
 
 
 #: Figure size (inches) and the suptitle's font size (points).
@@ -121,26 +233,39 @@ def wrap_title(text: str, width_in: float = SIZE[0], fontsize: float = TITLE_PT)
     return textwrap.fill(" ".join(text.split()), width=max(chars, 20))
 
 
-def figure(draw, source: Source, subtitle: str = ""):
-    """One figure: ``draw(source, ax)`` on a :data:`SIZE` canvas under a wrapped
-    ``subtitle`` (tight_layout keeps the suptitle's lines inside the canvas)."""
+def figure(draw, source: Source, subtitle: str = "", specs: dict | None = None):
+    """One figure: ``draw(source, ax, specs)`` on a :data:`SIZE` canvas under a wrapped
+    ``subtitle`` (tight_layout keeps the suptitle's lines inside the canvas); returns the
+    figure and what ``draw`` returned (a :class:`Drawn`)."""
     fig, ax = plt.subplots(figsize=SIZE)
-    draw(source, ax)
+    drawn = draw(source, ax, specs or {})
     if subtitle:
         fig.suptitle(wrap_title(subtitle), fontsize=TITLE_PT)
     fig.tight_layout()
-    return fig
+    return fig, drawn
 
 
-def write_figures(source: Source, out_dir: Path, subtitle: str) -> list[Path]:
-    """Every figure as ``<out_dir>/<name>.png``; returns the paths."""
+def write_figures(source: Source, specs: dict, out_dir: Path,
+                  subtitle: str) -> dict[Path, str]:
+    """Every figure as ``<out_dir>/<name>.png``; returns each path with its caption."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
+    out = {}
     for name, draw in FIGURES.items():
-        fig = figure(draw, source, subtitle)
+        fig, drawn = figure(draw, source, subtitle, specs)
         path = out_dir / f"{name}.png"
         with atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=120, format="png")
         plt.close(fig)
-        paths.append(path)
-    return paths
+        out[path] = caption(name, drawn)
+    return out
+
+
+def captions(source: Source, specs: dict) -> dict[str, str]:
+    """Each figure's file (relative to the tables) and its caption, from what it draws
+    (drawn again off screen: no file written)."""
+    out = {}
+    for name, draw in FIGURES.items():
+        fig, drawn = figure(draw, source, "", specs)
+        plt.close(fig)
+        out[f"figures/{name}.png"] = caption(name, drawn)
+    return out

@@ -8,24 +8,20 @@ from pathlib import Path
 from dfil.grid import Grid
 from dfil.provenance import git_commit
 from dfil.render.entries import Table
-from dfil.render.figures import FIGURES
 from dfil.report import site
 from dfil.report.text import template_heads
 from dfil.results.status import unfinished
 
 
-def figure_captions() -> dict[str, str]:
-    """Each figure's file (relative to the tables) and what it shows."""
-    return {f"figures/{name}.png": " ".join((draw.__doc__ or name).split())
-            for name, draw in FIGURES.items()}
-
-
-def write_site(tables: list[Table], grid: Grid, tables_dir: Path) -> dict[str, Path]:
-    """Every page of the report for ``grid`` beside its rendered tables."""
+def write_site(tables: list[Table], grid: Grid, tables_dir: Path,
+               figures: dict[str, str]) -> dict[str, Path]:
+    """Every page of the report for ``grid`` beside its rendered tables; ``figures``: each
+    figure's file (relative to the tables) and its caption
+    (:func:`dfil.render.figures.captions`)."""
     runs = Path(grid.results) / "runs"
     context = {"title": "DFIL reproduction", "grid": grid.name,
                "standin": str(grid.config.get("render", {}).get("standin", "")).strip(),
-               "commit": git_commit(), "figures": figure_captions(),
+               "commit": git_commit(), "figures": figures,
                "failures": {key: f"{reason} (log: {log})"
                             for key, (reason, log) in unfinished(grid).items()}}
     heads = {t.name: template_heads(t.name) for t in tables}

@@ -1,0 +1,151 @@
+"""What the figures draw, checked on matplotlib's objects (no pixels): quantifier names,
+the budgets on the few-shot axis, seeds in numeric order, dodged markers, the paper's
+values as hollow "paper" series, and captions filled from the runs drawn."""
+
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+
+from dfil.grid import Grid
+from dfil.quantifiers import FROG_CLASSES
+from dfil.render import figures, load_specs
+from dfil.render.source import Source
+from dfil.runkey import parse_key
+from dfil.yamlfile import load_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+SPECS = load_specs(ROOT / "config/tables.yaml")
+SEEDS = [456, 42, 123]  # declared out of order: the figures sort them as numbers
+
+
+class _Recorder(Source):
+    """A source without numbers that remembers every (run key, metric) asked for."""
+
+    def __init__(self, grid):
+        super().__init__(grid)
+        self.reads = set()
+
+    def sample(self, where):
+        out = super().sample(where)
+        self.reads |= out.reads
+        return out
+
+
+def _source() -> Source:
+    """The smoke grid on three seeds, every number a figure reads set: accuracy 0.1 +
+    0.01 * seed index, centers moved by 0.01 * (q + 1) for q < 7 (c_all pinned)."""
+    cfg = load_yaml(ROOT / "config/smoke.yaml")
+    cfg["seed_sets"] = {"one": SEEDS}
+    grid = Grid(cfg)
+    probe = _Recorder(grid)
+    for draw in figures.FIGURES.values():
+        plt.close(figures.figure(draw, probe, "", SPECS)[0])
+    rows = []
+    for key, metric in probe.reads:
+        seed = key.rsplit("/seed", 1)[1]
+        k = SEEDS.index(int(seed)) if seed.isdigit() else 0
+        if metric.startswith("mf.") and "centers" in metric:
+            q = int(metric.rsplit(".", 1)[1])
+            value = (0.02 + 0.96 * q / 7) + (0.01 * (q + 1) if q < 7 and
+                                               metric.startswith("mf.centers") else 0)
+        elif metric.startswith("mf.widths"):
+            value = 0.1
+        else:
+            value = 0.1 + 0.01 * k
+        rows.append({**parse_key(key), "metric": metric, "value": value, "run_dir": key})
+    return Source(grid, pd.DataFrame(rows))
+
+
+@pytest.fixture(scope="module")
+def drawn():
+    source = _source()
+    out = {}
+    for name, draw in figures.FIGURES.items():
+        fig, what = figures.figure(draw, source, "", SPECS)
+        out[name] = (fig.axes[0], what)
+    yield out
+    plt.close("all")
+
+
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_every_mf_is_named_by_its_quantifier(drawn):
+    ax, _ = drawn["membership_functions"]
+    names = [t.get_text() for t in ax.texts]
+    assert names == list(FROG_CLASSES)
+    # each name stands at its MF's peak: the first seed's (42's) center
+    xs = [t.xy[0] for t in ax.texts]
+    assert xs == pytest.approx([0.02 + 0.96 * q / 7 + (0.01 * (q + 1) if q < 7 else 0)
+                                for q in range(8)])
+    assert any("paper centers" in t for t in _legend(ax))
+
+
+def test_fewshot_axis_is_ticked_at_the_budgets_run(drawn):
+    ax, what = drawn["fewshot_curves"]
+    assert list(ax.get_xticks()) == [16]  # the smoke grid runs FRoG at n16 only
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["16"]
+    # the paper's other budgets: grey minor ticks, no 10^k decades anywhere
+    assert list(ax.get_xticks(minor=True)) == [32, 64, 128, 256]
+    assert [t.get_text() for t in ax.get_xticklabels(minor=True)] == ["32", "64", "128", "256"]
+    assert "over 3 seed(s) per point" in ax.get_title()
+    legend = _legend(ax)
+    assert "fine-tune" in legend and "fine-tune (paper)" in legend
+    # equal accuracies stay visible: the four series at N=16 sit side by side (log2 dodge)
+    ours = [ln for ln in ax.get_lines() if ln.get_marker() == "o"
+            and ln.get_markerfacecolor() != "none"]
+    assert np.log2([ln.get_xdata()[0] for ln in ours]) == pytest.approx(
+        4 + figures.DODGE * np.array([-1.5, -0.5, 0.5, 1.5]))
+
+
+def test_center_drift_orders_seeds_as_numbers_and_explains_the_still_groups(drawn):
+    ax, what = drawn["center_drift"]
+    assert [c.get_label() for c in ax.containers] == ["seed 42", "seed 123", "seed 456"]
+    # the bars of one class sit side by side in that order, centred on the class
+    assert [c.patches[0].get_x() + c.patches[0].get_width() / 2 for c in ax.containers] \
+        == pytest.approx([-0.8 / 3, 0, 0.8 / 3])
+    assert [t for t in _legend(ax) if t.startswith("paper")] == [
+        "paper, seed 42 (Tab. 22)", "paper, seed 123 (Tab. 22)", "paper, seed 456 (Tab. 22)"]
+    # the synthetic centers all move but c_all: only its group says why it has no bar
+    names = [t.get_text() for t in ax.get_xticklabels()]
+    assert names[:7] == [c.split()[0] for c in FROG_CLASSES[:7]]
+    assert names[7] == "all\n(pinned at\n0.98)"
+    assert sorted(what.seeds, key=figures.seed_order) == ["42", "123", "456"]
+
+
+def test_compositional_series_are_dodged_and_the_paper_is_hollow(drawn):
+    ax, _ = drawn["compositional_depth"]
+    lines = [ln for ln in ax.get_lines() if ln.get_marker() in ("o", "s")]
+    ours = [ln for ln in lines if ln.get_markerfacecolor() != "none"]
+    paper = [ln for ln in lines if ln.get_markerfacecolor() == "none"]
+    assert len(ours) == 4 and len(paper) == 4
+    xs = [ln.get_xdata()[1] for ln in ours]  # depth 3
+    assert np.diff(xs) == pytest.approx([figures.DODGE] * 3)
+    assert sorted({ln.get_xdata()[1] for ln in lines}) == pytest.approx(
+        sorted(xs + [x + figures.DODGE / 2 for x in xs]))
+    # the paper's means at depth 3 (comp_perseed, row mean, column *_l2)
+    assert [ln.get_ydata()[1] for ln in paper] == [15.6, 39.5, 34.6, 36.9]
+    assert sum("(paper)" in t for t in _legend(ax)) == 4
+
+
+def test_captions_name_the_runs_and_seeds_drawn(drawn):
+    _, what = drawn["fewshot_curves"]
+    text = figures.caption("fewshot_curves", what)
+    assert "3 seed(s): 42, 123, 456" in text
+    assert "frog/tiny-llama/finetune+fewshot/lamna/n16/na" in text
+    assert "{" not in text
+    caps = figures.captions(_source(), SPECS)
+    assert set(caps) == {f"figures/{n}.png" for n in figures.FIGURES}
+
+
+def test_paper_values_and_seed_order_by_hand():
+    from dfil.render.figure_data import paper_centers, paper_value, seed_order
+
+    assert paper_value(SPECS, "fewshot", "ft", "n64") == (19.4, 5.7)
+    assert paper_value(SPECS, "fewshot", "ft", "n512") == (None, None)
+    assert paper_centers(SPECS, "init")[-1] == 0.97
+    assert sorted(["456", "na", "42", "123"], key=seed_order) == ["42", "123", "456", "na"]
