@@ -27,7 +27,8 @@ class Entry:
     """One resolved entry: ``kind`` ``stat`` (``values`` per seed), ``value`` (a single
     ``value``), ``tex`` (literal LaTeX) or one of :data:`PENDING` (``args``). ``reads``
     and ``substituted`` say which runs' metrics it was computed from and which render-map
-    substitutions named them (an entry from another table: all of that table's)."""
+    substitutions named them (an entry from another table: all of that table's);
+    ``reason``: why it has no value, where that is known (:func:`dash_reason`)."""
 
     kind: str
     values: tuple[float, ...] = ()
@@ -40,6 +41,7 @@ class Entry:
     published: str | float | None = None
     reads: frozenset[Read] = frozenset()
     substituted: frozenset[Substitution] = frozenset()
+    reason: str = ""
 
     @property
     def mean(self) -> float | None:
@@ -182,6 +184,31 @@ def row_ops(table: Table) -> list[Row]:
 def has_data(row: Row) -> bool:
     return any((c.kind == "stat" and c.values) or (c.kind == "value" and c.value is not None)
                or (c.kind == "tex" and c.tex) for c in row.entries.values())
+
+
+def dash_reason(entry: Entry) -> str:
+    """Why ``entry`` prints a dash: its own reason, else what its reads say."""
+    if entry.reason:
+        return entry.reason
+    if entry.kind == "stat":
+        return ("not run: the grid has no run of that setting" if not entry.reads
+                else "its runs lack the metric or failed")
+    return "not computable from the runs this grid has"
+
+
+def dash_note(rows: list[Row], columns: list[str]) -> str:
+    """The table's note explaining its dashes, one reason each (plain text; "" when the
+    visible body rows print none)."""
+    reasons = []
+    for row in rows:
+        if row.kind != "body" or row.hidden:
+            continue
+        for col in columns:
+            e = row.entries.get(col)
+            if e is not None and e.kind != "tex" and e.render() == fmt.MISSING:
+                reasons.append(dash_reason(e))
+    unique = list(dict.fromkeys(reasons))
+    return ("— : " + "; ".join(unique) + ".") if unique else ""
 
 
 def tidy_rows(rows: list[Row]) -> list[Row]:

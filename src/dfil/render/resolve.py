@@ -19,7 +19,9 @@ merged in that order (``config/tables.yaml`` documents the keys). An entry is on
 - a **tex**: literal LaTeX from the spec (the qualitative tables).
 
 Every entry carries what it read and the render-map substitutions that named it; a
-table's are the union of its entries'.
+table's are the union of its entries'. Where two entries of one table would print the
+same runs for two paper settings, all but one are *not run* (:mod:`dfil.render.reuse`),
+and every dash a table prints has its reason in the table's notes.
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ import pandas as pd
 
 from dfil import stats
 from dfil.errors import ConfigError
-from dfil.render.entries import Entry, Row, Table, has_data, row_ops, tidy_rows
+from dfil.render.entries import Entry, Row, Table, dash_note, has_data, row_ops, tidy_rows
 from dfil.render.fmt import parse_published
+from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
 
 #: An entry spec's kind: the first of these keys it holds (``stat`` when none).
@@ -90,6 +93,8 @@ class Resolver:
         self.specs = specs
         self.source = source
         self.done: dict[str, Table] = {}
+        #: per table, (row, column) -> why that entry is not run (:func:`reused`)
+        self.reused: dict[str, dict[tuple[str, str], str]] = {}
 
     def table(self, name: str) -> Table:
         if name in self.done:
@@ -97,6 +102,18 @@ class Resolver:
         if name not in self.specs:
             raise ConfigError(f"table {name!r} is not declared (tables: {sorted(self.specs)})")
         spec = self.specs[name]
+        table = self._rows(name, spec)
+        marks = reused(table.rows)
+        if marks:  # again, with those entries not run (entries after them may use them)
+            self.reused[name] = marks
+            table = self._rows(name, spec)
+        footnotes = [self._entry(note, _At(spec, table, Row("", "")))
+                     for note in spec.get("footnotes", [])]
+        self.done[name] = _finish(spec, table, footnotes)
+        return self.done[name]
+
+    def _rows(self, name: str, spec: Mapping) -> Table:
+        """Table ``name`` with its rows resolved, nothing computed across rows yet."""
         columns = spec.get("columns", [])
         table = Table(name, spec["number"], spec["label"], spec["caption"],
                       [c["id"] for c in columns], [],
@@ -104,10 +121,7 @@ class Resolver:
                       effects=list(spec.get("effects", [])))
         for rspec in spec.get("rows", []):
             table.rows.append(self._row(spec, rspec, table))
-        footnotes = [self._entry(note, _At(spec, table, Row("", "")))
-                     for note in spec.get("footnotes", [])]
-        self.done[name] = _finish(spec, table, footnotes)
-        return self.done[name]
+        return table
 
     def _row(self, spec: Mapping, rspec: Mapping, table: Table) -> Row:
         if "rule" in rspec:
@@ -140,6 +154,9 @@ class Resolver:
                           fmt=espec.get("fmt", "mean"), digits=digits)
         else:
             entry = self._entry(espec, at)
+        why = self.reused.get(at.table.name, {}).get((at.row.id, col))
+        if why is not None:
+            entry = not_run(entry, why)
         return replace(entry, published=rspec.get("paper", {}).get(col))
 
     def _entry(self, espec: Mapping, at: _At) -> Entry:
@@ -179,9 +196,13 @@ class Resolver:
     def _test(self, espec: Mapping, at: _At) -> Entry:
         base = _layer(at.spec.get("where"), _where(espec))
         a, b = (self.source.sample(_layer(base, espec.get(side))) for side in ("a", "b"))
-        return Entry("value", value=_test_value(espec, a.values, b.values),
-                     fmt=espec.get("fmt", "p"), digits=espec.get("digits", 2),
-                     reads=a.reads | b.reads, substituted=a.substituted | b.substituted)
+        value = _test_value(espec, a.values, b.values)
+        why = "" if value is not None else (
+            "a test needs two seeds a side" if min(len(a.values), len(b.values)) < 2
+            else "identical samples: no test")
+        return Entry("value", value=value, fmt=espec.get("fmt", "p"),
+                     digits=espec.get("digits", 2), reads=a.reads | b.reads,
+                     substituted=a.substituted | b.substituted, reason=why)
 
 
 def _holm(espec: Mapping, at: _At) -> Entry:
@@ -262,8 +283,10 @@ def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
     signed = [(r.id, c) for r in rows for c, e in r.entries.items()
               if e.fmt == "signed" and published.get((r.id, c)) is not None]
     dropped = [r.id for r in rows if r.kind == "body" and not has_data(r) and not r.hidden]
+    kept = tidy_rows([r for r in rows if r.kind != "body" or has_data(r)])
+    notes = ["Rows with no runs in this grid: " + ", ".join(dropped) + "."] if dropped else []
+    dashes = dash_note(kept, [c for c in table.columns if c not in table.hidden])
     return replace(
-        table, rows=tidy_rows([r for r in rows if r.kind != "body" or has_data(r)]),
-        footnotes=[f.render() for f in footnotes], published=published, signed=signed,
-        notes=["Rows with no runs in this grid: " + ", ".join(dropped) + "."] if dropped
-        else [], reads=_union(entries, "reads"), substituted=_union(entries, "substituted"))
+        table, rows=kept, footnotes=[f.render() for f in footnotes], published=published,
+        signed=signed, notes=notes + ([dashes] if dashes else []),
+        reads=_union(entries, "reads"), substituted=_union(entries, "substituted"))

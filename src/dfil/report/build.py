@@ -10,8 +10,8 @@ from dfil.provenance import git_commit
 from dfil.render.entries import Table
 from dfil.render.figures import FIGURES
 from dfil.report import site
-from dfil.results.status import unfinished
 from dfil.report.text import template_heads
+from dfil.results.status import unfinished
 
 
 def figure_captions() -> dict[str, str]:

@@ -76,7 +76,9 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
     out = []
     for r in rows:
         paper = _fmt(r["paper"]) + (f" ± {_fmt(r['paper_std'])}" if r["paper_std"] else "")
-        rep = _fmt(r["value"]) + (f" ± {_fmt(r['std'])}" if r["std"] is not None else "")
+        why = r["basis"].removeprefix("not run: ") or "no run"
+        rep = (_fmt(r["value"]) + (f" ± {_fmt(r['std'])}" if r["std"] is not None else "")
+               if r["value"] is not None else f"not run ({why})")
         tip = html.escape(f"runs: {r['runs'] or '-'}; seeds: {r['seeds'] or '-'}; "
                           + "; ".join(provenance.get(k, "") for k in r["runs"].split()[:1]))
         out.append({"Row (paper's label)": html.escape(r["row"]),
@@ -110,13 +112,15 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
     refs = {t.label: t.number for t in tables}
     standin = context.get("standin", "")
     per_table, found, all_rows = [], [], []
+    across = flags.cross_table(tables)
     for t in tables:
         names = numbers.labels(t, heads.get(t.name, []), refs)
         rows = numbers.table_numbers(t, names, standin)
         all_rows += rows
         found += claims_mod.table_claims(t, bool(standin), names.name)
         per_table.append({"id": f"T{t.number}", "title": text.plain(t.caption, refs),
-                          "rows": rows, "flags": flags.table_flags(t), "names": names})
+                          "rows": rows, "names": names,
+                          "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
     pages = {k: runs.run_page(runs_dir, k) for k in sorted(
         {k for r in all_rows for k in r["runs"].split()})}
     prov = {k: f"config {p.config_hash}; commit {p.provenance.get('git_commit', '?')[:12]}"
