@@ -38,6 +38,7 @@ from dfil.render.entries import Entry, Row, Table, dash_note, has_data, row_ops,
 from dfil.render.fmt import parse_published
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
+from dfil.render.void import frozen_keys, void_note
 
 #: An entry spec's kind: the first of these keys it holds (``stat`` when none).
 KINDS = ("tex", "ref", "holm", "ratio", "delta", "test", "wins")
@@ -95,6 +96,7 @@ class Resolver:
         self.done: dict[str, Table] = {}
         #: per table, (row, column) -> why that entry is not run (:func:`reused`)
         self.reused: dict[str, dict[tuple[str, str], str]] = {}
+        self.frozen = frozen_keys(source.grid.cells)
 
     def table(self, name: str) -> Table:
         if name in self.done:
@@ -109,7 +111,10 @@ class Resolver:
             table = self._rows(name, spec)
         footnotes = [self._entry(note, _At(spec, table, Row("", "")))
                      for note in spec.get("footnotes", [])]
-        self.done[name] = _finish(spec, table, footnotes)
+        done = _finish(spec, table, footnotes)
+        note = void_note((r for row in done.rows for e in row.entries.values()
+                          if e.kind == "stat" for r in e.reads), self.frozen)
+        self.done[name] = replace(done, notes=done.notes + [note]) if note else done
         return self.done[name]
 
     def _rows(self, name: str, spec: Mapping) -> Table:
@@ -222,7 +227,8 @@ def _delta(espec: Mapping, at: _At) -> Entry:
     value = None if a is None or b is None or a.mean is None or b.mean is None \
         else a.mean - b.mean
     return Entry("value", value=value, fmt=espec.get("fmt", "signed"),
-                 digits=espec.get("digits", 1))
+                 digits=espec.get("digits", 1),
+                 reads=(a.reads | b.reads) if a is not None and b is not None else frozenset())
 
 
 def _wins(espec: Mapping, at: _At) -> Entry:

@@ -86,10 +86,11 @@ def table_flags(table: Table) -> list[Flag]:
             if ea.n >= 2 and eb.n >= 2 and shown(ea) == shown(eb):
                 flags.append(Flag("equal to the digit", ((ra, col), (rb, col))))
     seen: dict[frozenset, tuple[str, str]] = {}
-    for k, e in nums.items():
-        if e.reads and e.reads in seen:
+    for k, e in nums.items():  # stat entries: a delta or test reads its sides' runs
+        if e.kind == "stat" and e.reads and e.reads in seen:
             flags.append(Flag("run reused", (seen[e.reads], k)))
-        seen.setdefault(e.reads, k)
+        if e.kind == "stat":
+            seen.setdefault(e.reads, k)
     flags += _empty_bold(table, nums)
     return flags
 

@@ -107,7 +107,8 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                runs_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every page of the report in ``out_dir``. ``heads``: each table's template column
     heads by table name; ``context``: grid name, stand-in text, commit, figures
-    (file -> caption) and failures (run key -> reason)."""
+    (file -> caption), failures (run key -> reason) and frozen (the run keys that train
+    no adapter)."""
     out_dir = Path(out_dir)
     refs = {t.label: t.number for t in tables}
     standin = context.get("standin", "")
@@ -117,7 +118,8 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
         names = numbers.labels(t, heads.get(t.name, []), refs)
         rows = numbers.table_numbers(t, names, standin)
         all_rows += rows
-        found += claims_mod.table_claims(t, bool(standin), names.name)
+        found += claims_mod.table_claims(t, bool(standin), names.name,
+                                         context.get("frozen", frozenset()))
         per_table.append({"id": f"T{t.number}", "title": text.plain(t.caption, refs),
                           "rows": rows, "names": names,
                           "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
