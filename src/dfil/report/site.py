@@ -15,6 +15,7 @@ import pandas as pd
 from dfil.atomic import atomic_path
 from dfil.render import compare
 from dfil.render.entries import Table
+from dfil.render.latex import substitution_note
 from dfil.report import claims as claims_mod
 from dfil.report import flags, numbers, runs, text
 
@@ -120,7 +121,9 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
         all_rows += rows
         found += claims_mod.table_claims(t, bool(standin), names.name,
                                          context.get("frozen", frozenset()))
+        notes = [substitution_note(t, standin), *t.notes, *t.footnotes]
         per_table.append({"id": f"T{t.number}", "title": text.plain(t.caption, refs),
+                          "notes": [n for n in (text.plain(x, refs) for x in notes) if n],
                           "rows": rows, "names": names,
                           "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
     pages = {k: runs.run_page(runs_dir, k) for k in sorted(
