@@ -8,6 +8,7 @@ bold) builds a new one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -209,6 +210,26 @@ def dash_note(rows: list[Row], columns: list[str]) -> str:
                 reasons.append(dash_reason(e))
     unique = list(dict.fromkeys(reasons))
     return ("— : " + "; ".join(unique) + ".") if unique else ""
+
+
+#: A footnote mark as tables.yaml writes it: ``$^\dagger$``, ``$^\#$``, ``$^*$``.
+_MARK = re.compile(r"\$\^(\\[A-Za-z]+|\\#|\*)\$")
+
+
+def used_footnotes(footnotes: list[str], shown: str) -> list[str]:
+    """``footnotes`` with every part whose mark (a part runs from its mark to the next)
+    appears nowhere in ``shown`` (the caption, row labels and entries printed) dropped,
+    and a footnote left empty dropped."""
+    out = []
+    for text in footnotes:
+        marks = list(_MARK.finditer(text))
+        ends = [m.start() for m in marks[1:]] + [len(text)] if marks else []
+        kept = text[:marks[0].start()] if marks else text
+        kept += "".join(text[m.start():end] for m, end in zip(marks, ends, strict=True)
+                        if m.group(0) in shown)
+        if kept.strip():
+            out.append(" ".join(kept.split()))
+    return out
 
 
 def tidy_rows(rows: list[Row]) -> list[Row]:

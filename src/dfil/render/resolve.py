@@ -34,7 +34,16 @@ import pandas as pd
 
 from dfil import stats
 from dfil.errors import ConfigError
-from dfil.render.entries import Entry, Row, Table, dash_note, has_data, row_ops, tidy_rows
+from dfil.render.entries import (
+    Entry,
+    Row,
+    Table,
+    dash_note,
+    has_data,
+    row_ops,
+    tidy_rows,
+    used_footnotes,
+)
 from dfil.render.fmt import parse_published
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
@@ -291,8 +300,13 @@ def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
     dropped = [r.id for r in rows if r.kind == "body" and not has_data(r) and not r.hidden]
     kept = tidy_rows([r for r in rows if r.kind != "body" or has_data(r)])
     notes = ["Rows with no runs in this grid: " + ", ".join(dropped) + "."] if dropped else []
-    dashes = dash_note(kept, [c for c in table.columns if c not in table.hidden])
+    visible = [c for c in table.columns if c not in table.hidden]
+    dashes = dash_note(kept, visible)
+    shown = " ".join([table.caption] + [r.label for r in kept if not r.hidden] + [
+        e.render() for r in kept if not r.hidden for c in visible
+        if (e := r.entries.get(c)) is not None])
     return replace(
-        table, rows=kept, footnotes=[f.render() for f in footnotes], published=published,
+        table, rows=kept, published=published,
+        footnotes=used_footnotes([f.render() for f in footnotes], shown),
         signed=signed, notes=notes + ([dashes] if dashes else []),
         reads=_union(entries, "reads"), substituted=_union(entries, "substituted"))
