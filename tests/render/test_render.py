@@ -227,3 +227,17 @@ def test_tables_without_experiments_get_no_stand_in_note():
     resolver = Resolver(SPECS, Source(grid_with_render(RENDER)))
     for name in ("relwork_compare", "tnorm_comparison"):
         assert substitution_note(resolver.table(name), "tiny_model") == ""
+
+
+def test_a_range_whose_ends_are_equal_prints_one_value():
+    spec = {"r": {"number": 97, "label": "tab:r", "caption": "R.",
+                  "where": {"task": "frog", "backbone": "qwen2.5-7b", "seeds": "three",
+                            "scale": 100, "metric": "test.main.acc"},
+                  "columns": [{"id": "x"}],
+                  "rows": [{"id": "a", "label": "A", "cells": {"x": {
+                      "tex": "[{lo}, {hi}]", "same": "={lo}",
+                      "with": {"lo": {"method": "dfil"}, "hi": {"method": "dfil"}}}}}]}}
+    check_specs(spec)
+    vals = {(f"frog/b/dfil/lam0.5/nfull/qure/seed{s}", "test.main.acc"): 0.5 for s in (1, 2, 3)}
+    table = Resolver(spec, Source(grid_with_render(RENDER), frame(vals))).table("r")
+    assert table.entry("a", "x").render() == r"=50.0$\pm$0.0"

@@ -16,7 +16,8 @@ merged in that order (``config/tables.yaml`` documents the keys). An entry is on
   the one-sided binomial p of that count (``show: k | n | p``);
 - a **ratio** of two columns' sample stds; a row with ``reduce: min | max`` over rows;
 - a **ref**: ``ref: table/row/column``, another table's resolved entry;
-- a **tex**: literal LaTeX from the spec (the qualitative tables).
+- a **tex**: literal LaTeX from the spec (the qualitative tables); with ``with``, its
+  placeholders filled by entries, and ``same`` the text when they all print the same.
 
 Every entry carries what it read and the render-map substitutions that named it; a
 table's are the union of its entries'. Where two entries of one table would print the
@@ -192,7 +193,9 @@ class Resolver:
             return Entry("tex", tex=str(espec["tex"]))
         parts = {name: self._entry(_layer(_where(espec), sub), at)
                  for name, sub in espec["with"].items()}
-        text = str(espec["tex"]).format(**{n: e.render() for n, e in parts.items()})
+        shown = {n: e.render() for n, e in parts.items()}
+        same = "same" in espec and len(set(shown.values())) == 1
+        text = str(espec["same" if same else "tex"]).format(**shown)
         return Entry("tex", tex=text, reads=_union(parts.values(), "reads"),
                      substituted=_union(parts.values(), "substituted"))
 
