@@ -125,7 +125,9 @@ def test_latex_escapes_data_strings_but_not_template_source():
     assert "Ran as: b for qwen2.5-7b; 3 seeds (1, 2, 3)." in tex and "tiny" not in tex
     assert r"(tiny\_model)" in render_document(env, [], "x (tiny_model)")
     assert "cfg\\_1.yaml" in tex                   # provenance: escaped in the comment
-    assert "Rows with no runs in this grid: r, missing." in tex  # no metrics at all
+    assert "Rows with no runs in this grid: missing." in tex  # no cell of the grid
+    assert "Rows whose runs lack these metrics (not measured on this grid, or failed): r." \
+        in tex
     assert len(table.keys) == 6  # the cells it would read, though none has run
 
 

@@ -206,7 +206,7 @@ def dash_note(rows: list[Row], columns: list[str]) -> str:
             continue
         for col in columns:
             e = row.entries.get(col)
-            if e is not None and e.kind != "tex" and e.render() == fmt.MISSING:
+            if e is not None and e.render() == fmt.MISSING:
                 reasons.append(dash_reason(e))
     unique = list(dict.fromkeys(reasons))
     return ("— : " + "; ".join(unique) + ".") if unique else ""

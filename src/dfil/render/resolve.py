@@ -40,12 +40,13 @@ from dfil.render.entries import (
     Row,
     Table,
     dash_note,
+    dash_reason,
     has_data,
     row_ops,
     tidy_rows,
     used_footnotes,
 )
-from dfil.render.fmt import parse_published
+from dfil.render.fmt import MISSING, parse_published
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
 from dfil.render.void import frozen_keys, void_note
@@ -121,6 +122,7 @@ class Resolver:
             table = self._rows(name, spec)
         footnotes = [self._entry(note, _At(spec, table, Row("", "")))
                      for note in spec.get("footnotes", [])]
+        footnotes = [f for f in footnotes if f.tex != MISSING]  # every number in it a dash
         done = _finish(spec, table, footnotes)
         note = void_note((r for row in done.rows for e in row.entries.values()
                           if e.kind == "stat" for r in e.reads), self.frozen)
@@ -196,8 +198,12 @@ class Resolver:
         shown = {n: e.render() for n, e in parts.items()}
         same = "same" in espec and len(set(shown.values())) == 1
         text = str(espec["same" if same else "tex"]).format(**shown)
+        missing = [dash_reason(e) for e in parts.values() if e.render() == MISSING]
+        if len(missing) == len(parts):  # nothing to say: a dash, with why
+            text = MISSING
         return Entry("tex", tex=text, reads=_union(parts.values(), "reads"),
-                     substituted=_union(parts.values(), "substituted"))
+                     substituted=_union(parts.values(), "substituted"),
+                     reason="; ".join(dict.fromkeys(missing)))
 
     def _ref(self, espec: Mapping, at: _At) -> Entry:
         """Another table's entry; this table then reads everything that table reads."""
@@ -290,6 +296,16 @@ def _bold(spec: Mapping, rows: list[Row]) -> None:
                     r.entries[c] = replace(e, bold=True)
 
 
+def _dropped_notes(dropped: list[Row]) -> list[str]:
+    """Why rows with nothing to print are left out: no run of the grid, or runs that
+    lack the metric (not measured on this grid, or failed)."""
+    no_runs = [r.id for r in dropped if not any(e.reads for e in r.entries.values())]
+    no_metric = [r.id for r in dropped if r.id not in no_runs]
+    return ([f"Rows with no runs in this grid: {', '.join(no_runs)}."] if no_runs else []) + (
+        [f"Rows whose runs lack these metrics (not measured on this grid, or failed): "
+         f"{', '.join(no_metric)}."] if no_metric else [])
+
+
 def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
     """``table`` with its row operations applied, the best entries bold, the published
     numbers collected, rows without runs dropped, and what its entries read."""
@@ -300,9 +316,9 @@ def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
                  for c, e in r.entries.items() if e.published is not None}
     signed = [(r.id, c) for r in rows for c, e in r.entries.items()
               if e.fmt == "signed" and published.get((r.id, c)) is not None]
-    dropped = [r.id for r in rows if r.kind == "body" and not has_data(r) and not r.hidden]
     kept = tidy_rows([r for r in rows if r.kind != "body" or has_data(r)])
-    notes = ["Rows with no runs in this grid: " + ", ".join(dropped) + "."] if dropped else []
+    notes = _dropped_notes([r for r in rows if r.kind == "body" and not has_data(r)
+                            and not r.hidden])
     visible = [c for c in table.columns if c not in table.hidden]
     dashes = dash_note(kept, visible)
     shown = " ".join([table.caption] + [r.label for r in kept if not r.hidden] + [
