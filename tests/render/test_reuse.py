@@ -33,6 +33,12 @@ def test_among_stand_ins_the_first_in_table_order_keeps_the_run():
     assert reused(rows) == {("dfil", "b7"): why, ("ft", "b7"): why}
 
 
+def test_another_metric_of_the_same_runs_is_the_same_runs():
+    mono = frozenset((k, "grid.1000.nearest_center") for k, _ in READS)
+    rows = [Row("dfil", "D", entries={"b1_5": stat([B15]), "mono": stat([B7], mono)})]
+    assert set(reused(rows)) == {("dfil", "mono")}
+
+
 def test_same_setting_twice_and_entries_that_read_many_cells_stay():
     many = READS | {("frog/b/finetune/lamna/nfull/na/seed1", "test.main.acc")}
     rows = [Row("a", "A", entries={"x": stat([B7]), "y": stat([B7])}),

@@ -23,6 +23,9 @@ def test_only_the_two_main_classifiers_on_frozen_cells_are_the_same_model():
     assert not same_model([MF, FT], frozen)            # the MF path is another model
     assert not same_model([DFIL, FT], frozenset({FT[0]}))  # DFIL trained an adapter
     assert not same_model([DFIL], frozen)              # one side only
+    few = [("frog/b/dfil+fewshot/lam0.5/n16/qure/seed1", "test.main.acc"),
+           ("frog/b/finetune+fewshot/lamna/n16/na/seed1", "test.main.acc")]
+    assert same_model(few, frozenset(k for k, _ in few))  # a variant's cells too
 
 
 def test_the_table_note_says_it_once_and_only_when_both_sit_in_the_table():

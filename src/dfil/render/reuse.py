@@ -5,7 +5,7 @@ A grid's ``render:`` map may stand one of its runs in for a setting of the paper
 batch 64. Two entries of one table whose paper settings differ may then resolve to the
 same runs: Table 16's lambda 0.1 and 0.5 columns, Table 6's 1.5B and 7B columns. Printed
 twice, one run would read as two results. :func:`reused` finds such entries: within a
-group of entries reading the same cell (the same runs and metric), the entry whose
+group of entries reading the same runs (any metric of them), the entry whose
 setting the grid really ran (the fewest substitutions, contained in every other's) keeps
 the runs; where every entry is a stand-in, the first in table order does. Every other
 entry is *not run*, with the reason (:func:`reason`). The paper's own reuse of a run in
@@ -52,7 +52,8 @@ def reused(rows: list[Row]) -> dict[tuple[str, str], str]:
             continue
         for col, entry in row.entries.items():
             if entry.kind == "stat" and entry.reads and _single_cell(entry.reads):
-                groups.setdefault(entry.reads, []).append(((row.id, col), entry))
+                runs = frozenset(key for key, _ in entry.reads)  # any metric of them
+                groups.setdefault(runs, []).append(((row.id, col), entry))
     out = {}
     for members in groups.values():
         settings = [e.substituted for _, e in members]

@@ -34,7 +34,8 @@ def _main_of(read: Read) -> str | None:
     """The method of a read of a main-classifier metric (``test.main.acc``), else None."""
     key, metric = read
     parts = key.split("/")
-    return parts[2] if len(parts) > 2 and ".main." in f".{metric}." else None
+    main = len(parts) > 2 and ".main." in f".{metric}."
+    return parts[2].split("+")[0] if main else None  # method+variant: the method
 
 
 def same_model(reads: Iterable[Read], frozen: frozenset[str]) -> bool:
