@@ -229,6 +229,13 @@ def test_tables_without_experiments_get_no_stand_in_note():
     resolver = Resolver(SPECS, Source(grid_with_render(RENDER)))
     for name in ("relwork_compare", "tnorm_comparison"):
         assert substitution_note(resolver.table(name), "tiny_model") == ""
+    # the seeds run, beside the paper's count the caption keeps
+    from dataclasses import replace
+
+    table = replace(resolver.table("distill"), caption="mean over 20 seeds (6 seeds at 72B)")
+    note = substitution_note(table, "tiny_model")
+    assert note == ("Ran as: b for qwen2.5-7b; 3 seeds (1, 2, 3) where the caption gives "
+                    "the paper's 6 or 20."), note
 
 
 def test_a_range_whose_ends_are_equal_prints_one_value():

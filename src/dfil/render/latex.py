@@ -10,6 +10,7 @@ notes, provenance, the grid's stand-in text) are plain ``str`` and so are escape
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 import jinja2
@@ -62,6 +63,9 @@ def substitution_note(table: Table, standin: str) -> str:
     parts = [_substitution(*s) for s in sorted(table.substituted) if s[0] != "seed_sets"]
     ran = (f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''} "
            f"({', '.join(map(str, seeds))})" if seeds else "")
+    paper = sorted({int(n) for n in re.findall(r"(\d+) seeds", table.caption)} - {len(seeds)})
+    if ran and paper:
+        ran += f" where the caption gives the paper's {' or '.join(map(str, paper))}"
     return "Ran as: " + "; ".join(p for p in [*parts, ran] if p) + "."
 
 
