@@ -35,18 +35,9 @@ import pandas as pd
 
 from dfil import stats
 from dfil.errors import ConfigError
-from dfil.render.entries import (
-    Entry,
-    Row,
-    Table,
-    dash_note,
-    dash_reason,
-    has_data,
-    row_ops,
-    tidy_rows,
-    used_footnotes,
-)
-from dfil.render.fmt import MISSING, parse_published
+from dfil.render.entries import Entry, Row, Table, dash_reason
+from dfil.render.finish import finish, union
+from dfil.render.fmt import MISSING
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
 from dfil.render.void import frozen_keys, void_note
@@ -84,10 +75,6 @@ def _where(spec: Mapping) -> dict:
     return {k: v for k, v in spec.items() if k in SELECTORS}
 
 
-def _union(entries, field: str) -> frozenset:
-    return frozenset().union(*(getattr(e, field) for e in entries))
-
-
 @dataclass(frozen=True)
 class _At:
     """Where an entry is resolved: its table's spec, the table so far, its row so far."""
@@ -123,7 +110,7 @@ class Resolver:
         footnotes = [self._entry(note, _At(spec, table, Row("", "")))
                      for note in spec.get("footnotes", [])]
         footnotes = [f for f in footnotes if f.tex != MISSING]  # every number in it a dash
-        done = _finish(spec, table, footnotes)
+        done = finish(spec, table, footnotes)
         note = void_note((r for row in done.rows for e in row.entries.values()
                           if e.kind == "stat" for r in e.reads), self.frozen)
         self.done[name] = replace(done, notes=done.notes + [note]) if note else done
@@ -201,8 +188,8 @@ class Resolver:
         missing = [dash_reason(e) for e in parts.values() if e.render() == MISSING]
         if len(missing) == len(parts):  # nothing to say: a dash, with why
             text = MISSING
-        return Entry("tex", tex=text, reads=_union(parts.values(), "reads"),
-                     substituted=_union(parts.values(), "substituted"),
+        return Entry("tex", tex=text, reads=union(parts.values(), "reads"),
+                     substituted=union(parts.values(), "substituted"),
                      reason="; ".join(dict.fromkeys(missing)))
 
     def _ref(self, espec: Mapping, at: _At) -> Entry:
@@ -275,57 +262,3 @@ def _test_value(espec: Mapping, a: pd.Series, b: pd.Series) -> float | None:
     if not enough or degenerate:
         return None
     return float(TESTS[espec["test"]](a, b, espec))
-
-
-def _bold(spec: Mapping, rows: list[Row]) -> None:
-    """Bold the best mean of each group a ``bold`` rule names (in ``rows``, which
-    :func:`dfil.render.entries.row_ops` built)."""
-    for rule in spec.get("bold", []):
-        among = rule["among"]
-        groups = ([[(r, c) for c in among] for r in rows if r.kind == "body"]
-                  if rule["by"] == "row" else
-                  [[(r, c) for r in rows if r.id in among] for c in rule["cols"]])
-        for group in groups:
-            means = [e.mean for r, c in group
-                     if (e := r.entries.get(c)) is not None and e.mean is not None]
-            if len(means) < 2:
-                continue
-            for r, c in group:
-                e = r.entries.get(c)
-                if e is not None and e.mean is not None and e.mean == max(means):
-                    r.entries[c] = replace(e, bold=True)
-
-
-def _dropped_notes(dropped: list[Row]) -> list[str]:
-    """Why rows with nothing to print are left out: no run of the grid, or runs that
-    lack the metric (not measured on this grid, or failed)."""
-    no_runs = [r.id for r in dropped if not any(e.reads for e in r.entries.values())]
-    no_metric = [r.id for r in dropped if r.id not in no_runs]
-    return ([f"Rows with no runs in this grid: {', '.join(no_runs)}."] if no_runs else []) + (
-        [f"Rows whose runs lack these metrics (not measured on this grid, or failed): "
-         f"{', '.join(no_metric)}."] if no_metric else [])
-
-
-def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
-    """``table`` with its row operations applied, the best entries bold, the published
-    numbers collected, rows without runs dropped, and what its entries read."""
-    rows = row_ops(table)
-    _bold(spec, rows)
-    entries = [e for r in rows for e in r.entries.values()] + footnotes
-    published = {(r.id, c): parse_published(e.published)[0] for r in rows
-                 for c, e in r.entries.items() if e.published is not None}
-    signed = [(r.id, c) for r in rows for c, e in r.entries.items()
-              if e.fmt == "signed" and published.get((r.id, c)) is not None]
-    kept = tidy_rows([r for r in rows if r.kind != "body" or has_data(r)])
-    notes = _dropped_notes([r for r in rows if r.kind == "body" and not has_data(r)
-                            and not r.hidden])
-    visible = [c for c in table.columns if c not in table.hidden]
-    dashes = dash_note(kept, visible)
-    shown = " ".join([table.caption] + [r.label for r in kept if not r.hidden] + [
-        e.render() for r in kept if not r.hidden for c in visible
-        if (e := r.entries.get(c)) is not None])
-    return replace(
-        table, rows=kept, published=published,
-        footnotes=used_footnotes([f.render() for f in footnotes], shown),
-        signed=signed, notes=notes + ([dashes] if dashes else []),
-        reads=_union(entries, "reads"), substituted=_union(entries, "substituted"))
