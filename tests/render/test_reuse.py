@@ -76,3 +76,16 @@ def test_a_resolved_table_prints_the_stand_in_as_a_dash_with_its_reason():
     assert table.notes == ["— : not run: the grid ran λ=0.5 only; λ=0.1 would reuse that "
                            "run; not run: the grid has no run of that setting; not "
                            "computable from the runs this grid has."]
+
+
+def test_a_row_whose_every_entry_is_a_stand_in_is_left_out_with_its_reason():
+    spec = {"t": {**SWEEP["sweep"], "columns": [{"id": "x"}],
+                  "rows": [{"id": "l05", "label": "0.5", "lam": 0.5},
+                           {"id": "l01", "label": "0.1", "lam": 0.1}]}}
+    grid = grid_with_render({"standin": "s", "backbones": {"qwen2.5-7b": "b"},
+                             "lambdas": {"0.1": 0.5}})
+    vals = {("frog/b/dfil/lam0.5/nfull/qure/seed1", "test.main.acc"): 0.5}
+    table = Resolver(spec, Source(grid, frame(vals))).table("t")
+    assert [r.id for r in table.rows] == ["l05"]
+    assert table.notes == ["Rows l01: not run: the grid ran λ=0.5 only; λ=0.1 would "
+                           "reuse that run."]

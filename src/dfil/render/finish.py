@@ -45,13 +45,22 @@ def _bold(spec: Mapping, rows: list[Row]) -> None:
 
 
 def _dropped_notes(dropped: list[Row]) -> list[str]:
-    """Why rows with nothing to print are left out: no run of the grid, or runs that
-    lack the metric (not measured on this grid, or failed)."""
-    no_runs = [r.id for r in dropped if not any(e.reads for e in r.entries.values())]
-    no_metric = [r.id for r in dropped if r.id not in no_runs]
-    return ([f"Rows with no runs in this grid: {', '.join(no_runs)}."] if no_runs else []) + (
-        [f"Rows whose runs lack these metrics (not measured on this grid, or failed): "
-         f"{', '.join(no_metric)}."] if no_metric else [])
+    """Why rows with nothing to print are left out: not run for a stated reason (a run
+    another row shows, :mod:`dfil.render.reuse`), no run of the grid, or runs that lack
+    the metric (not measured on this grid, or failed)."""
+    why: dict[str, list[str]] = {}
+    for r in dropped:
+        reasons = {e.reason for e in r.entries.values() if e.reason.startswith("not run")}
+        if len(reasons) == 1:
+            why.setdefault(reasons.pop(), []).append(r.id)
+    stated = {i for ids in why.values() for i in ids}
+    no_runs = [r.id for r in dropped if r.id not in stated
+               and not any(e.reads for e in r.entries.values())]
+    no_metric = [r.id for r in dropped if r.id not in stated and r.id not in no_runs]
+    return ([f"Rows {', '.join(ids)}: {reason}." for reason, ids in why.items()]
+            + ([f"Rows with no runs in this grid: {', '.join(no_runs)}."] if no_runs else [])
+            + ([f"Rows whose runs lack these metrics (not measured on this grid, or "
+                f"failed): {', '.join(no_metric)}."] if no_metric else []))
 
 
 def finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
