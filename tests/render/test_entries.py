@@ -48,3 +48,13 @@ def test_holm_adjusts_a_column_across_the_visible_rows():
     assert out[0].entries["h"].value == pytest.approx(0.04)
     assert out[1].entries["h"].value == pytest.approx(0.02)
     assert out[2].entries["h"].value is None and out[2].entries["h"].kind == "value"
+
+
+def test_a_footnote_whose_mark_no_row_carries_is_dropped():
+    from dfil.render.entries import used_footnotes
+
+    note = r"$^\P$ bimodal. $^\dagger$ 4-bit. $^\#$ log-prob; GPT-4 not rerun."
+    assert used_footnotes([note], r"PRESQUE$^\#$ Qwen") == [r"$^\#$ log-prob; GPT-4 not rerun."]
+    assert used_footnotes([note], "nothing marked") == []
+    assert used_footnotes(["Unmarked text."], "") == ["Unmarked text."]
+    assert used_footnotes([r"$^\dagger$ a."], r"x$^\ddagger$") == []  # another mark

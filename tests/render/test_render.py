@@ -13,7 +13,7 @@ from dfil.errors import ConfigError
 from dfil.grid import Grid, load_grid_files
 from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
 from dfil.render.build import render_one, report
-from dfil.render.latex import Tex, environment
+from dfil.render.latex import Tex, environment, render_document
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
 from dfil.runkey import parse_key
@@ -121,10 +121,13 @@ def test_latex_escapes_data_strings_but_not_template_source():
     assert out == r"50\%\_x \& y \textbf{z}"
     specs = {**SPECS, "scaling": SPEC["demo"]}  # the demo through scaling's template
     tex = render_one(specs, grid, frame({}), "scaling", ["cfg_1.yaml"], Path("runs"))
-    assert "Reproduced on tiny\\_model" in tex      # stand-in text from config: escaped
-    assert "b for qwen2.5-7b" in tex
+    # a short note names what ran; the stand-in text, once in the document: escaped
+    assert "Ran as: b for qwen2.5-7b; 3 seeds (1, 2, 3)." in tex and "tiny" not in tex
+    assert r"(tiny\_model)" in render_document(env, [], "x (tiny_model)")
     assert "cfg\\_1.yaml" in tex                   # provenance: escaped in the comment
-    assert "Rows with no runs in this grid: r, missing." in tex  # no metrics at all
+    assert "Rows with no runs in this grid: missing." in tex  # no cell of the grid
+    assert "Rows whose runs lack these metrics (not measured on this grid, or failed): r." \
+        in tex
     assert len(table.keys) == 6  # the cells it would read, though none has run
 
 
@@ -218,3 +221,32 @@ def test_render_cli_names_the_cell_that_has_no_metrics(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42/metrics.json" in err
     assert "lambda_sweep" in err
+
+
+def test_tables_without_experiments_get_no_stand_in_note():
+    from dfil.render.latex import substitution_note
+
+    resolver = Resolver(SPECS, Source(grid_with_render(RENDER)))
+    for name in ("relwork_compare", "tnorm_comparison"):
+        assert substitution_note(resolver.table(name), "tiny_model") == ""
+    # the seeds run, beside the paper's count the caption keeps
+    from dataclasses import replace
+
+    table = replace(resolver.table("distill"), caption="mean over 20 seeds (6 seeds at 72B)")
+    note = substitution_note(table, "tiny_model")
+    assert note == ("Ran as: b for qwen2.5-7b; 3 seeds (1, 2, 3) where the caption gives "
+                    "the paper's 6 or 20."), note
+
+
+def test_a_range_whose_ends_are_equal_prints_one_value():
+    spec = {"r": {"number": 97, "label": "tab:r", "caption": "R.",
+                  "where": {"task": "frog", "backbone": "qwen2.5-7b", "seeds": "three",
+                            "scale": 100, "metric": "test.main.acc"},
+                  "columns": [{"id": "x"}],
+                  "rows": [{"id": "a", "label": "A", "cells": {"x": {
+                      "tex": "[{lo}, {hi}]", "same": "={lo}",
+                      "with": {"lo": {"method": "dfil"}, "hi": {"method": "dfil"}}}}}]}}
+    check_specs(spec)
+    vals = {(f"frog/b/dfil/lam0.5/nfull/qure/seed{s}", "test.main.acc"): 0.5 for s in (1, 2, 3)}
+    table = Resolver(spec, Source(grid_with_render(RENDER), frame(vals))).table("r")
+    assert table.entry("a", "x").render() == r"=50.0$\pm$0.0"

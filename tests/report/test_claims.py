@@ -39,3 +39,13 @@ def test_table_claims_name_and_count():
     assert found[0].paper == pytest.approx(1.0)
     assert found[0].verdict == "direction only"
     assert verdict_counts(found)["direction only"] == 1
+
+
+def test_dfil_main_against_fine_tune_on_a_frozen_backbone_is_not_comparable():
+    table = scaling_table()
+    keys = frozenset(k for row in table.rows for e in row.entries.values() for k, _ in e.reads)
+    found = table_claims(table, standin=True, frozen=keys)
+    assert found[0].verdict == "not comparable" and "frozen" in found[0].reason
+    # one side trained with an adapter: the comparison stands
+    half = frozenset(k for k in keys if "/finetune/" in k)
+    assert table_claims(table, standin=True, frozen=half)[0].verdict == "direction only"

@@ -30,3 +30,21 @@ def test_a_bold_that_marks_nothing():
     assert "empty bold" in {f.kind for f in table_flags(_table(rows, ["acc"]))}
     rows[1] = Row("b", "B", entries={"acc": stat(3.0, 5.0, reads=["b"])})
     assert table_flags(_table(rows, ["acc"])) == []
+
+
+def test_a_stand_in_reused_for_another_setting_in_another_table():
+    from dataclasses import replace
+
+    from dfil.report.flags import cross_table
+
+    reads = ["frog/b/dfil/lam0.5/nfull/qure/seed1"]
+    bs64 = replace(stat(1.0, 2.0, reads=reads),
+                   substituted=frozenset({("variants", "bs64", "(none)")}))
+    t6 = Table("a", 6, "tab:a", "", ["b1_5"], [Row("dfil", "D", entries={"b1_5": bs64})])
+    t25 = Table("b", 25, "tab:b", "", ["acc"],
+                [Row("dfil", "D", entries={"acc": stat(1.0, 2.0, reads=reads)})])
+    found = cross_table([t6, t25])
+    assert [f.where for f in found["T6"]] == [(("dfil", "b1_5"), ("also in", "T25 dfil/acc"))]
+    assert found["T25"][0].kind == "stand-in across tables"
+    # the same setting in two tables (the paper's own reuse) is no flag
+    assert cross_table([t25, replace(t25, number=26)]) == {}

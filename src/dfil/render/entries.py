@@ -8,6 +8,7 @@ bold) builds a new one.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -27,7 +28,8 @@ class Entry:
     """One resolved entry: ``kind`` ``stat`` (``values`` per seed), ``value`` (a single
     ``value``), ``tex`` (literal LaTeX) or one of :data:`PENDING` (``args``). ``reads``
     and ``substituted`` say which runs' metrics it was computed from and which render-map
-    substitutions named them (an entry from another table: all of that table's)."""
+    substitutions named them (an entry from another table: all of that table's);
+    ``reason``: why it has no value, where that is known (:func:`dash_reason`)."""
 
     kind: str
     values: tuple[float, ...] = ()
@@ -40,6 +42,7 @@ class Entry:
     published: str | float | None = None
     reads: frozenset[Read] = frozenset()
     substituted: frozenset[Substitution] = frozenset()
+    reason: str = ""
 
     @property
     def mean(self) -> float | None:
@@ -182,6 +185,51 @@ def row_ops(table: Table) -> list[Row]:
 def has_data(row: Row) -> bool:
     return any((c.kind == "stat" and c.values) or (c.kind == "value" and c.value is not None)
                or (c.kind == "tex" and c.tex) for c in row.entries.values())
+
+
+def dash_reason(entry: Entry) -> str:
+    """Why ``entry`` prints a dash: its own reason, else what its reads say."""
+    if entry.reason:
+        return entry.reason
+    if entry.kind == "stat":
+        return ("not run: the grid has no run of that setting" if not entry.reads
+                else "its runs lack the metric or failed")
+    return "not computable from the runs this grid has"
+
+
+def dash_note(rows: list[Row], columns: list[str]) -> str:
+    """The table's note explaining its dashes, one reason each (plain text; "" when the
+    visible body rows print none)."""
+    reasons = []
+    for row in rows:
+        if row.kind != "body" or row.hidden:
+            continue
+        for col in columns:
+            e = row.entries.get(col)
+            if e is not None and e.render() == fmt.MISSING:
+                reasons.append(dash_reason(e))
+    unique = list(dict.fromkeys(reasons))
+    return ("— : " + "; ".join(unique) + ".") if unique else ""
+
+
+#: A footnote mark as tables.yaml writes it: ``$^\dagger$``, ``$^\#$``, ``$^*$``.
+_MARK = re.compile(r"\$\^(\\[A-Za-z]+|\\#|\*)\$")
+
+
+def used_footnotes(footnotes: list[str], shown: str) -> list[str]:
+    """``footnotes`` with every part whose mark (a part runs from its mark to the next)
+    appears nowhere in ``shown`` (the caption, row labels and entries printed) dropped,
+    and a footnote left empty dropped."""
+    out = []
+    for text in footnotes:
+        marks = list(_MARK.finditer(text))
+        ends = [m.start() for m in marks[1:]] + [len(text)] if marks else []
+        kept = text[:marks[0].start()] if marks else text
+        kept += "".join(text[m.start():end] for m, end in zip(marks, ends, strict=True)
+                        if m.group(0) in shown)
+        if kept.strip():
+            out.append(" ".join(kept.split()))
+    return out
 
 
 def tidy_rows(rows: list[Row]) -> list[Row]:

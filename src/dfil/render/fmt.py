@@ -17,6 +17,7 @@ _SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+    "λ": r"$\lambda$", "—": "---",
 }
 _SPECIAL_RE = re.compile("|".join(re.escape(c) for c in _SPECIALS))
 

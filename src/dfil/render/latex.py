@@ -10,6 +10,7 @@ notes, provenance, the grid's stand-in text) are plain ``str`` and so are escape
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 import jinja2
@@ -41,14 +42,31 @@ def environment() -> jinja2.Environment:
     return env
 
 
+def _substitution(kind: str, old: str, new: str) -> str:
+    """One render-map substitution as a reader says it: ``λ=0.5 for λ=0.1``."""
+    if kind == "lambdas":
+        return f"λ={new} for λ={old}"
+    if kind == "variants":
+        return f"{'the base recipe' if new == '(none)' else new} for {old}"
+    return f"{new} for {old}"
+
+
 def substitution_note(table: Table, standin: str) -> str:
-    """The caption's sentence saying what the table was computed on, when not the paper's
-    own cells (plain text: escaped when printed)."""
-    if not table.substituted and not standin:
+    """The caption's short note naming what this table's numbers ran as on a stand-in
+    grid: each substitution and the seeds actually run (plain text: escaped when
+    printed); "" for the paper's own grid and for a table with no experiments (the
+    grid's full stand-in description is said once, in the document's title)."""
+    if not table.reads or (not table.substituted and not standin):
         return ""
-    parts = [f"{new} for {old}" for kind, old, new in sorted(table.substituted)]
-    text = "Reproduced on " + (standin or "a different grid")
-    return text + (" (" + "; ".join(parts) + ")." if parts else ".")
+    seeds = sorted({int(k.rsplit("/seed", 1)[1]) for k, _ in table.reads
+                    if k.rsplit("/seed", 1)[-1].isdigit()})
+    parts = [_substitution(*s) for s in sorted(table.substituted) if s[0] != "seed_sets"]
+    ran = (f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''} "
+           f"({', '.join(map(str, seeds))})" if seeds else "")
+    paper = sorted({int(n) for n in re.findall(r"(\d+) seeds", table.caption)} - {len(seeds)})
+    if ran and paper:
+        ran += f" where the caption gives the paper's {' or '.join(map(str, paper))}"
+    return "Ran as: " + "; ".join(p for p in [*parts, ran] if p) + "."
 
 
 def render_table(env: jinja2.Environment, table: Table, provenance: dict,

@@ -16,10 +16,13 @@ merged in that order (``config/tables.yaml`` documents the keys). An entry is on
   the one-sided binomial p of that count (``show: k | n | p``);
 - a **ratio** of two columns' sample stds; a row with ``reduce: min | max`` over rows;
 - a **ref**: ``ref: table/row/column``, another table's resolved entry;
-- a **tex**: literal LaTeX from the spec (the qualitative tables).
+- a **tex**: literal LaTeX from the spec (the qualitative tables); with ``with``, its
+  placeholders filled by entries, and ``same`` the text when they all print the same.
 
 Every entry carries what it read and the render-map substitutions that named it; a
-table's are the union of its entries'.
+table's are the union of its entries'. Where two entries of one table would print the
+same runs for two paper settings, all but one are *not run* (:mod:`dfil.render.reuse`),
+and every dash a table prints has its reason in the table's notes.
 """
 
 from __future__ import annotations
@@ -32,9 +35,12 @@ import pandas as pd
 
 from dfil import stats
 from dfil.errors import ConfigError
-from dfil.render.entries import Entry, Row, Table, has_data, row_ops, tidy_rows
-from dfil.render.fmt import parse_published
+from dfil.render.entries import Entry, Row, Table, dash_reason
+from dfil.render.finish import finish, union
+from dfil.render.fmt import MISSING
+from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
+from dfil.render.void import frozen_keys, void_note
 
 #: An entry spec's kind: the first of these keys it holds (``stat`` when none).
 KINDS = ("tex", "ref", "holm", "ratio", "delta", "test", "wins")
@@ -69,10 +75,6 @@ def _where(spec: Mapping) -> dict:
     return {k: v for k, v in spec.items() if k in SELECTORS}
 
 
-def _union(entries, field: str) -> frozenset:
-    return frozenset().union(*(getattr(e, field) for e in entries))
-
-
 @dataclass(frozen=True)
 class _At:
     """Where an entry is resolved: its table's spec, the table so far, its row so far."""
@@ -90,6 +92,9 @@ class Resolver:
         self.specs = specs
         self.source = source
         self.done: dict[str, Table] = {}
+        #: per table, (row, column) -> why that entry is not run (:func:`reused`)
+        self.reused: dict[str, dict[tuple[str, str], str]] = {}
+        self.frozen = frozen_keys(source.grid.cells)
 
     def table(self, name: str) -> Table:
         if name in self.done:
@@ -97,6 +102,22 @@ class Resolver:
         if name not in self.specs:
             raise ConfigError(f"table {name!r} is not declared (tables: {sorted(self.specs)})")
         spec = self.specs[name]
+        table = self._rows(name, spec)
+        marks = reused(table.rows)
+        if marks:  # again, with those entries not run (entries after them may use them)
+            self.reused[name] = marks
+            table = self._rows(name, spec)
+        footnotes = [self._entry(note, _At(spec, table, Row("", "")))
+                     for note in spec.get("footnotes", [])]
+        footnotes = [f for f in footnotes if f.tex != MISSING]  # every number in it a dash
+        done = finish(spec, table, footnotes)
+        note = void_note((r for row in done.rows for e in row.entries.values()
+                          if e.kind == "stat" for r in e.reads), self.frozen)
+        self.done[name] = replace(done, notes=done.notes + [note]) if note else done
+        return self.done[name]
+
+    def _rows(self, name: str, spec: Mapping) -> Table:
+        """Table ``name`` with its rows resolved, nothing computed across rows yet."""
         columns = spec.get("columns", [])
         table = Table(name, spec["number"], spec["label"], spec["caption"],
                       [c["id"] for c in columns], [],
@@ -104,10 +125,7 @@ class Resolver:
                       effects=list(spec.get("effects", [])))
         for rspec in spec.get("rows", []):
             table.rows.append(self._row(spec, rspec, table))
-        footnotes = [self._entry(note, _At(spec, table, Row("", "")))
-                     for note in spec.get("footnotes", [])]
-        self.done[name] = _finish(spec, table, footnotes)
-        return self.done[name]
+        return table
 
     def _row(self, spec: Mapping, rspec: Mapping, table: Table) -> Row:
         if "rule" in rspec:
@@ -140,6 +158,9 @@ class Resolver:
                           fmt=espec.get("fmt", "mean"), digits=digits)
         else:
             entry = self._entry(espec, at)
+        why = self.reused.get(at.table.name, {}).get((at.row.id, col))
+        if why is not None:
+            entry = not_run(entry, why)
         return replace(entry, published=rspec.get("paper", {}).get(col))
 
     def _entry(self, espec: Mapping, at: _At) -> Entry:
@@ -161,9 +182,15 @@ class Resolver:
             return Entry("tex", tex=str(espec["tex"]))
         parts = {name: self._entry(_layer(_where(espec), sub), at)
                  for name, sub in espec["with"].items()}
-        text = str(espec["tex"]).format(**{n: e.render() for n, e in parts.items()})
-        return Entry("tex", tex=text, reads=_union(parts.values(), "reads"),
-                     substituted=_union(parts.values(), "substituted"))
+        shown = {n: e.render() for n, e in parts.items()}
+        same = "same" in espec and len(set(shown.values())) == 1
+        text = str(espec["same" if same else "tex"]).format(**shown)
+        missing = [dash_reason(e) for e in parts.values() if e.render() == MISSING]
+        if len(missing) == len(parts):  # nothing to say: a dash, with why
+            text = MISSING
+        return Entry("tex", tex=text, reads=union(parts.values(), "reads"),
+                     substituted=union(parts.values(), "substituted"),
+                     reason="; ".join(dict.fromkeys(missing)))
 
     def _ref(self, espec: Mapping, at: _At) -> Entry:
         """Another table's entry; this table then reads everything that table reads."""
@@ -179,9 +206,13 @@ class Resolver:
     def _test(self, espec: Mapping, at: _At) -> Entry:
         base = _layer(at.spec.get("where"), _where(espec))
         a, b = (self.source.sample(_layer(base, espec.get(side))) for side in ("a", "b"))
-        return Entry("value", value=_test_value(espec, a.values, b.values),
-                     fmt=espec.get("fmt", "p"), digits=espec.get("digits", 2),
-                     reads=a.reads | b.reads, substituted=a.substituted | b.substituted)
+        value = _test_value(espec, a.values, b.values)
+        why = "" if value is not None else (
+            "a test needs two seeds a side" if min(len(a.values), len(b.values)) < 2
+            else "identical samples: no test")
+        return Entry("value", value=value, fmt=espec.get("fmt", "p"),
+                     digits=espec.get("digits", 2), reads=a.reads | b.reads,
+                     substituted=a.substituted | b.substituted, reason=why)
 
 
 def _holm(espec: Mapping, at: _At) -> Entry:
@@ -201,7 +232,8 @@ def _delta(espec: Mapping, at: _At) -> Entry:
     value = None if a is None or b is None or a.mean is None or b.mean is None \
         else a.mean - b.mean
     return Entry("value", value=value, fmt=espec.get("fmt", "signed"),
-                 digits=espec.get("digits", 1))
+                 digits=espec.get("digits", 1),
+                 reads=(a.reads | b.reads) if a is not None and b is not None else frozenset())
 
 
 def _wins(espec: Mapping, at: _At) -> Entry:
@@ -230,40 +262,3 @@ def _test_value(espec: Mapping, a: pd.Series, b: pd.Series) -> float | None:
     if not enough or degenerate:
         return None
     return float(TESTS[espec["test"]](a, b, espec))
-
-
-def _bold(spec: Mapping, rows: list[Row]) -> None:
-    """Bold the best mean of each group a ``bold`` rule names (in ``rows``, which
-    :func:`dfil.render.entries.row_ops` built)."""
-    for rule in spec.get("bold", []):
-        among = rule["among"]
-        groups = ([[(r, c) for c in among] for r in rows if r.kind == "body"]
-                  if rule["by"] == "row" else
-                  [[(r, c) for r in rows if r.id in among] for c in rule["cols"]])
-        for group in groups:
-            means = [e.mean for r, c in group
-                     if (e := r.entries.get(c)) is not None and e.mean is not None]
-            if len(means) < 2:
-                continue
-            for r, c in group:
-                e = r.entries.get(c)
-                if e is not None and e.mean is not None and e.mean == max(means):
-                    r.entries[c] = replace(e, bold=True)
-
-
-def _finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
-    """``table`` with its row operations applied, the best entries bold, the published
-    numbers collected, rows without runs dropped, and what its entries read."""
-    rows = row_ops(table)
-    _bold(spec, rows)
-    entries = [e for r in rows for e in r.entries.values()] + footnotes
-    published = {(r.id, c): parse_published(e.published)[0] for r in rows
-                 for c, e in r.entries.items() if e.published is not None}
-    signed = [(r.id, c) for r in rows for c, e in r.entries.items()
-              if e.fmt == "signed" and published.get((r.id, c)) is not None]
-    dropped = [r.id for r in rows if r.kind == "body" and not has_data(r) and not r.hidden]
-    return replace(
-        table, rows=tidy_rows([r for r in rows if r.kind != "body" or has_data(r)]),
-        footnotes=[f.render() for f in footnotes], published=published, signed=signed,
-        notes=["Rows with no runs in this grid: " + ", ".join(dropped) + "."] if dropped
-        else [], reads=_union(entries, "reads"), substituted=_union(entries, "substituted"))

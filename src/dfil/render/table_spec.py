@@ -81,6 +81,9 @@ class EntrySpec(Selector):
     tex: str = Field(None)
     """Literal LaTeX; with ``with``, its {placeholders} filled by those entries."""
     with_: dict[str, EntrySpec] = Field(None, alias="with")
+    same: str = Field(None)
+    """The ``tex`` to use when every ``with`` entry prints the same (a range whose ends
+    are equal prints one value)."""
 
 
 class Column(EntrySpec):

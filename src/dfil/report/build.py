@@ -8,6 +8,7 @@ from pathlib import Path
 from dfil.grid import Grid
 from dfil.provenance import git_commit
 from dfil.render.entries import Table
+from dfil.render.void import frozen_keys
 from dfil.report import site
 from dfil.report.text import template_heads
 from dfil.results.status import unfinished
@@ -22,6 +23,7 @@ def write_site(tables: list[Table], grid: Grid, tables_dir: Path,
     context = {"title": "DFIL reproduction", "grid": grid.name,
                "standin": str(grid.config.get("render", {}).get("standin", "")).strip(),
                "commit": git_commit(), "figures": figures,
+               "frozen": frozen_keys(grid.cells),
                "failures": {key: f"{reason} (log: {log})"
                             for key, (reason, log) in unfinished(grid).items()}}
     heads = {t.name: template_heads(t.name) for t in tables}

@@ -10,7 +10,9 @@ minus entry b); the headline table's findings are signed entries of Table 2. Ver
 - *direction only*: the sign is the paper's, not its size (or the size cannot be compared
   on a stand-in grid, or the seeds do not establish the sign: the reason says which).
 - *not reproduced*: the reproduced sign is not the paper's.
-- *not comparable*: the paper prints no value for one side.
+- *not comparable*: the paper prints no value for one side, or the comparison is void
+  on this grid by construction (DFIL's main classifier against fine-tune on a frozen
+  backbone: :mod:`dfil.render.void`).
 - *not run*: the grid has no run for one side.
 """
 
@@ -24,6 +26,8 @@ from scipy import stats as sps
 from dfil.render.direction import TOL, direction
 from dfil.render.entries import Entry, Table
 from dfil.render.fmt import parse_published
+from dfil.render.void import REASON as VOID
+from dfil.render.void import same_model
 
 #: Each verdict and when a claim gets it (shown on the report's entry page).
 VERDICTS = {
@@ -33,7 +37,8 @@ VERDICTS = {
     "direction only": "the sign is the paper's but not its size, or the size cannot be "
                       "compared (stand-in grid), or the seeds do not establish the sign",
     "not reproduced": "the reproduced sign is not the paper's (|Δ| below tol counts as 0)",
-    "not comparable": "the paper prints no value for one side",
+    "not comparable": "the paper prints no value for one side, or the comparison is void "
+                      "on this grid by construction (the reason says why)",
     "not run": "the grid has no run for one side",
 }
 ALPHA = 0.05
@@ -140,9 +145,17 @@ def _published(table: Table, row: str, col: str) -> float | None:
     return None if value is None else parse_published(value)[0]
 
 
-def table_claims(table: Table, standin: bool, name_of=None) -> list[Claim]:
+def _reads(table: Table, entries) -> frozenset:
+    found = (table.entry(row, col) for row, col in entries)
+    return frozenset().union(*(e.reads for e in found if e is not None))
+
+
+def table_claims(table: Table, standin: bool, name_of=None,
+                 frozen: frozenset[str] = frozenset()) -> list[Claim]:
     """Every claim of one table: its signed entries, then its declared effects.
-    ``name_of(row, col)`` names a signed entry (default: its ids)."""
+    ``name_of(row, col)`` names a signed entry (default: its ids); ``frozen``: the run
+    keys that train no adapter (a claim of DFIL's main classifier against fine-tune on
+    those alone is not comparable, :func:`dfil.render.void.same_model`)."""
     name = f"T{table.number}"
     name_of = name_of or (lambda row, col: f"{row} / {col}")
     found = []
@@ -159,6 +172,8 @@ def table_claims(table: Table, standin: bool, name_of=None) -> list[Claim]:
     out = []
     for label, paper, t, tol, entries in found:
         v, reason = verdict(paper, t, tol, standin)
+        if v != "not run" and same_model(_reads(table, entries), frozen):
+            v, reason = "not comparable", VOID
         out.append(Claim(name, label, paper, t.value, t.test, t.pvalue, t.interval, v,
                          reason, entries))
     return out

@@ -19,6 +19,9 @@ EXPLAIN = {
     "equal to the digit": "two methods print the same mean ± std: check that they are "
                           "not the same model trained the same way",
     "run reused": "one set of runs fills two settings of this table",
+    "stand-in across tables": "the same runs stand in for a different paper setting in "
+                              "another table (the grid's render map, not the paper, "
+                              "reuses them)",
     "empty bold": "a bold that marks nothing: no value, or a column whose values are "
                   "all equal",
 }
@@ -83,12 +86,34 @@ def table_flags(table: Table) -> list[Flag]:
             if ea.n >= 2 and eb.n >= 2 and shown(ea) == shown(eb):
                 flags.append(Flag("equal to the digit", ((ra, col), (rb, col))))
     seen: dict[frozenset, tuple[str, str]] = {}
-    for k, e in nums.items():
-        if e.reads and e.reads in seen:
+    for k, e in nums.items():  # stat entries: a delta or test reads its sides' runs
+        if e.kind == "stat" and e.reads and e.reads in seen:
             flags.append(Flag("run reused", (seen[e.reads], k)))
-        seen.setdefault(e.reads, k)
+        if e.kind == "stat":
+            seen.setdefault(e.reads, k)
     flags += _empty_bold(table, nums)
     return flags
+
+
+def cross_table(tables: list[Table]) -> dict[str, list[Flag]]:
+    """Per table (``T<n>``), entries whose runs another table prints for a different
+    paper setting: the same single-cell reads under other render-map substitutions (the
+    paper's own reuse of a run keeps its setting, so it is never flagged)."""
+    seen: dict[frozenset, list[tuple[str, tuple[str, str], frozenset]]] = {}
+    for t in tables:
+        for (row, col), e in _numbers(t).items():
+            if e.kind == "stat" and e.reads and len({k.rsplit("/seed", 1)[0]
+                                                     for k, _ in e.reads}) == 1:
+                seen.setdefault(e.reads, []).append((f"T{t.number}", (row, col),
+                                                     e.substituted))
+    out: dict[str, list[Flag]] = {}
+    for members in seen.values():
+        for name, at, subs in members:
+            others = [f"{n} {r}/{c}" for n, (r, c), s in members if n != name and s != subs]
+            if others:
+                out.setdefault(name, []).append(
+                    Flag("stand-in across tables", (at, ("also in", ", ".join(others)))))
+    return out
 
 
 def _empty_bold(table: Table, nums: dict) -> list[Flag]:

@@ -82,7 +82,8 @@ def number_row(table: Table, row, col: str, names: Labels, standin: str) -> dict
             "ran_as": ran_as(keys), "column": names.columns.get(col, col), "value": mean, "std": sd,
             "n": entry.n, "paper": paper, "paper_std": paper_sd,
             "verdict": "no paper value" if v is None else v.verdict,
-            "basis": "" if v is None else v.basis, "runs": " ".join(keys),
+            "basis": entry.reason if mean is None and entry.reason else
+            "" if v is None else v.basis, "runs": " ".join(keys),
             "seeds": " ".join(map(str, seeds_of(keys))), "row_id": row.id,
             "column_id": col}
 

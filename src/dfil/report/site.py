@@ -15,6 +15,7 @@ import pandas as pd
 from dfil.atomic import atomic_path
 from dfil.render import compare
 from dfil.render.entries import Table
+from dfil.render.latex import substitution_note
 from dfil.report import claims as claims_mod
 from dfil.report import flags, numbers, runs, text
 
@@ -76,7 +77,9 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
     out = []
     for r in rows:
         paper = _fmt(r["paper"]) + (f" ± {_fmt(r['paper_std'])}" if r["paper_std"] else "")
-        rep = _fmt(r["value"]) + (f" ± {_fmt(r['std'])}" if r["std"] is not None else "")
+        why = r["basis"].removeprefix("not run: ") or "no run"
+        rep = (_fmt(r["value"]) + (f" ± {_fmt(r['std'])}" if r["std"] is not None else "")
+               if r["value"] is not None else f"not run ({why})")
         tip = html.escape(f"runs: {r['runs'] or '-'}; seeds: {r['seeds'] or '-'}; "
                           + "; ".join(provenance.get(k, "") for k in r["runs"].split()[:1]))
         out.append({"Row (paper's label)": html.escape(r["row"]),
@@ -105,18 +108,24 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                runs_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every page of the report in ``out_dir``. ``heads``: each table's template column
     heads by table name; ``context``: grid name, stand-in text, commit, figures
-    (file -> caption) and failures (run key -> reason)."""
+    (file -> caption), failures (run key -> reason) and frozen (the run keys that train
+    no adapter)."""
     out_dir = Path(out_dir)
     refs = {t.label: t.number for t in tables}
     standin = context.get("standin", "")
     per_table, found, all_rows = [], [], []
+    across = flags.cross_table(tables)
     for t in tables:
         names = numbers.labels(t, heads.get(t.name, []), refs)
         rows = numbers.table_numbers(t, names, standin)
         all_rows += rows
-        found += claims_mod.table_claims(t, bool(standin), names.name)
+        found += claims_mod.table_claims(t, bool(standin), names.name,
+                                         context.get("frozen", frozenset()))
+        notes = [substitution_note(t, standin), *t.notes, *t.footnotes]
         per_table.append({"id": f"T{t.number}", "title": text.plain(t.caption, refs),
-                          "rows": rows, "flags": flags.table_flags(t), "names": names})
+                          "notes": [n for n in (text.plain(x, refs) for x in notes) if n],
+                          "rows": rows, "names": names,
+                          "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
     pages = {k: runs.run_page(runs_dir, k) for k in sorted(
         {k for r in all_rows for k in r["runs"].split()})}
     prov = {k: f"config {p.config_hash}; commit {p.provenance.get('git_commit', '?')[:12]}"
