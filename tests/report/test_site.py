@@ -57,3 +57,16 @@ def test_each_figure_stands_on_the_index_with_its_caption(tmp_path):
     assert ('<figure id="fewshot_curves"><a href="figures/fewshot_curves.png"><img '
             'src="figures/fewshot_curves.png"') in index
     assert "<figcaption>Few-shot &lt;N&gt;; 1 seed(s): 42.</figcaption>" in index
+
+
+def test_a_runs_provenance_names_its_config_commit_model_and_data():
+    from dfil.report.site import provenance_text
+
+    commit = "0123456789abcdef" * 2 + "01234567"
+    text = provenance_text("cafe", {"git_commit": "abcdef1234567890", "inputs": {
+        "model": {"repo": "Qwen/Qwen2.5-7B", "commit": commit},
+        "data": {"source": {"repo": "GAIR/FRoG", "commit": commit},
+                 "qure_source": {"path": "results/embedded/data/qure"}}}})
+    assert text == ("config cafe; commit abcdef123456; model Qwen/Qwen2.5-7B@0123456789ab; "
+                    "source GAIR/FRoG@0123456789ab; qure_source results/embedded/data/qure")
+    assert provenance_text("cafe", {}) == "config cafe; commit ?"

@@ -71,6 +71,24 @@ def _run_links(keys: str) -> str:
                        for k in keys.split())
 
 
+def _input(found: dict) -> str:
+    """A model or data input as ``repo@commit`` (12 digits), else its id or path."""
+    if "repo" in found:
+        return f"{found['repo']}@{str(found.get('commit', '?'))[:12]}"
+    return str(found.get("id") or found.get("path") or "?")
+
+
+def provenance_text(config_hash: str, provenance: dict) -> str:
+    """One run's provenance as the hover shows it: config hash, code commit, the model
+    and data it read (repo and commit where pinned)."""
+    inputs = provenance.get("inputs") or {}
+    parts = [f"config {config_hash}", f"commit {str(provenance.get('git_commit', '?'))[:12]}"]
+    if inputs.get("model"):
+        parts.append(f"model {_input(inputs['model'])}")
+    parts += [f"{name} {_input(v)}" for name, v in (inputs.get("data") or {}).items()]
+    return "; ".join(parts)
+
+
 def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
     """The interactive view of number rows: paper beside reproduced, the reproduced
     value's provenance on hover, its runs linked."""
@@ -80,8 +98,9 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
         why = r["basis"].removeprefix("not run: ") or "no run"
         rep = (_fmt(r["value"]) + (f" ± {_fmt(r['std'])}" if r["std"] is not None else "")
                if r["value"] is not None else f"not run ({why})")
+        found = dict.fromkeys(provenance.get(k, "") for k in r["runs"].split())
         tip = html.escape(f"runs: {r['runs'] or '-'}; seeds: {r['seeds'] or '-'}; "
-                          + "; ".join(provenance.get(k, "") for k in r["runs"].split()[:1]))
+                          + " | ".join(p for p in found if p))
         out.append({"Row (paper's label)": html.escape(r["row"]),
                     "Ran as": html.escape(r["ran_as"]),
                     "Column": html.escape(r["column"]), "Paper": paper,
@@ -128,8 +147,7 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                           "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
     pages = {k: runs.run_page(runs_dir, k) for k in sorted(
         {k for r in all_rows for k in r["runs"].split()})}
-    prov = {k: f"config {p.config_hash}; commit {p.provenance.get('git_commit', '?')[:12]}"
-            for k, p in pages.items()}
+    prov = {k: provenance_text(p.config_hash, p.provenance) for k, p in pages.items()}
     env, out = _env(), {}
     for p in pages.values():
         out[f"runs/{p.page}"] = out_dir / "runs" / p.page
