@@ -16,18 +16,15 @@ them from the fetch's own record, ``<stamp>.failed.json``).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from functools import cache
-from importlib import resources
 from pathlib import Path
-
-import jsonschema
 
 from dfil import __version__
 from dfil.atomic import atomic_write_json
+from dfil.contracts import packaged_schema, schema_problem
 from dfil.errors import MetricsError
 
 KEY = "failed"
@@ -36,8 +33,7 @@ REASONS = ("OOM", "TIMEOUT", "401", "error")
 
 @cache
 def schema() -> dict:
-    text = resources.files("dfil.contracts").joinpath("failure.schema.json").read_text()
-    return json.loads(text)
+    return packaged_schema("failure.schema.json")
 
 
 def is_failure(record: Mapping) -> bool:
@@ -61,11 +57,9 @@ def failure_record(cell: str, config_hash: str, failed: Mapping) -> dict:
 
 def validate_failure(record: Mapping, where: str) -> None:
     """:class:`MetricsError` naming ``where`` and the key if ``record`` breaks the schema."""
-    validator = jsonschema.Draft202012Validator(schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(record))
-    if error is not None:
-        key = ".".join(str(p) for p in error.absolute_path) or "<root>"
-        raise MetricsError(f"{where}: failure record key {key}: {error.message}")
+    problem = schema_problem(schema(), record)
+    if problem is not None:
+        raise MetricsError(f"{where}: failure record {problem}")
 
 
 def write_failure(path: str | Path, record: Mapping) -> None:

@@ -15,12 +15,10 @@ import json
 import math
 from collections.abc import Iterator, Mapping
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
-import jsonschema
-
 from dfil.atomic import atomic_write_bytes
+from dfil.contracts import packaged_schema, schema_problem
 from dfil.contracts.failure import is_failure, validate_failure
 from dfil.errors import MetricsError
 
@@ -28,8 +26,7 @@ from dfil.errors import MetricsError
 @cache
 def schema() -> dict:
     """The JSON Schema of ``metrics.json``."""
-    text = resources.files("dfil.contracts").joinpath("metrics.schema.json").read_text()
-    return json.loads(text)
+    return packaged_schema("metrics.schema.json")
 
 
 def _non_finite(tree, path: str = "") -> Iterator[str]:
@@ -51,11 +48,9 @@ def validate_metrics(metrics: Mapping, where: str) -> None:
         raise MetricsError(f"{where}: non-finite metric {bad[0]}"
                            + (f" (and {len(bad) - 1} more)" if len(bad) > 1 else "")
                            + "; a diverged or damaged run cannot be evaluated into a table")
-    validator = jsonschema.Draft202012Validator(schema())
-    error = jsonschema.exceptions.best_match(validator.iter_errors(metrics))
-    if error is not None:
-        key = ".".join(str(p) for p in error.absolute_path) or "<root>"
-        raise MetricsError(f"{where}: metrics key {key}: {error.message}")
+    problem = schema_problem(schema(), metrics)
+    if problem is not None:
+        raise MetricsError(f"{where}: metrics {problem}")
 
 
 def write_metrics(path: str | Path, metrics: Mapping) -> None:
