@@ -45,23 +45,33 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     path = Path(path)
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        os.close(fd)
-        yield Path(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-            # After the write: a library may have replaced the file with its own (safetensors
-            # 0.8 writes a private 0600 one).
-            os.fchmod(fh.fileno(), 0o666 & ~current_umask())
-        os.replace(tmp, path)
+        with _full_disk_names(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                                       dir=path.parent)
+            os.close(fd)
+            yield Path(tmp)
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+                # After the write: a library may have replaced the file with its own
+                # (safetensors 0.8 writes a private 0600 one).
+                os.fchmod(fh.fileno(), 0o666 & ~current_umask())
+            os.replace(tmp, path)
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def _full_disk_names(path: Path) -> Iterator[None]:
+    """Turn a write that ran out of space (:func:`is_disk_full`) into a
+    :class:`DiskFullError` naming ``path``; any other error passes unchanged."""
+    try:
+        yield
     except Exception as err:
         if is_disk_full(err) and not isinstance(err, DiskFullError):
             raise DiskFullError.from_oserror(err, path) from err
         raise
-    finally:
-        if tmp is not None and os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def atomic_copytree(src: str | Path, dst: str | Path) -> None:
@@ -75,14 +85,11 @@ def atomic_copytree(src: str | Path, dst: str | Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent))
     old = tmp.with_suffix(".old")
     try:
-        shutil.copytree(src, tmp, dirs_exist_ok=True)
-        if dst.exists():
-            os.replace(dst, old)
-        os.replace(tmp, dst)
-    except Exception as err:
-        if is_disk_full(err) and not isinstance(err, DiskFullError):
-            raise DiskFullError.from_oserror(err, dst) from err
-        raise
+        with _full_disk_names(dst):
+            shutil.copytree(src, tmp, dirs_exist_ok=True)
+            if dst.exists():
+                os.replace(dst, old)
+            os.replace(tmp, dst)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
