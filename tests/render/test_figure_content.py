@@ -132,14 +132,15 @@ def test_compositional_series_are_dodged_and_the_paper_is_hollow(drawn):
     assert sum("(paper)" in t for t in _legend(ax)) == 4
 
 
-def test_captions_name_the_runs_and_seeds_drawn(drawn):
+def test_captions_name_the_runs_and_seeds_drawn(drawn, tmp_path):
     _, what = drawn["fewshot_curves"]
     text = figures.caption("fewshot_curves", what)
     assert "3 seed(s): 42, 123, 456" in text
     assert "frog/tiny-llama/finetune+fewshot/lamna/n16/na" in text
     assert "{" not in text
-    caps = figures.captions(_source(), SPECS)
-    assert set(caps) == {f"figures/{n}.png" for n in figures.FIGURES}
+    caps = figures.write_figures(_source(), SPECS, tmp_path, "")
+    assert {p.name for p in caps} == {f"{n}.png" for n in figures.FIGURES}
+    assert caps[tmp_path / "fewshot_curves.png"] == text
 
 
 def test_paper_values_and_seed_order_by_hand():

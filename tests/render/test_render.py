@@ -13,6 +13,7 @@ from dfil.errors import ConfigError
 from dfil.grid import Grid, load_grid_files
 from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
 from dfil.render.build import render_one, report
+from dfil.render.figures import FIGURES
 from dfil.render.latex import Tex, environment, render_document
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
@@ -182,7 +183,8 @@ def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
         tex = render_one(SPECS, grid, agg, name, ["config/smoke.yaml"], Path("runs"))
         (tmp_path / f"{file_stem(SPECS, name)}.tex").write_text(tex)
         assert "\\begin{tabular}" in tex
-    out = report(SPECS, grid, agg, tmp_path, pdf=shutil.which("pdflatex") is not None)
+    out, captions = report(SPECS, grid, agg, tmp_path, pdf=shutil.which("pdflatex") is not None)
+    assert set(captions) == {f"figures/{name}.png" for name in FIGURES}
     assert "published numbers" in out["diff.md"].read_text()
     assert (tmp_path / "figures" / "membership_functions.png").stat().st_size > 1000
     if shutil.which("pdflatex") is None:

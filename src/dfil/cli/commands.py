@@ -165,9 +165,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from dfil.grid import load_grid_files
-    from dfil.render import figures, load_specs
+    from dfil.render import load_specs
     from dfil.render.build import report, resolve_tables
-    from dfil.render.source import Source
     from dfil.report.build import write_site
 
     grid = load_grid_files(args.config)
@@ -176,8 +175,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                                 "`dfil aggregate` (Snakemake target all_runs)")
     frame = pd.read_parquet(args.aggregate)
     specs = load_specs(args.tables)
-    out = report(specs, grid, frame, args.tex_dir, pdf=not args.no_pdf)
-    captions = figures.captions(Source(grid, frame), specs)
+    out, captions = report(specs, grid, frame, args.tex_dir, pdf=not args.no_pdf)
     out.update(write_site(resolve_tables(specs, grid, frame), grid, Path(args.tex_dir),
                           captions))
     for path in out.values():

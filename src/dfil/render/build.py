@@ -65,9 +65,10 @@ def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame) -> list[Table]:
 
 
 def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
-           pdf: bool = True) -> dict[str, Path]:
+           pdf: bool = True) -> tuple[dict[str, Path], dict[str, str]]:
     """``diff.md``, ``diff.html``, ``figures/*.png`` and ``tables.pdf`` in ``tex_dir`` (which
-    holds the rendered ``.tex`` files)."""
+    holds the rendered ``.tex`` files): the files written, and each figure's caption (by
+    its file relative to ``tex_dir``, from what it drew)."""
     tex_dir = Path(tex_dir)
     names = table_names(specs)
     tables = resolve_tables(specs, grid, frame)
@@ -79,8 +80,11 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
     out = {"diff.md": tex_dir / "diff.md", "diff.html": tex_dir / "diff.html"}
     _write_text(out["diff.md"], diff.markdown(rows, header, directions))
     _write_text(out["diff.html"], diff.html_report(rows, header, directions))
-    for path in figures.write_figures(Source(grid, frame), specs, tex_dir / "figures", header):
+    captions = {}
+    drawn = figures.write_figures(Source(grid, frame), specs, tex_dir / "figures", header)
+    for path, text in drawn.items():
         out[f"figures/{path.name}"] = path
+        captions[f"figures/{path.name}"] = text
     missing = [n for n in names if not (tex_dir / f"{file_stem(specs, n)}.tex").exists()]
     if missing:
         raise MissingInputError(f"{tex_dir}: tables not rendered yet: {missing}")
@@ -90,4 +94,4 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
     _write_text(out["tables.tex"], doc)
     if pdf:
         out["tables.pdf"] = compile_pdf(out["tables.tex"])
-    return out
+    return out, captions

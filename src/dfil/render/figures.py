@@ -258,14 +258,3 @@ def write_figures(source: Source, specs: dict, out_dir: Path,
         plt.close(fig)
         out[path] = caption(name, drawn)
     return out
-
-
-def captions(source: Source, specs: dict) -> dict[str, str]:
-    """Each figure's file (relative to the tables) and its caption, from what it draws
-    (drawn again off screen: no file written)."""
-    out = {}
-    for name, draw in FIGURES.items():
-        fig, drawn = figure(draw, source, "", specs)
-        plt.close(fig)
-        out[f"figures/{name}.png"] = caption(name, drawn)
-    return out
