@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dfil.render.entries import Entry, Row, Table, row_ops
+from dfil.render.entries import Entry, Row, Table, dash_note, row_ops
 
 
 def value(v: float | None) -> Entry:
@@ -58,3 +58,32 @@ def test_a_footnote_whose_mark_no_row_carries_is_dropped():
     assert used_footnotes([note], "nothing marked") == []
     assert used_footnotes(["Unmarked text."], "") == ["Unmarked text."]
     assert used_footnotes([r"$^\dagger$ a."], r"x$^\ddagger$") == []  # another mark
+
+
+def test_a_dash_in_a_footnote_says_why_as_a_body_dash_does():
+    """T3's paired-t footnote on a one-seed grid prints p=---: the dash note says why."""
+    body = [Row("r", "R", entries={"x": Entry("value", value=None, reason="not run: λ")})]
+    note = Entry("tex", tex="paired $t$: $p=$---", reason="a test needs two seeds a side")
+    printed = Entry("tex", tex="paired $t$: $p=$0.01")
+    assert dash_note(body, ["x"], [note, printed]) == \
+        "— : a test needs two seeds a side; not run: λ."
+    assert dash_note([], ["x"], [printed]) == ""
+
+
+def test_an_entry_compared_with_the_paper_is_what_it_prints():
+    e = Entry("stat", values=(1.0, 2.0, 6.0))
+    assert e.compared[0] == pytest.approx(3.0) and e.compared[2] == (1.0, 2.0, 6.0)
+    std = Entry("stat", values=(1.0, 2.0, 6.0), fmt="std")  # T26's std columns
+    assert std.compared == (pytest.approx(2.6457513), None, ())
+    assert Entry("value", value=0.5).compared == (0.5, None, ())
+
+
+def test_a_dash_says_why():
+    from dfil.render.entries import dash_reason
+
+    one = Entry("stat", values=(1.0,), fmt="std", reads=frozenset({("k/seed1", "m")}))
+    assert one.render() == "---" and dash_reason(one) == "a std needs two seeds"
+    assert dash_reason(Entry("stat")) == "not run: the grid has no run of that setting"
+    assert dash_reason(Entry("stat", reads=one.reads)) == "its runs lack the metric or failed"
+    assert dash_reason(Entry("value", reason="a test needs two seeds a side")) == \
+        "a test needs two seeds a side"

@@ -13,6 +13,12 @@ def test_escape_every_special_character():
         r"\textbackslash{}")
 
 
+def test_escape_spells_text_symbols_in_latex():
+    """A row named as text (``Δ vs FT+Compose‡``) goes into a note pdflatex compiles."""
+    assert fmt.escape("Δ vs FT+Compose‡, λ=0.1 ± 2") == (
+        r"$\Delta$ vs FT+Compose$^\ddagger$, $\lambda$=0.1 $\pm$ 2")
+
+
 def test_number_rounds_and_typesets_minus():
     assert fmt.number(50.44) == "50.4"
     assert fmt.number(-0.12) == "$-$0.1"

@@ -12,7 +12,7 @@ import pytest
 from dfil.errors import ConfigError
 from dfil.grid import Grid, load_grid_files
 from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
-from dfil.render.build import render_one, report
+from dfil.render.build import render_one, report, resolve_tables
 from dfil.render.figures import FIGURES
 from dfil.render.latex import Tex, environment, render_document
 from dfil.render.resolve import Resolver
@@ -72,7 +72,7 @@ def test_resolve_hand_computed_cells():
     assert table.entry("r", "p").mean == pytest.approx(expected)
     # the row with no runs is dropped and named; the substitution is recorded
     assert [r.id for r in table.rows] == ["r"]
-    assert "qwen2.5-72b" not in table.notes[0] and "missing" in table.notes[0]
+    assert table.notes[0] == "Rows with no runs in this grid: Gone."  # its label, not its id
     assert ("backbones", "qwen2.5-7b", "b") in table.substituted
     assert len(table.keys) == 6
 
@@ -126,8 +126,8 @@ def test_latex_escapes_data_strings_but_not_template_source():
     assert "Ran as: b for qwen2.5-7b; 3 seeds (1, 2, 3)." in tex and "tiny" not in tex
     assert r"(tiny\_model)" in render_document(env, [], "x (tiny_model)")
     assert "cfg\\_1.yaml" in tex                   # provenance: escaped in the comment
-    assert "Rows with no runs in this grid: missing." in tex  # no cell of the grid
-    assert "Rows whose runs lack these metrics (not measured on this grid, or failed): r." \
+    assert "Rows with no runs in this grid: Gone." in tex  # no cell of the grid
+    assert "Rows whose runs lack these metrics (not measured on this grid, or failed): Row." \
         in tex
     assert len(table.keys) == 6  # the cells it would read, though none has run
 
@@ -183,7 +183,8 @@ def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
         tex = render_one(SPECS, grid, agg, name, ["config/smoke.yaml"], Path("runs"))
         (tmp_path / f"{file_stem(SPECS, name)}.tex").write_text(tex)
         assert "\\begin{tabular}" in tex
-    out, captions = report(SPECS, grid, agg, tmp_path, pdf=shutil.which("pdflatex") is not None)
+    out, captions = report(SPECS, grid, agg, resolve_tables(SPECS, grid, agg), tmp_path,
+                           pdf=shutil.which("pdflatex") is not None)
     assert set(captions) == {f"figures/{name}.png" for name in FIGURES}
     assert "published numbers" in out["diff.md"].read_text()
     assert (tmp_path / "figures" / "membership_functions.png").stat().st_size > 1000

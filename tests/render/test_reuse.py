@@ -46,6 +46,19 @@ def test_same_setting_twice_and_entries_that_read_many_cells_stay():
     assert reused(rows) == {}
 
 
+def test_seed_sets_replicate_a_setting_they_do_not_tell_two_apart():
+    """T24: the per-seed row and the 3-seed mean of a one-seed grid read the one run
+    through different seed sets; that is one setting (the caption's Ran as says the
+    seeds), while a λ stand-in among them is still another setting."""
+    three, twenty = ("seed_sets", "three", "one"), ("seed_sets", "twenty", "one")
+    rows = [Row("s42", "42", entries={"x": stat([B7])}),
+            Row("mean", "mean", entries={"x": stat([B7, three])}),
+            Row("self", "self", entries={"x": stat([B7, twenty])}),
+            Row("l01", "λ 0.1", entries={"x": stat([B7, three, LAM])})]
+    assert reused(rows) == {("l01", "x"):
+                            "the grid ran λ=0.5 only; λ=0.1 would reuse that run"}
+
+
 def test_reason_names_every_coordinate_that_differs():
     assert reason(frozenset(), frozenset({LAM})) == \
         "the grid ran λ=0.5 only; λ=0.1 would reuse that run"
@@ -87,5 +100,5 @@ def test_a_row_whose_every_entry_is_a_stand_in_is_left_out_with_its_reason():
     vals = {("frog/b/dfil/lam0.5/nfull/qure/seed1", "test.main.acc"): 0.5}
     table = Resolver(spec, Source(grid, frame(vals))).table("t")
     assert [r.id for r in table.rows] == ["l05"]
-    assert table.notes == ["Rows l01: not run: the grid ran λ=0.5 only; λ=0.1 would "
+    assert table.notes == ["Row 0.1: not run: the grid ran λ=0.5 only; λ=0.1 would "
                            "reuse that run."]

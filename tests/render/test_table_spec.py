@@ -22,6 +22,9 @@ def test_the_shipped_tables_validate_and_load_as_written():
 
 
 @pytest.mark.parametrize("edit,message", [
+    (lambda s: s["ablation"]["rows"][1]["cells"].pop("mono"),
+     r"ablation\.rows\[1\]\.metric: 'test\.mf\.acc' would replace column 'mono''s own "
+     r"metric 'grid\.1000\.nearest_center'; name the one it reads in cells\.mono\.metric"),
     (lambda s: s["scaling"]["rows"][0].update(lable="x"),
      r"scaling\.rows\[0\]\.lable: unknown key; did you mean 'label'\?"),
     (lambda s: s["scaling"]["columns"][0].update(fmt="pretty"),

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 from report_tables import stat
 
 from dfil.render.entries import Row, Table
@@ -12,8 +14,10 @@ def test_identical_columns_equal_methods_and_a_reused_run():
     a = stat(1.0, 2.0, reads=["k1"])
     b = stat(1.0, 2.0, reads=["k1"])
     t = _table([Row("x", "x", entries={"c1": a, "c2": b})], ["c1", "c2"])
-    kinds = {f.kind for f in table_flags(t)}
-    assert kinds == {"identical columns", "run reused"}
+    assert {f.kind for f in table_flags(t)} == {"identical columns"}  # one setting
+    b = replace(b, substituted=frozenset({("lambdas", "0.1", "0.5")}))
+    t = _table([Row("x", "x", entries={"c1": a, "c2": b})], ["c1", "c2"])
+    assert {f.kind for f in table_flags(t)} == {"identical columns", "run reused"}
 
 
 def test_two_methods_equal_to_the_digit_and_zero_variance():
@@ -33,8 +37,6 @@ def test_a_bold_that_marks_nothing():
 
 
 def test_a_stand_in_reused_for_another_setting_in_another_table():
-    from dataclasses import replace
-
     from dfil.report.flags import cross_table
 
     reads = ["frog/b/dfil/lam0.5/nfull/qure/seed1"]
@@ -44,7 +46,13 @@ def test_a_stand_in_reused_for_another_setting_in_another_table():
     t25 = Table("b", 25, "tab:b", "", ["acc"],
                 [Row("dfil", "D", entries={"acc": stat(1.0, 2.0, reads=reads)})])
     found = cross_table([t6, t25])
-    assert [f.where for f in found["T6"]] == [(("dfil", "b1_5"), ("also in", "T25 dfil/acc"))]
+    assert [(f.where, f.also) for f in found["T6"]] == [((("dfil", "b1_5"),), ("T25",))]
     assert found["T25"][0].kind == "stand-in across tables"
+    assert found["T25"][0].also == ("T6",)
+    # a seed set is no setting: the 3-seed mean of a one-seed grid is the run itself
+    mean = replace(stat(1.0, 2.0, reads=reads),
+                   substituted=frozenset({("seed_sets", "three", "one")}))
+    t24 = Table("c", 24, "tab:c", "", ["acc"], [Row("mean", "mean", entries={"acc": mean})])
+    assert cross_table([t24, t25]) == {}
     # the same setting in two tables (the paper's own reuse) is no flag
     assert cross_table([t25, replace(t25, number=26)]) == {}

@@ -175,9 +175,9 @@ def cmd_report(args: argparse.Namespace) -> int:
                                 "`dfil aggregate` (Snakemake target all_runs)")
     frame = pd.read_parquet(args.aggregate)
     specs = load_specs(args.tables)
-    out, captions = report(specs, grid, frame, args.tex_dir, pdf=not args.no_pdf)
-    out.update(write_site(resolve_tables(specs, grid, frame), grid, Path(args.tex_dir),
-                          captions))
+    tables = resolve_tables(specs, grid, frame)
+    out, captions = report(specs, grid, frame, tables, args.tex_dir, pdf=not args.no_pdf)
+    out.update(write_site(tables, grid, Path(args.tex_dir), captions))
     for path in out.values():
         print(path)
     from dfil.render.stale import show_stale

@@ -64,14 +64,14 @@ def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame) -> list[Table]:
     return [resolver.table(n) for n in table_names(specs)]
 
 
-def report(specs: dict, grid: Grid, frame: pd.DataFrame, tex_dir: Path,
+def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table], tex_dir: Path,
            pdf: bool = True) -> tuple[dict[str, Path], dict[str, str]]:
     """``diff.md``, ``diff.html``, ``figures/*.png`` and ``tables.pdf`` in ``tex_dir`` (which
-    holds the rendered ``.tex`` files): the files written, and each figure's caption (by
-    its file relative to ``tex_dir``, from what it drew)."""
+    holds the rendered ``.tex`` files), from ``tables`` (:func:`resolve_tables`): the
+    files written, and each figure's caption (by its file relative to ``tex_dir``, from
+    what it drew)."""
     tex_dir = Path(tex_dir)
     names = table_names(specs)
-    tables = resolve_tables(specs, grid, frame)
     standin = grid.config.get("render", {}).get("standin", "")
     header = f"config {grid.name}" + (f" ({standin})" if standin else "")
     rows = diff.diff_rows(tables, {t.name: substitution_note(t, standin) for t in tables},

@@ -39,10 +39,7 @@ def diff_rows(tables: list[Table], notes: dict[str, str] | None = None,
                 pub, pub_sd = parse_published(entry.published)
                 if pub is None:
                     continue
-                mean, sd = entry.mean, entry.std
-                values = entry.values if entry.kind == "stat" else ()
-                if entry.fmt == "std":
-                    mean, sd, values = entry.std, None, ()
+                mean, sd, values = entry.compared
                 verdict = judge(pub, entry.published, values, mean,
                                 comparable(entry.fmt, standin)).verdict
                 out.append({"table": f"T{t.number} {t.name}", "row": row.id, "column": col,

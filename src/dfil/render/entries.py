@@ -8,7 +8,6 @@ bold) builds a new one.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -16,6 +15,7 @@ import numpy as np
 from dfil import stats
 from dfil.render import fmt
 from dfil.render.source import Read, Substitution
+from dfil.render.text import MARK
 
 #: Entries computed from other rows of their column once every row is resolved
 #: (:func:`row_ops`): ``holm`` (args: the tested column), ``delta_rows`` (args: row a or a
@@ -60,6 +60,15 @@ class Entry:
     def n(self) -> int:
         return len(self.values) if self.kind == "stat" else (0 if self.value is None else 1)
 
+    @property
+    def compared(self) -> tuple[float | None, float | None, tuple[float, ...]]:
+        """(number, its std, per-seed values) as set beside the paper's: what a ``std``
+        entry prints is its seeds' std, one value with no spread of its own; any other
+        entry its mean, std and (a stat) its seeds' values (shape (n,))."""
+        if self.fmt == "std":
+            return self.std, None, ()
+        return self.mean, self.std, self.values if self.kind == "stat" else ()
+
     def render(self) -> str:
         if self.kind == "tex":
             return self.tex
@@ -102,6 +111,9 @@ class Table:
     reads: frozenset[Read] = frozenset()
     substituted: frozenset[Substitution] = frozenset()
     hidden: set = field(default_factory=set)
+    #: Row id -> the row's name as text, its section included
+    #: (:func:`dfil.render.text.row_names`): rows left out for want of runs too.
+    row_names: dict[str, str] = field(default_factory=dict)
     #: The paper's contrasts between two of this table's entries (``effects:`` in
     #: ``config/tables.yaml``), whose direction the diff report checks.
     effects: list[dict] = field(default_factory=list)
@@ -192,15 +204,18 @@ def dash_reason(entry: Entry) -> str:
     if entry.reason:
         return entry.reason
     if entry.kind == "stat":
+        if len(entry.values) == 1:  # a std (T24, T26) of one seed
+            return "a std needs two seeds"
         return ("not run: the grid has no run of that setting" if not entry.reads
                 else "its runs lack the metric or failed")
     return "not computable from the runs this grid has"
 
 
-def dash_note(rows: list[Row], columns: list[str]) -> str:
+def dash_note(rows: list[Row], columns: list[str], footnotes: list[Entry] = ()) -> str:
     """The table's note explaining its dashes, one reason each (plain text; "" when the
-    visible body rows print none)."""
-    reasons = []
+    visible body rows and ``footnotes`` print none): a footnote's dash (a test with one
+    seed) says why as a body entry's does."""
+    reasons = [f.reason for f in footnotes if fmt.MISSING in f.render() and f.reason]
     for row in rows:
         if row.kind != "body" or row.hidden:
             continue
@@ -212,8 +227,6 @@ def dash_note(rows: list[Row], columns: list[str]) -> str:
     return ("— : " + "; ".join(unique) + ".") if unique else ""
 
 
-#: A footnote mark as tables.yaml writes it: ``$^\dagger$``, ``$^\#$``, ``$^*$``.
-_MARK = re.compile(r"\$\^(\\[A-Za-z]+|\\#|\*)\$")
 
 
 def used_footnotes(footnotes: list[str], shown: str) -> list[str]:
@@ -222,7 +235,7 @@ def used_footnotes(footnotes: list[str], shown: str) -> list[str]:
     and a footnote left empty dropped."""
     out = []
     for text in footnotes:
-        marks = list(_MARK.finditer(text))
+        marks = list(MARK.finditer(text))
         ends = [m.start() for m in marks[1:]] + [len(text)] if marks else []
         kept = text[:marks[0].start()] if marks else text
         kept += "".join(text[m.start():end] for m, end in zip(marks, ends, strict=True)

@@ -18,6 +18,7 @@ from dfil.render.entries import (
     used_footnotes,
 )
 from dfil.render.fmt import parse_published
+from dfil.render.text import row_names
 
 
 def union(entries, field: str) -> frozenset:
@@ -44,10 +45,10 @@ def _bold(spec: Mapping, rows: list[Row]) -> None:
                     r.entries[c] = replace(e, bold=True)
 
 
-def _dropped_notes(dropped: list[Row]) -> list[str]:
-    """Why rows with nothing to print are left out: not run for a stated reason (a run
-    another row shows, :mod:`dfil.render.reuse`), no run of the grid, or runs that lack
-    the metric (not measured on this grid, or failed)."""
+def _dropped_notes(dropped: list[Row], names: Mapping[str, str]) -> list[str]:
+    """Why rows with nothing to print are left out (named by ``names``): not run for a
+    stated reason (a run another row shows, :mod:`dfil.render.reuse`), no run of the
+    grid, or runs that lack the metric (not measured on this grid, or failed)."""
     why: dict[str, list[str]] = {}
     for r in dropped:
         reasons = {e.reason for e in r.entries.values() if e.reason.startswith("not run")}
@@ -57,15 +58,21 @@ def _dropped_notes(dropped: list[Row]) -> list[str]:
     no_runs = [r.id for r in dropped if r.id not in stated
                and not any(e.reads for e in r.entries.values())]
     no_metric = [r.id for r in dropped if r.id not in stated and r.id not in no_runs]
-    return ([f"Rows {', '.join(ids)}: {reason}." for reason, ids in why.items()]
-            + ([f"Rows with no runs in this grid: {', '.join(no_runs)}."] if no_runs else [])
+
+    def rows(ids: list[str]) -> str:
+        return ", ".join(names.get(i, i) for i in ids)
+
+    return ([f"Row{'s' * (len(ids) > 1)} {rows(ids)}: {reason}." for reason, ids in why.items()]
+            + ([f"Rows with no runs in this grid: {rows(no_runs)}."] if no_runs else [])
             + ([f"Rows whose runs lack these metrics (not measured on this grid, or "
-                f"failed): {', '.join(no_metric)}."] if no_metric else []))
+                f"failed): {rows(no_metric)}."] if no_metric else []))
 
 
-def finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
+def finish(spec: Mapping, table: Table, footnotes: list[Entry],
+           refs: Mapping[str, int] | None = None) -> Table:
     """``table`` with its row operations applied, the best entries bold, the published
-    numbers collected, rows without runs dropped, and what its entries read."""
+    numbers collected, rows without runs dropped (named as text, ``\\ref`` labels as
+    the table numbers ``refs`` gives), and what its entries read."""
     rows = row_ops(table)
     _bold(spec, rows)
     entries = [e for r in rows for e in r.entries.values()] + footnotes
@@ -74,15 +81,16 @@ def finish(spec: Mapping, table: Table, footnotes: list[Entry]) -> Table:
     signed = [(r.id, c) for r in rows for c, e in r.entries.items()
               if e.fmt == "signed" and published.get((r.id, c)) is not None]
     kept = tidy_rows([r for r in rows if r.kind != "body" or has_data(r)])
+    names = row_names(rows, dict(refs or {}))
     notes = _dropped_notes([r for r in rows if r.kind == "body" and not has_data(r)
-                            and not r.hidden])
+                            and not r.hidden], names)
     visible = [c for c in table.columns if c not in table.hidden]
-    dashes = dash_note(kept, visible)
+    dashes = dash_note(kept, visible, footnotes)
     shown = " ".join([table.caption] + [r.label for r in kept if not r.hidden] + [
         e.render() for r in kept if not r.hidden for c in visible
         if (e := r.entries.get(c)) is not None])
     return replace(
         table, rows=kept, published=published,
         footnotes=used_footnotes([f.render() for f in footnotes], shown),
-        signed=signed, notes=notes + ([dashes] if dashes else []),
+        signed=signed, notes=notes + ([dashes] if dashes else []), row_names=names,
         reads=union(entries, "reads"), substituted=union(entries, "substituted"))

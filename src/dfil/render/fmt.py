@@ -17,7 +17,12 @@ _SPECIALS = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
     "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
     "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
-    "λ": r"$\lambda$", "—": "---",
+    # Text made from LaTeX labels (dfil.render.text.plain) spells symbols in Unicode,
+    # which pdflatex does not take: back to their LaTeX.
+    "λ": r"$\lambda$", "Δ": r"$\Delta$", "±": r"$\pm$", "≤": r"$\le$", "≥": r"$\ge$",
+    "×": r"$\times$", "→": r"$\to$", "α": r"$\alpha$", "σ": r"$\sigma$", "μ": r"$\mu$",
+    "∈": r"$\in$", "≈": r"$\approx$", "·": r"$\cdot$", "†": r"$^\dagger$",
+    "‡": r"$^\ddagger$", "¶": r"\P{}", "§": r"\S{}", "…": r"\ldots{}", "—": "---", "–": "--",
 }
 _SPECIAL_RE = re.compile("|".join(re.escape(c) for c in _SPECIALS))
 

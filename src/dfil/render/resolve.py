@@ -95,6 +95,8 @@ class Resolver:
         #: per table, (row, column) -> why that entry is not run (:func:`reused`)
         self.reused: dict[str, dict[tuple[str, str], str]] = {}
         self.frozen = frozen_keys(source.grid.cells)
+        #: ``\ref`` label -> table number, for rows named in notes (``Tab. 3``)
+        self.refs = {s["label"]: s["number"] for s in specs.values()}
 
     def table(self, name: str) -> Table:
         if name in self.done:
@@ -110,7 +112,7 @@ class Resolver:
         footnotes = [self._entry(note, _At(spec, table, Row("", "")))
                      for note in spec.get("footnotes", [])]
         footnotes = [f for f in footnotes if f.tex != MISSING]  # every number in it a dash
-        done = finish(spec, table, footnotes)
+        done = finish(spec, table, footnotes, self.refs)
         note = void_note((r for row in done.rows for e in row.entries.values()
                           if e.kind == "stat" for r in e.reads), self.frozen)
         self.done[name] = replace(done, notes=done.notes + [note]) if note else done

@@ -10,6 +10,11 @@ setting the grid really ran (the fewest substitutions, contained in every other'
 the runs; where every entry is a stand-in, the first in table order does. Every other
 entry is *not run*, with the reason (:func:`reason`). The paper's own reuse of a run in
 another table stays (an entry that refers to another table reads many cells).
+
+A seed set is no setting: the seeds an entry is averaged over replicate its setting
+(T24's per-seed rows and their mean, T3's 20-seed and 3-seed blocks on a one-seed grid
+show the same runs and say so in the caption's *Ran as*), so seed-set substitutions
+never tell two settings apart (:func:`setting`).
 """
 
 from __future__ import annotations
@@ -18,13 +23,18 @@ from dfil.render.entries import Entry, Row
 from dfil.render.source import Read, Substitution
 
 #: How a substituted coordinate reads in a reason, by render map.
-_NAMES = {"lambdas": "λ={}", "seed_sets": "seed set {}", "variants": "variant {}"}
+_NAMES = {"lambdas": "λ={}", "variants": "variant {}"}
 
 
 def _single_cell(reads: frozenset[Read]) -> bool:
     """Whether ``reads`` are one metric of one grid cell (its seeds' runs)."""
     cells = {(key.rsplit("/seed", 1)[0], metric) for key, metric in reads}
     return len(cells) == 1
+
+
+def setting(entry: Entry) -> frozenset[Substitution]:
+    """The substitutions that tell ``entry``'s paper setting: all but seed sets."""
+    return frozenset(s for s in entry.substituted if s[0] != "seed_sets")
 
 
 def _name(kind: str, value: str) -> str:
@@ -56,13 +66,13 @@ def reused(rows: list[Row]) -> dict[tuple[str, str], str]:
                 groups.setdefault(runs, []).append(((row.id, col), entry))
     out = {}
     for members in groups.values():
-        settings = [e.substituted for _, e in members]
+        settings = [setting(e) for _, e in members]
         if len(set(settings)) < 2:
             continue
         kept = next((s for s in settings if all(s <= o for o in settings)), settings[0])
-        for at, entry in members:
-            if entry.substituted != kept:
-                out[at] = reason(kept, entry.substituted)
+        for (at, _), mine in zip(members, settings, strict=True):
+            if mine != kept:
+                out[at] = reason(kept, mine)
     return out
 
 

@@ -177,6 +177,7 @@ def _check_references(name: str, table: TableSpec) -> None:
                 if col not in cols:
                     raise ConfigError(f"{name}.rows[{i}].{part}: {col!r} is not a column "
                                       f"{cols}")
+    _check_metric_layers(name, table)
     published = {(str(r.id), c) for r in table.rows if r.id is not None for c in r.paper or {}}
     for i, effect in enumerate(table.effects):
         for side in ("a", "b"):
@@ -184,3 +185,22 @@ def _check_references(name: str, table: TableSpec) -> None:
             if tuple(ref.split("/")) not in published:
                 raise ConfigError(f"{name}.effects[{i}].{side}: {ref!r} is not a row/column "
                                   "with a published number")
+
+
+def _check_metric_layers(name: str, table: TableSpec) -> None:
+    """A row's ``metric`` overrides its columns' (layers merge table, column, row,
+    cell): over a column that names a metric of its own (T6's monotonicity beside its
+    accuracy columns) that is almost surely a slip, so the row must say the column's
+    metric again in ``cells``, or give that column an entry of another kind."""
+    own = {c.id: c.metric for c in table.columns if c.metric is not None}
+    for i, row in enumerate(table.rows):
+        if row.metric is None:
+            continue
+        for col, metric in own.items():
+            cell = (row.cells or {}).get(col, EntrySpec())
+            if cell is not None and cell.metric is None and cell.model_fields_set <= set(
+                    Selector.model_fields) and row.metric != metric:
+                raise ConfigError(
+                    f"{name}.rows[{i}].metric: {row.metric!r} would replace column "
+                    f"{col!r}'s own metric {metric!r}; name the one it reads in "
+                    f"cells.{col}.metric")

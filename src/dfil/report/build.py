@@ -8,9 +8,9 @@ from pathlib import Path
 from dfil.grid import Grid
 from dfil.provenance import git_commit
 from dfil.render.entries import Table
+from dfil.render.text import template_heads
 from dfil.render.void import frozen_keys
 from dfil.report import site
-from dfil.report.text import template_heads
 from dfil.results.status import unfinished
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 
 from dfil.render.entries import Entry, Table
+from dfil.render.reuse import setting
 
 EXPLAIN = {
     "identical columns": "two columns print the same numbers in every row: usually the "
@@ -19,9 +20,9 @@ EXPLAIN = {
     "equal to the digit": "two methods print the same mean ± std: check that they are "
                           "not the same model trained the same way",
     "run reused": "one set of runs fills two settings of this table",
-    "stand-in across tables": "the same runs stand in for a different paper setting in "
-                              "another table (the grid's render map, not the paper, "
-                              "reuses them)",
+    "stand-in across tables": "these runs stand in for a different paper setting in the "
+                              "tables named (the grid's render map, not the paper, "
+                              "reuses them): read them as one result, not two",
     "empty bold": "a bold that marks nothing: no value, or a column whose values are "
                   "all equal",
 }
@@ -29,10 +30,12 @@ EXPLAIN = {
 
 @dataclass(frozen=True)
 class Flag:
-    """One flag: its kind (a key of :data:`EXPLAIN`) and the entries, (row, column)."""
+    """One flag: its kind (a key of :data:`EXPLAIN`), the entries, (row, column), and
+    for a flag across tables the other tables (``T25``)."""
 
     kind: str
     where: tuple[tuple[str, str], ...]
+    also: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -85,35 +88,39 @@ def table_flags(table: Table) -> list[Flag]:
         for (ra, ea), (rb, eb) in combinations(entries.items(), 2):
             if ea.n >= 2 and eb.n >= 2 and shown(ea) == shown(eb):
                 flags.append(Flag("equal to the digit", ((ra, col), (rb, col))))
-    seen: dict[frozenset, tuple[str, str]] = {}
+    seen: dict[frozenset, tuple[tuple[str, str], frozenset]] = {}
     for k, e in nums.items():  # stat entries: a delta or test reads its sides' runs
-        if e.kind == "stat" and e.reads and e.reads in seen:
-            flags.append(Flag("run reused", (seen[e.reads], k)))
-        if e.kind == "stat":
-            seen.setdefault(e.reads, k)
+        if e.kind != "stat" or not e.reads:
+            continue
+        first = seen.setdefault(e.reads, (k, setting(e)))
+        if first[1] != setting(e):  # the same number twice in one setting is layout
+            flags.append(Flag("run reused", (first[0], k)))
     flags += _empty_bold(table, nums)
     return flags
 
 
 def cross_table(tables: list[Table]) -> dict[str, list[Flag]]:
-    """Per table (``T<n>``), entries whose runs another table prints for a different
-    paper setting: the same single-cell reads under other render-map substitutions (the
-    paper's own reuse of a run keeps its setting, so it is never flagged)."""
+    """Per table (``T<n>``), one flag naming its entries whose runs another table
+    prints for a different paper setting (the same single-cell reads under other
+    render-map substitutions, seed sets aside: :func:`dfil.render.reuse.setting`) and
+    those tables. The paper's own reuse of a run keeps its setting: never flagged."""
     seen: dict[frozenset, list[tuple[str, tuple[str, str], frozenset]]] = {}
     for t in tables:
         for (row, col), e in _numbers(t).items():
             if e.kind == "stat" and e.reads and len({k.rsplit("/seed", 1)[0]
                                                      for k, _ in e.reads}) == 1:
-                seen.setdefault(e.reads, []).append((f"T{t.number}", (row, col),
-                                                     e.substituted))
-    out: dict[str, list[Flag]] = {}
+                seen.setdefault(e.reads, []).append((f"T{t.number}", (row, col), setting(e)))
+    where: dict[str, list[tuple[str, str]]] = {}
+    also: dict[str, set[str]] = {}
     for members in seen.values():
         for name, at, subs in members:
-            others = [f"{n} {r}/{c}" for n, (r, c), s in members if n != name and s != subs]
+            others = {n for n, _, s in members if n != name and s != subs}
             if others:
-                out.setdefault(name, []).append(
-                    Flag("stand-in across tables", (at, ("also in", ", ".join(others)))))
-    return out
+                where.setdefault(name, []).append(at)
+                also.setdefault(name, set()).update(others)
+    return {name: [Flag("stand-in across tables", tuple(at),
+                        tuple(sorted(also[name], key=lambda n: int(n[1:]))))]
+            for name, at in where.items()}
 
 
 def _empty_bold(table: Table, nums: dict) -> list[Flag]:

@@ -14,7 +14,7 @@ import jsonschema
 from dfil.render.compare import comparable, judge
 from dfil.render.entries import Entry, Table
 from dfil.render.fmt import parse_published
-from dfil.report.text import plain
+from dfil.render.text import plain
 
 COLUMNS = ["table", "row", "ran_as", "column", "value", "std", "n", "paper", "paper_std", "verdict",
            "basis", "runs", "seeds", "row_id", "column_id"]
@@ -38,7 +38,7 @@ def labels(table: Table, heads: list[str], refs: dict[str, int]) -> Labels:
     match the visible columns one to one, else the column ids, spaced."""
     cols = table.visible_columns
     names = heads[1:] if len(heads) == len(cols) + 1 else [c.replace("_", " ") for c in cols]
-    return Labels({r.id: plain(r.label, refs) or r.id for r in table.rows},
+    return Labels(table.row_names or {r.id: plain(r.label, refs) or r.id for r in table.rows},
                   dict(zip(cols, names, strict=True)))
 
 
@@ -70,9 +70,8 @@ def number_row(table: Table, row, col: str, names: Labels, standin: str) -> dict
     entry = row.entries.get(col)
     if entry is None or entry.kind not in ("stat", "value") and entry.published is None:
         return None
-    mean, sd = (entry.std, None) if entry.fmt == "std" else (entry.mean, entry.std)
+    mean, sd, values = entry.compared
     paper, paper_sd = parse_published(entry.published)
-    values = entry.values if entry.kind == "stat" and entry.fmt != "std" else ()
     if paper is None:
         v = None
     else:

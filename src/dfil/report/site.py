@@ -13,11 +13,11 @@ import jinja2
 import pandas as pd
 
 from dfil.atomic import atomic_path
-from dfil.render import compare
+from dfil.render import compare, text
 from dfil.render.entries import Table
 from dfil.render.latex import substitution_note
 from dfil.report import claims as claims_mod
-from dfil.report import flags, numbers, runs, text
+from dfil.report import flags, numbers, runs
 
 #: Verdict colours, shared by the legend and every table.
 COLOURS = {"reproduced": "#c8ecc8", "within": "#c8ecc8", "direction only": "#fff1b8",

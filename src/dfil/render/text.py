@@ -1,8 +1,9 @@
-"""LaTeX source (row labels, captions, column heads) as plain text for HTML (pure).
+"""LaTeX source (row labels, captions, column heads) as plain text (pure).
 
 Labels in ``config/tables.yaml`` and the table templates are LaTeX; a reader of the HTML
-report sees the words, not the markup: ``\\textbf{DFIL} ($\\lambda{=}0.1$)`` reads
-``DFIL (λ=0.1)`` and ``Tab.~\\ref{tab:scaling}`` reads ``Tab. 5``.
+report, of numbers.csv or of a table's notes sees the words, not the markup:
+``\\textbf{DFIL} ($\\lambda{=}0.1$)`` reads ``DFIL (λ=0.1)`` and
+``Tab.~\\ref{tab:scaling}`` reads ``Tab. 5``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ _WRAPPERS = re.compile(r"\\(?:textbf|textit|emph|text|mathrm|mathbf|textsc|textt
                        r"underline|mbox|footnotesize|small)\s*\{([^{}]*)\}")
 _REF = re.compile(r"\\ref\{([^{}]*)\}")
 _CMD = re.compile(r"\\[a-zA-Z]+\*?(\[[^\]]*\])?")
+#: A footnote mark in a label: ``$^\ddagger$``, ``$^\P$``, ``$^\#$``, ``$^*$``.
+MARK = re.compile(r"\$\^(\\[A-Za-z]+|\\#|\*)\$")
 _HEAD = re.compile(r"\\BLOCK\{block head\}(.*?)\\BLOCK\{endblock\}", re.S)
 
 
@@ -36,6 +39,22 @@ def plain(tex: str, refs: dict[str, int] | None = None) -> str:
     s = _CMD.sub("", s).replace("~", " ").replace("$", "")
     s = s.replace("{", "").replace("}", "").replace("^", "").replace("\\\\", " ")
     return " ".join(s.split())
+
+
+def row_names(rows, refs: dict[str, int] | None = None) -> dict[str, str]:
+    """Row id -> how a reader names the row outside the table: its label as text without
+    footnote marks, and the section it sits under in brackets (T3's two DFIL rows read
+    ``DFIL [Self-consistent ground truth]`` and ``DFIL [QuRe-based ground truth]``).
+    ``rows``: a table's rows (:class:`dfil.render.entries.Row`) in order, sections and
+    rules included."""
+    out, section = {}, ""
+    for row in rows:
+        if row.kind == "section":
+            section = plain(row.label, refs)
+        elif row.kind == "body":
+            name = plain(MARK.sub("", row.label), refs) or row.id
+            out[row.id] = f"{name} [{section}]" if section else name
+    return out
 
 
 def split_cells(line: str) -> list[str]:
