@@ -40,9 +40,11 @@ def run_cli(*args, env: dict | None = None) -> subprocess.CompletedProcess:
                           env={**os.environ, "DFIL_PROGRESS": "0", **(env or {})})
 
 
-def interrupted(cell: Path, out: Path, sig: str, at_step: int) -> subprocess.CompletedProcess:
-    """`dfil train` in a child that sends itself ``sig`` just before training step
-    ``at_step`` (counted over the steps' loss computations)."""
+def interrupted(cell: Path, out: Path, sig: str, at_step: int, *extra: str,
+                env: dict | None = None) -> subprocess.CompletedProcess:
+    """`dfil train` (with ``extra`` arguments, ``env`` added to the environment) in a
+    child that sends itself ``sig`` just before training step ``at_step`` (counted over
+    the steps' loss computations)."""
     script = textwrap.dedent(f"""
         import os, signal, sys
         import dfil.train.step as t
@@ -54,10 +56,11 @@ def interrupted(cell: Path, out: Path, sig: str, at_step: int) -> subprocess.Com
             return real(*a, **k)
         t.compute_loss = counting
         from dfil.cli import main
-        sys.exit(main(["train", "--cell", {str(cell)!r}, "--out", {str(out)!r}]))
+        sys.exit(main(["train", "--cell", {str(cell)!r}, "--out", {str(out)!r},
+                       *{list(extra)!r}]))
     """)
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=600, env={**os.environ, "DFIL_PROGRESS": "0"})
+                          timeout=600, env={**os.environ, "DFIL_PROGRESS": "0", **(env or {})})
 
 
 def stable(metrics: dict) -> dict:

@@ -4,6 +4,7 @@ collapse remediation, damaged checkpoints. Tiny random Llama, synthetic FRoG dat
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -286,3 +287,29 @@ def test_training_never_rewrites_the_cell_it_was_given(tmp_path, frog_dir):
     assert cell.read_bytes() == before
     assert (after.st_ino, after.st_mtime_ns) == (stat.st_ino, stat.st_mtime_ns)
     assert main(["evaluate", "--run", str(run)]) == 0
+
+
+@pytest.mark.parametrize("left,recorded", [("4:30", True), ("2:00:00", False)])
+def test_a_sigterm_at_the_time_limit_on_the_last_attempt_leaves_a_timeout_record(
+        tmp_path, frog_dir, left, recorded):
+    """On Snakemake's last attempt a SIGTERM with the SLURM job's time nearly out (a fake
+    squeue says how much is left) is a TIMEOUT: the cell's record, exit 0, for
+    `dfil grid status` and the tables. With hours left it is a preemption: exit 143, the
+    state saved, SLURM's requeue resumes it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "squeue").write_text(f"#!/bin/sh\necho {left}\n")
+    (bin_dir / "squeue").chmod(0o755)
+    cell, run = make_cell(tmp_path, frog_dir), tmp_path / "run"
+    out = interrupted(cell, run, "SIGTERM", 5, "--attempt", "3", "--log", "x.log",
+                      env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "SLURM_JOB_ID": "9",
+                           "DFIL_LAST_ATTEMPT": "3"})
+    summary = run / "train_summary.json"
+    if recorded:
+        assert out.returncode == 0, out.stderr[-2000:]
+        failed = json.loads(summary.read_text())["failed"]
+        assert (failed["reason"], failed["attempt"], failed["log"]) == ("TIMEOUT", 3, "x.log")
+        assert "gave up on the last attempt (TIMEOUT)" in out.stderr
+    else:
+        assert out.returncode == 143 and not summary.exists()
+        assert (run / "resume.pt").exists()

@@ -5,9 +5,10 @@ Snakemake runs a job again on failure (``retries``); with keep-going, the workfl
 its jobs which attempt is the last (``DFIL_LAST_ATTEMPT``, set by the Snakefile's
 ``onstart``), and a job given ``--attempt`` that number turns its failure into a record
 (:mod:`dfil.contracts.failure`) and exits 0, so the tables are built from the cells that
-finished. Before the last attempt a failure is an exit status: 143 preempted (state
-saved), 3 out of memory (the memory plan names what the retry changes), 2 bad input,
-1 a bug.
+finished (a SIGTERM at the SLURM time limit on the last attempt too:
+:mod:`dfil.train.timelimit`; a preemption then is requeued by SLURM and resumes). Before
+the last attempt a failure is an exit status: 143 preempted (state saved), 3 out of
+memory (the memory plan names what the retry changes), 2 bad input, 1 a bug.
 """
 
 from __future__ import annotations
@@ -107,6 +108,10 @@ def _train(args: argparse.Namespace) -> int:
             return _record(args, "train", "TIMEOUT", err)
         raise
     except Preempted as stop:
+        from dfil.train.timelimit import at_time_limit
+
+        if last and at_time_limit():  # no retry follows, and SLURM requeues no timeout
+            return _record(args, "train", "TIMEOUT", stop)
         print(f"dfil train: preempted: {stop}; rerun the same command to resume",
               file=sys.stderr)
         return 143
