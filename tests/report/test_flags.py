@@ -23,9 +23,25 @@ def test_identical_columns_equal_methods_and_a_reused_run():
 def test_two_methods_equal_to_the_digit_and_zero_variance():
     rows = [Row("dfil", "DFIL", entries={"acc": stat(13.9, 13.9, reads=["a"])}),
             Row("ft", "FT", entries={"acc": stat(13.9, 13.9, reads=["b"])})]
-    kinds = [f.kind for f in table_flags(_table(rows, ["acc"]))]
-    assert kinds.count("zero variance") == 2
-    assert "equal to the digit" in kinds and "identical rows" in kinds
+    found = {f.kind: f.where for f in table_flags(_table(rows, ["acc"]))}
+    assert found == {"zero variance": (("dfil", "acc"), ("ft", "acc")),
+                     "identical rows": (("dfil", ""), ("ft", ""))}
+    rows[0].entries["f1"] = stat(1.0, 2.0, reads=["d"])
+    rows[1] = Row("ft", "FT", entries={"acc": stat(13.9, 13.9, reads=["b"]),
+                                       "f1": stat(5.0, 9.0, reads=["e"])})
+    found = {f.kind: f.where for f in table_flags(_table(rows, ["acc", "f1"]))}
+    assert found["equal to the digit"] == (("dfil", "acc"), ("ft", "acc"))
+
+
+def test_a_pattern_over_many_lines_is_one_flag_naming_them_all():
+    """T7 on a stand-in grid: eleven domains print the same row; one flag, not 55."""
+    rows = [Row(d, d.title(), entries={"dfil": stat(1.0, 2.0, reads=[d + "a"]),
+                                       "ft": stat(3.0, 4.0, reads=[d + "b"])})
+            for d in ("health", "sports", "finance")]
+    rows.append(Row("odd", "Odd", entries={"dfil": stat(5.0, 6.0, reads=["o"])}))
+    flags = table_flags(_table(rows, ["dfil", "ft"]))
+    assert [(f.kind, f.where) for f in flags] == [
+        ("identical rows", (("health", ""), ("sports", ""), ("finance", "")))]
 
 
 def test_a_bold_that_marks_nothing():

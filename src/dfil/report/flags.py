@@ -71,23 +71,44 @@ def _lines(nums: dict, axis: int) -> dict[str, dict]:
     return out
 
 
+def _classes(lines: dict[str, dict]) -> list[list[str]]:
+    """Lines (rows or columns, in table order) that print the same numbers wherever both
+    print one, joined transitively: each class of two or more once."""
+    parent = {x: x for x in lines}
+
+    def root(x: str) -> str:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    for a, b in combinations(lines, 2):
+        if _same(lines[a], lines[b]):
+            parent[root(b)] = root(a)
+    classes: dict[str, list[str]] = {}
+    for x in lines:
+        classes.setdefault(root(x), []).append(x)
+    return [c for c in classes.values() if len(c) > 1]
+
+
 def table_flags(table: Table) -> list[Flag]:
-    """Every flag of one table, in the order of :data:`EXPLAIN`."""
+    """Every flag of one table, in the order of :data:`EXPLAIN`; a pattern shared by
+    several lines or entries is one flag naming them all. A whole row is named
+    ``(row, "")``, a whole column ``("", column)``."""
     nums = _numbers(table)
-    flags = []
-    for axis, kind in ((1, "identical columns"), (0, "identical rows")):
-        lines = _lines(nums, axis)
-        for a, b in combinations(lines, 2):
-            if _same(lines[a], lines[b]):
-                pick = (lambda x, k: (k, x)) if axis == 1 else (lambda x, k: (x, k))
-                flags.append(Flag(kind, tuple(pick(x, k) for x in (a, b)
-                                              for k in sorted(lines[x]))))
-    flags += [Flag("zero variance", (k,)) for k, e in nums.items()
-              if e.n >= 2 and e.std == 0]
+    flags = [Flag("identical columns", tuple(("", c) for c in cls))
+             for cls in _classes(_lines(nums, 1))]
+    same_rows = _classes(_lines(nums, 0))
+    flags += [Flag("identical rows", tuple((r, "") for r in cls)) for cls in same_rows]
+    constant = tuple(k for k, e in nums.items() if e.n >= 2 and e.std == 0)
+    flags += [Flag("zero variance", constant)] if constant else []
     for col, entries in _lines(nums, 1).items():
-        for (ra, ea), (rb, eb) in combinations(entries.items(), 2):
-            if ea.n >= 2 and eb.n >= 2 and shown(ea) == shown(eb):
-                flags.append(Flag("equal to the digit", ((ra, col), (rb, col))))
+        printed: dict[str, list[str]] = {}
+        for row, e in entries.items():
+            if e.n >= 2:
+                printed.setdefault(shown(e), []).append(row)
+        flags += [Flag("equal to the digit", tuple((r, col) for r in rows))
+                  for rows in printed.values() if len(rows) > 1  # said by identical rows:
+                  and not any(set(rows) <= set(cls) for cls in same_rows)]
     seen: dict[frozenset, tuple[tuple[str, str], frozenset]] = {}
     for k, e in nums.items():  # stat entries: a delta or test reads its sides' runs
         if e.kind != "stat" or not e.reads:

@@ -29,8 +29,10 @@ class Labels:
     columns: dict[str, str]
 
     def name(self, row: str, col: str) -> str:
-        """An entry as a reader names it: row label, column head."""
-        return f"{self.rows.get(row, row)}: {self.columns.get(col, col)}"
+        """An entry as a reader names it: row label, column head (a whole row: ``col``
+        "", a whole column: ``row`` "")."""
+        names = [self.rows.get(row, row) if row else "", self.columns.get(col, col) if col else ""]
+        return ": ".join(n for n in names if n)
 
 
 def labels(table: Table, heads: list[str], refs: dict[str, int]) -> Labels:
