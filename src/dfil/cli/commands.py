@@ -89,6 +89,10 @@ def cmd_grid(args: argparse.Namespace) -> int:
         from dfil.results.status import status_lines
 
         print("\n".join(status_lines(grid)))
+    elif args.action == "preflight":
+        from dfil.cli.preflight import grid_preflight
+
+        return grid_preflight(grid, args.profile or [], args.trainer)
     elif args.action == "cost":
         from dfil.cli.cost import grid_cost
 
