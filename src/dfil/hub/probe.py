@@ -50,17 +50,26 @@ def probe(target: Target) -> tuple[str, list[RemoteFile]]:
                 raise gated_error(target)
             if siblings:  # metadata is public; a file answers only a token with access
                 _file_metadata(api, target, info.sha, siblings[0].rfilename)
-    files = [RemoteFile(s.rfilename, int(s.size or 0),
-                        s.lfs.sha256 if s.lfs else (s.blob_id or "")) for s in siblings]
+        files = [_remote_file(api, target, info.sha, s) for s in siblings]
     return info.sha or "", files
 
 
-def _file_metadata(api, target: Target, commit: str, name: str) -> None:
+def _remote_file(api, target: Target, commit: str, sibling) -> RemoteFile:
+    """A listed file with its size and blob name; a server that lists no sizes (olah's
+    mirrors) is asked for the file's own headers, as a download would."""
+    if sibling.size is None:
+        meta = _file_metadata(api, target, commit, sibling.rfilename)
+        return RemoteFile(sibling.rfilename, int(meta.size or 0), meta.etag or "")
+    blob = sibling.lfs.sha256 if sibling.lfs else (sibling.blob_id or "")
+    return RemoteFile(sibling.rfilename, int(sibling.size), blob)
+
+
+def _file_metadata(api, target: Target, commit: str, name: str):
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
 
     url = hf_hub_url(target.repo, name, repo_type=target.repo_type, revision=commit,
                      endpoint=api.endpoint)
-    get_hf_file_metadata(url)
+    return get_hf_file_metadata(url)
 
 
 def missing_bytes(cache_dir: str | Path, target: Target, commit: str,
