@@ -5,9 +5,10 @@ download.
 Per repo the cheapest answer wins: a repo already fetched at its locked commit (its stamp
 and files intact, :func:`dfil.hub.store.stamp_problem`) needs no network at all; any other
 is asked of the hub (:func:`dfil.hub.probe.probe`: ``HF_ENDPOINT``, the token of
-``HF_TOKEN`` or ``hf auth login``), which also gives the bytes its fetch downloads. A
-branch the lock file does not pin is a problem of its own, naming ``dfil grid lock``; it
-is still asked of the hub at the branch, so one preflight shows every problem.
+``HF_TOKEN`` or ``hf auth login``), which also gives the bytes its fetch downloads. The
+branches the lock file does not pin are one problem of their own, naming ``dfil grid
+lock``; each is still asked of the hub at the branch, so one preflight shows every
+problem.
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ def _name(pin: Pin) -> str:
 
 def hub_checks(pins: list[tuple[Pin, str | None]], cache: Path, lock: str, files: str,
                endpoint: str | None = None, ask: Probe = probe) -> tuple[list[Check], int]:
-    """The lock and hub checks of every ``(pin, locked commit or None)`` of a grid whose
-    lock file is ``lock`` (read from the grid files ``files``), and the bytes to fetch."""
+    """The hub check of every ``(pin, locked commit or None)`` of a grid whose lock file
+    is ``lock`` (read from the grid files ``files``), after one lock check naming the
+    branches it does not pin; and the bytes left to fetch."""
     ordered = sorted(pins, key=lambda pc: (pc[0].kind, pc[0].label))
     unlocked = [pin for pin, commit in ordered if commit is None]
     checks = [Check("lock", "problem", " ".join(str(unlocked_error(unlocked, lock, files))
