@@ -191,3 +191,21 @@ def test_summary_counts_problems_and_skips():
     assert checks[2].line() == "PROBLEM  disk   c"
     with pytest.raises(ValueError, match="unknown check status 'maybe'"):
         Check("hub", "maybe", "x")
+
+
+def test_the_projects_profiles_merge_as_snakemake_merges_them(tmp_path):
+    """slurm/ alone asks for the placeholder account; the slurm-local overlay replaces
+    default-resources whole and keeps slurm/'s set-resources."""
+    from dfil.cli.preflight import load_profile
+    from dfil.errors import MissingInputError
+    from snakemake_cli import ROOT
+
+    alone = site_from_profile(load_profile([ROOT / "slurm"]))
+    assert alone.account == "your-account"
+    local = site_from_profile(load_profile([ROOT / "slurm",
+                                            ROOT / "workflow/profiles/slurm-local"]))
+    assert local.account == "dfil-local"
+    assert local.gpu_partitions() == {"gpu"}
+    assert local.partitions["default-resources.slurm_partition"] == "cpu"
+    with pytest.raises(MissingInputError, match=r"--profile .*nowhere: no Snakemake profile"):
+        load_profile([tmp_path / "nowhere"])
