@@ -174,6 +174,13 @@ def test_an_unreachable_controller_is_a_problem(monkeypatch):
     assert error in checks[0].text
 
 
+def test_unreadable_sinfo_output_is_a_problem_not_a_traceback(monkeypatch):
+    run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, "PARTITION GRES\ncpu (null)\n", "")})
+    checks = slurm_checks(site_from_profile(PROFILE), {}, run)
+    assert [c.status for c in checks] == ["problem"]
+    assert "sinfo output line 1: expected 'partition gres features'" in checks[0].text
+
+
 def test_without_a_profile_only_gpu_types_are_checked(monkeypatch):
     run, calls = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, "")})
     checks = slurm_checks(None, {"7b": "h100"}, run)

@@ -190,7 +190,10 @@ def slurm_checks(site: Site | None, models: Mapping[str, str | None],
     if done.returncode:
         return [Check("slurm", "problem", f"`{' '.join(SINFO)}` failed ({done.stderr.strip()}"
                       "): is the SLURM controller reachable from here?")]
-    groups = parse_sinfo(done.stdout)
+    try:
+        groups = parse_sinfo(done.stdout)
+    except ValueError as err:  # a site's sinfo wrapper that prints more than asked
+        return [Check("slurm", "problem", f"`{' '.join(SINFO)}`: {err}")]
     site = site or Site(None, {})
     checks = judge_partitions(site, groups)
     checks += judge_gpu_models(models, site.gpu_partitions(), groups)
