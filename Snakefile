@@ -18,6 +18,7 @@ from dfil.grid import grid_of
 from dfil.gridlock import unlocked_note
 from dfil.locks import lock_hint, takes_lock
 from dfil.preflight import preflight
+from dfil.preflight.targets import preflight_profiles
 
 min_version("8.20")  # pyproject's requirement
 
@@ -34,10 +35,17 @@ if not workflow.configfiles:
 
 # Each config file read strictly (duplicate keys), then validated; errors name the files.
 # A run that runs jobs refuses hub branches without a commit in the grid's lock file; a
-# dry run (or --unlock, --list-rules...) shows its plan with the branches and says so.
-LOCKED = takes_lock(sys.argv)
+# dry run (or --unlock, --list-rules...) shows its plan with the branches and says so;
+# `snakemake preflight` (its only target) runs no job that reads them, and reports them.
+PREFLIGHT_PROFILES = preflight_profiles(sys.argv)
+LOCKED = takes_lock(sys.argv) and PREFLIGHT_PROFILES is None
 GRID = or_exit(grid_of, config, workflow.configfiles, LOCKED)
-if not LOCKED and workflow.is_main_process and (_unlocked := GRID.unlocked()):
+if (
+    not LOCKED
+    and PREFLIGHT_PROFILES is None
+    and workflow.is_main_process
+    and (_unlocked := GRID.unlocked())
+):
     print(unlocked_note(_unlocked, GRID.spec.lock, GRID.files), file=sys.stderr)
 RES = GRID.results
 
@@ -54,6 +62,7 @@ include: "workflow/rules/aggregate.smk"
 include: "workflow/rules/render.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/publish.smk"
+include: "workflow/rules/preflight.smk"
 
 
 # Before the DAG is built (the main process only; cluster job steps skip it): targets the

@@ -1,8 +1,12 @@
-"""Targets the grid does not make are said in one line each, before Snakemake's error."""
+"""Targets the grid does not make are said in one line each, before Snakemake's error;
+a command line whose only target is ``preflight`` gives its profiles."""
 
 from __future__ import annotations
 
+import os
+
 from dfil.preflight.targets import target_notes
+from snakemake_cli import ROOT
 
 KEY = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
 CELLS = [KEY, "frog/tiny-llama/finetune/lamna/nfull/na/seed42"]
@@ -34,3 +38,21 @@ def test_another_grids_target_and_an_unknown_table_are_named():
     assert "the loaded grid is 'smoke' (config/smoke.yaml), not 'paper'" in other
     assert table == ("dfil: target paper_tables/smoke/T99.tex: no rule writes it for grid "
                      "'smoke'; the tables and reports are T01-relwork-compare.tex, diff.md")
+
+
+def test_preflight_profiles_only_for_a_preflight_only_command_line(monkeypatch):
+    """The profiles as Snakemake resolves them (a name, a directory, $SNAKEMAKE_PROFILE);
+    None where another target is asked for too (that run refuses unlocked branches)."""
+    from dfil.preflight.targets import preflight_profiles
+    from snakemake_cli import _SHIM
+
+    monkeypatch.setenv("PATH", f"{_SHIM}:{os.environ['PATH']}")  # the plugin's scontrol
+    monkeypatch.chdir(ROOT)
+    both = ["--profile", "slurm", "--profile", "workflow/profiles/slurm-local"]
+    assert preflight_profiles(["snakemake", "preflight", *both]) == [
+        "slurm/config.yaml", "workflow/profiles/slurm-local/config.yaml"]
+    assert preflight_profiles(["snakemake", "preflight", "--cores", "1"]) == []
+    assert preflight_profiles(["snakemake", "preflight", "all_tables", *both]) is None
+    assert preflight_profiles(["snakemake", "all_tables", *both]) is None
+    monkeypatch.setenv("SNAKEMAKE_PROFILE", "slurm")
+    assert preflight_profiles(["snakemake", "preflight"]) == ["slurm/config.yaml"]

@@ -151,10 +151,14 @@ def _run_commands(sub) -> None:
     p = _command(sub, "grid",
                  "the experiment grid: list its cells, write one cell's YAML, write the resolved "
                  "grid, print the config schema, project its GPU cost (cost), write its lock "
-                 "file from the hub (lock), or list its unfinished cells with why (status)",
-                 cmd_grid)
+                 "file from the hub (lock), list its unfinished cells with why (status), or "
+                 "check before the real run that its hub repos are locked and reachable or "
+                 "fetched, the cache has room, and SLURM has the profile's partitions, GPU "
+                 "types and account, then print its cost (preflight)",
+                 cmd_grid, epilog=EXIT_CODES + "; preflight: 3 a check found a problem "
+                 "(its line says PROBLEM and the fix)")
     p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost", "lock",
-                                       "status"])
+                                       "status", "preflight"])
     p.add_argument("--update", action="store_true",
                    help="lock: resolve every branch again (default: keep locked commits)")
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
@@ -166,8 +170,12 @@ def _run_commands(sub) -> None:
                    help="cost: project every class on this GPU (default: each class's "
                    "gpu_model, else h100)")
     p.add_argument("--trainer", choices=["packed", "plain"], default="packed",
-                   help="cost: whose measured throughput sets the MFU (issue 25's H100 "
+                   help="cost, preflight: whose measured throughput sets the MFU (issue 25's H100 "
                    "figures: the project's packed path, or a plain transformers+peft loop)")
+    p.add_argument("--profile", type=Path, action="append",
+                   help="preflight: the Snakemake profile whose account and partitions are "
+                   "checked (a directory with config.yaml; repeatable, later ones override, "
+                   "as Snakemake merges them); none: only the GPU types are checked")
 
 
 def _table_commands(sub) -> None:

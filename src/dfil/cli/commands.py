@@ -56,25 +56,14 @@ def cmd_grid(args: argparse.Namespace) -> int:
     import yaml
 
     from dfil.atomic import atomic_write_bytes
-    from dfil.cellconfig import CellConfig, dump_cell, resolve
     from dfil.grid import Grid, load_grid_files
     from dfil.gridfile import grid_schema
-    from dfil.validation import validate
 
     if args.action == "schema":
         print(json.dumps(grid_schema(), indent=2))
         return 0
     if args.action == "cell" and args.json:
-        # The cell exactly as the DAG resolved it (Snakemake passes it as a parameter, so
-        # a config edit that changes it reruns this job and everything downstream).
-        try:
-            cell = resolve(validate(CellConfig, json.loads(args.json)))
-        except json.JSONDecodeError as err:
-            raise ConfigError(f"--json: not a JSON cell ({err})") from None
-        except ConfigError as err:
-            raise ConfigError(f"--json: {err}") from None
-        _require(args.out, "dfil grid cell --json needs --out")
-        atomic_write_bytes(args.out, dump_cell(cell).encode())
+        _cell_from_json(args)
         return 0
     if args.action == "resolve" and args.json:
         grid = Grid(json.loads(args.json))
@@ -89,6 +78,10 @@ def cmd_grid(args: argparse.Namespace) -> int:
         from dfil.results.status import status_lines
 
         print("\n".join(status_lines(grid)))
+    elif args.action == "preflight":
+        from dfil.cli.preflight import grid_preflight
+
+        return grid_preflight(grid, args.profile or [], args.trainer)
     elif args.action == "cost":
         from dfil.cli.cost import grid_cost
 
@@ -101,6 +94,24 @@ def cmd_grid(args: argparse.Namespace) -> int:
         cell = grid.cell(args.key)
         atomic_write_bytes(args.out, yaml.safe_dump(cell.config, sort_keys=False).encode())
     return 0
+
+
+def _cell_from_json(args: argparse.Namespace) -> None:
+    """``dfil grid cell --json``: the cell exactly as the DAG resolved it (Snakemake passes
+    it as a parameter, so a config edit that changes it reruns this job and everything
+    downstream), written to ``--out``."""
+    from dfil.atomic import atomic_write_bytes
+    from dfil.cellconfig import CellConfig, dump_cell, resolve
+    from dfil.validation import validate
+
+    try:
+        cell = resolve(validate(CellConfig, json.loads(args.json)))
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"--json: not a JSON cell ({err})") from None
+    except ConfigError as err:
+        raise ConfigError(f"--json: {err}") from None
+    _require(args.out, "dfil grid cell --json needs --out")
+    atomic_write_bytes(args.out, dump_cell(cell).encode())
 
 
 def _require(ok, message: str) -> None:

@@ -66,6 +66,13 @@ def _default_endpoint() -> str:
     return constants.ENDPOINT
 
 
+def gated_error(target: Target) -> HubError:
+    """A gated repo that this machine has no token with access to, and the fix."""
+    return HubError(f"{target.describe()} is gated and the hub refused it without a token "
+                    f"that has access: accept its licence at {target.page()}, then "
+                    f"{TOKEN_FIX}")
+
+
 def explain(err: Exception, target: Target, refs: list[str] | None) -> HubError:
     """One :class:`HubError` for ``err`` raised while reaching ``target``.
 
@@ -82,8 +89,7 @@ def explain(err: Exception, target: Target, refs: list[str] | None) -> HubError:
 
     name, rev = target.describe(), target.revision
     if isinstance(err, GatedRepoError):
-        return HubError(f"{name} is gated and the hub refused it without a token that has "
-                        f"access: accept its licence at {target.page()}, then {TOKEN_FIX}")
+        return gated_error(target)
     if isinstance(err, (RepositoryNotFoundError, RevisionNotFoundError, HfHubHTTPError)) and \
             refs is not None and rev not in refs:
         known = ", ".join(refs[:10]) or "none"

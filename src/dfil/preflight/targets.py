@@ -1,10 +1,14 @@
-"""Targets on the command line that the grid does not make, said in one line each before
+"""Targets on the command line: those the grid does not make, said in one line each before
 Snakemake's own ``MissingRuleException`` (pure Python).
 
 A run file asked for by path (``results/<grid>/runs/<key>/metrics.json``) whose key is
 not a cell of the loaded grid, or that names another grid, and a file below
 ``paper_tables/<grid>/`` that no rule writes, would otherwise meet only Snakemake's
 "No rule to produce" with its rule list.
+
+A command line whose only target is ``preflight`` (:func:`preflight_profiles`) checks the
+site and the hub before a real run: it loads a grid whose branches are not locked yet
+(that is one of the problems it reports) and hands its profiles to ``dfil grid preflight``.
 """
 
 from __future__ import annotations
@@ -49,3 +53,22 @@ def target_notes(argv: list[str], grid_name: str, cells: Iterable[str], outputs:
 def _names(outputs: set[str]) -> set[str]:
     return {str(PurePosixPath(p).relative_to(*PurePosixPath(p).parts[:2]))
             for p in outputs if p.startswith("paper_tables/")}
+
+
+#: The workflow's target that checks the site before the real run (``dfil grid preflight``).
+PREFLIGHT = "preflight"
+
+
+def preflight_profiles(argv: list[str]) -> list[str] | None:
+    """The profile files (Snakemake's ``--profile``s, or ``$SNAKEMAKE_PROFILE``, resolved as
+    Snakemake resolves them) of a Snakemake command line ``argv`` whose only target is
+    ``preflight``; None for any other command line."""
+    if PREFLIGHT not in argv[1:]:  # no need to parse every other command line
+        return None
+    from snakemake.cli import get_argument_parser, get_profile_dir
+
+    args = get_argument_parser().parse_args(argv[1:])
+    if list(args.targets) != [PREFLIGHT]:
+        return None
+    found = [get_profile_dir(str(p)) for p in args.profile or []]
+    return [str(f[1]) for f in found if f]

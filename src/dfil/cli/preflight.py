@@ -1,0 +1,60 @@
+"""``dfil grid preflight``: before the real run, one line per check (hub repos locked and
+reachable or fetched, cache disk space, SLURM partitions, GPU types and account), then
+the grid's projected GPU-hours (``dfil grid cost``'s table); exit status 3 when a check
+found a problem. The ``preflight`` target of the workflow runs it on the login node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dfil.errors import InputError, MissingInputError
+
+#: The exit status of a preflight with a problem (0: every check ok or skipped).
+FAILED = 3
+
+
+def load_profile(paths: list[Path]) -> dict:
+    """Snakemake profiles (directories holding config.yaml, or the files), merged as
+    Snakemake merges several ``--profile``s: a later one's keys replace an earlier's."""
+    from dfil.yamlfile import load_yaml
+
+    merged: dict = {}
+    for path in paths:
+        file = path / "config.yaml" if path.is_dir() else path
+        if not file.is_file():
+            raise MissingInputError(f"--profile {path}: no Snakemake profile there (a "
+                                    "directory with config.yaml, e.g. slurm)")
+        merged.update(load_yaml(file) or {})
+    return merged
+
+
+def grid_preflight(grid, profiles: list[Path], trainer: str = "packed") -> int:
+    """Run every check of :class:`dfil.grid.Grid` ``grid`` against this host, print one
+    line each and the cost table; :data:`FAILED` if any check found a problem."""
+    from dfil.cli.cost import grid_cost
+    from dfil.hub import cache_root
+    from dfil.preflight.checks import Check, problems, summary
+    from dfil.preflight.cluster import site_from_profile, slurm_checks
+    from dfil.preflight.hubcheck import disk_check, hub_checks
+
+    cache = cache_root()
+    checks, need = hub_checks(list(grid.pins.values()), cache, grid.spec.lock, grid.files)
+    if grid.pins:
+        answered = not any(c.area == "hub" and c.status == "problem" for c in checks)
+        checks.append(disk_check(cache, need, answered))
+    else:
+        checks.append(Check("hub", "skipped", "the grid reads no hub backbone or dataset"))
+    used = {cell.size for cell in grid.cells.values()}
+    models = {size: r.get("gpu_model") for size, r in grid.config["resources"].items()
+              if r.get("gpu", 0) and size in used}
+    site = site_from_profile(load_profile(profiles)) if profiles else None
+    checks += slurm_checks(site, models)
+    try:
+        cost = grid_cost(grid, None, trainer)
+    except InputError as err:  # a grid the cost model cannot project (a stand-in task)
+        cost = ""
+        checks.append(Check("cost", "skipped", f"no GPU-hours projected: {err}"))
+    print("\n".join(c.line() for c in checks))
+    print(f"\n{cost}\n" if cost else "")
+    print(summary(checks))
+    return FAILED if problems(checks) else 0

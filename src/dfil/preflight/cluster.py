@@ -1,0 +1,210 @@
+"""Does the SLURM cluster have what the profile and the grid ask for: the partitions, each
+size class's ``gpu_model`` as a GRES type there, and the account (pure parsing and
+judging, and one thin function that runs the commands).
+
+The commands and what is read of them (SLURM 22.05, Debian's slurm-wlm)::
+
+    sinfo -h -o "%R %G %f"      one line per partition and node configuration:
+                                partition, generic resources (gpu:h100:8(S:0-1),...), and
+                                the nodes' features (h100,ib), "(null)" for none
+    sacctmgr -n -P show assoc user=<user> format=account
+                                one account per association of the user
+
+The plugin sends a class's ``gpu_model`` as ``--gpus=<gpu_model>:<gpu>``, which SLURM
+matches against the GRES *type* of the partition's nodes, never their features.
+"""
+
+from __future__ import annotations
+
+import getpass
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from dfil.preflight.checks import Check
+
+SINFO = ("sinfo", "-h", "-o", "%R %G %f")
+#: The rules that run on a GPU (their partition is where gpu_model must be a GRES type).
+GPU_RULES = ("train_cell", "evaluate_cell")
+PROFILE_FIX = "the SITE SETTINGS block of the slurm profile (slurm/config.yaml)"
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """One line of ``sinfo``: a partition's nodes of one configuration."""
+
+    partition: str
+    gres: str
+    features: frozenset[str]
+
+    @property
+    def gpu_types(self) -> frozenset[str]:
+        return gpu_types(self.gres)
+
+
+@dataclass(frozen=True)
+class Site:
+    """What the profile asks SLURM for: ``account`` (None: not set) and each partition by
+    the profile key that sets it."""
+
+    account: str | None
+    partitions: Mapping[str, str]
+
+    def gpu_partitions(self) -> set[str]:
+        """Partitions that GPU jobs go to (their rule's, else the default one)."""
+        found = {p for key, p in self.partitions.items()
+                 if key.removeprefix("set-resources.").split(".")[0] in GPU_RULES}
+        default = self.partitions.get("default-resources.slurm_partition")
+        return found or ({default} if default else set())
+
+
+def _unquote(value) -> str:
+    return str(value).strip().strip("'\"")
+
+
+def site_from_profile(profile: Mapping) -> Site:
+    """The :class:`Site` of a Snakemake profile (its config.yaml, merged)."""
+    defaults = profile.get("default-resources") or {}
+    partitions = {}
+    if defaults.get("slurm_partition"):
+        partitions["default-resources.slurm_partition"] = _unquote(defaults["slurm_partition"])
+    for rule, resources in (profile.get("set-resources") or {}).items():
+        if (resources or {}).get("slurm_partition"):
+            partitions[f"set-resources.{rule}.slurm_partition"] = \
+                _unquote(resources["slurm_partition"])
+    account = _unquote(defaults["slurm_account"]) if defaults.get("slurm_account") else None
+    return Site(account, partitions)
+
+
+def gpu_types(gres: str) -> frozenset[str]:
+    """The GPU types of a GRES string: ``gpu:h100:8(S:0-1),nvme:1`` -> {h100}; an untyped
+    ``gpu:2`` or ``(null)`` -> {}."""
+    bare = re.sub(r"\([^)]*\)", "", gres)
+    types = set()
+    for item in bare.split(","):
+        parts = item.strip().removeprefix("gres/").split(":")
+        if parts[0] == "gpu" and len(parts) >= 3:
+            types.add(parts[1])
+        elif parts[0] == "gpu" and len(parts) == 2 and not parts[1].isdigit():
+            types.add(parts[1])
+    return frozenset(types)
+
+
+def parse_sinfo(text: str) -> list[NodeGroup]:
+    """The lines of ``sinfo -h -o "%R %G %f"`` (see the module doc)."""
+    groups = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        fields = line.split()
+        if len(fields) != 3:
+            raise ValueError(f"sinfo output line {n}: expected 'partition gres features', "
+                             f"got {line!r}")
+        partition, gres, features = fields
+        feats = frozenset() if features == "(null)" else frozenset(features.split(","))
+        groups.append(NodeGroup(partition.rstrip("*"), gres, feats))
+    return groups
+
+
+def parse_accounts(text: str) -> set[str]:
+    """The accounts of ``sacctmgr -n -P show assoc user=<user> format=account``."""
+    return {line.strip().split("|")[0].lower() for line in text.splitlines() if line.strip()}
+
+
+def judge_partitions(site: Site, groups: list[NodeGroup]) -> list[Check]:
+    """One check per partition the profile names (with the keys that name it): present
+    in ``sinfo``."""
+    here = sorted({g.partition for g in groups})
+    keys: dict[str, list[str]] = {}
+    for key, name in sorted(site.partitions.items()):
+        keys.setdefault(name, []).append(key)
+    out = []
+    for name, where in sorted(keys.items()):
+        if name in here:
+            out.append(Check("slurm", "ok", f"partition {name} ({', '.join(where)}) exists"))
+        else:
+            out.append(Check("slurm", "problem", f"partition {name!r} ({', '.join(where)}) is "
+                             f"not among this cluster's partitions ({', '.join(here) or 'none'})"
+                             f": set it in {PROFILE_FIX}; `sinfo -s` lists them"))
+    return out
+
+
+def judge_gpu_models(models: Mapping[str, str | None], partitions: set[str],
+                     groups: list[NodeGroup]) -> list[Check]:
+    """One check per GPU size class (``models``: class -> its ``gpu_model``, None for
+    any GPU): the model is a GPU GRES type of a node in one of ``partitions``."""
+    nodes = [g for g in groups if g.partition in partitions] if partitions else groups
+    where = f"partition {', '.join(sorted(partitions))}" if partitions else "any partition"
+    types = sorted(set().union(*(g.gpu_types for g in nodes)))
+    out = []
+    for size, model in sorted(models.items()):
+        if not model:
+            ok = any(re.search(r"(^|,)(gres/)?gpu\b", g.gres) for g in nodes)
+            out.append(Check("slurm", "ok" if ok else "problem",
+                             f"class {size}: any GPU (no gpu_model)" + (
+                                 "" if ok else f"; no node in {where} has a GPU GRES")))
+        elif model in types:
+            out.append(Check("slurm", "ok", f"class {size}: gpu_model {model} is a GPU type "
+                             f"in {where}"))
+        else:
+            feature = any(model in g.features for g in nodes)
+            why = (f"{model} is a node feature there, not a GRES type, and "
+                   "--gpus=<gpu_model>:<n> asks for the type" if feature else
+                   f"no node in {where} has GPUs of type {model}")
+            out.append(Check("slurm", "problem", f"class {size}: gpu_model {model}: {why}; "
+                             f"its GPU types: {', '.join(types) or 'none'}. Set the class's "
+                             "gpu_model in the grid config's resources: to one of them "
+                             "(`sinfo -o %G`), or leave it out for any GPU"))
+    return out
+
+
+def judge_account(account: str | None, accounts: set[str], user: str) -> Check:
+    """The profile's account is one of ``user``'s associations."""
+    if account is None:
+        return Check("slurm", "problem", f"no slurm_account is set: set it in {PROFILE_FIX}")
+    if not accounts:
+        return Check("slurm", "skipped", f"sacctmgr lists no association for {user} (no "
+                     f"accounting here): account {account} not checked")
+    if account.lower() in accounts:
+        return Check("slurm", "ok", f"account {account} is one of {user}'s")
+    return Check("slurm", "problem", f"account {account!r} is not one of {user}'s "
+                 f"({', '.join(sorted(accounts))}): set slurm_account in {PROFILE_FIX}")
+
+
+Runner = Callable[[list[str]], subprocess.CompletedProcess]
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+
+
+def slurm_checks(site: Site | None, models: Mapping[str, str | None],
+                 run: Runner = _run) -> list[Check]:
+    """Partitions, GPU types and account against this host's SLURM (``site`` None: no
+    profile given, only the GPU types are checked); one skipped check off SLURM."""
+    if shutil.which("sinfo") is None:
+        return [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): skipped")]
+    done = run(list(SINFO))
+    if done.returncode:
+        return [Check("slurm", "problem", f"`{' '.join(SINFO)}` failed ({done.stderr.strip()}"
+                      "): is the SLURM controller reachable from here?")]
+    try:
+        groups = parse_sinfo(done.stdout)
+    except ValueError as err:  # a site's sinfo wrapper that prints more than asked
+        return [Check("slurm", "problem", f"`{' '.join(SINFO)}`: {err}")]
+    site = site or Site(None, {})
+    checks = judge_partitions(site, groups)
+    checks += judge_gpu_models(models, site.gpu_partitions(), groups)
+    user = getpass.getuser()
+    if site.account is None and not site.partitions:
+        return checks + [Check("slurm", "skipped", "no Snakemake profile given (--profile): "
+                               "partitions and account not checked")]
+    if shutil.which("sacctmgr") is None:
+        return checks + [Check("slurm", "skipped", "no sacctmgr on PATH: account not checked")]
+    done = run(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=account"])
+    if done.returncode:
+        return checks + [Check("slurm", "skipped", f"sacctmgr failed ({done.stderr.strip()}):"
+                               f" account {site.account} not checked")]
+    return checks + [judge_account(site.account, parse_accounts(done.stdout), user)]

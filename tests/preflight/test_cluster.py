@@ -1,0 +1,218 @@
+"""The SLURM checks of the preflight, on sinfo and sacctmgr output written by hand in the
+format of SLURM 22.05 (Debian's slurm-wlm): ``sinfo -h -o "%R %G %f"`` and ``sacctmgr -n
+-P show assoc user=<user> format=account``."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from dfil.preflight import cluster
+from dfil.preflight.checks import Check, problems, summary
+from dfil.preflight.cluster import (
+    NodeGroup,
+    Site,
+    gpu_types,
+    judge_account,
+    judge_gpu_models,
+    judge_partitions,
+    parse_accounts,
+    parse_sinfo,
+    site_from_profile,
+    slurm_checks,
+)
+
+#: A site with a CPU partition, an A100 partition whose nodes also carry an "h100"
+#: feature, and an H100 partition of two node configurations.
+SINFO = """\
+cpu (null) (null)
+a100 gpu:a100:4(S:0-1) a100,ib,h100
+h100 gpu:h100:8(S:0-1),nvme:1 h100,hopper
+h100 gpu:h100:4(S:0) h100
+"""
+#: One association per partition limit: the account repeats.
+SACCTMGR = "proj-ml\nproj-ml\nsandbox\n"
+#: The project's slurm/config.yaml as Snakemake reads it (SITE SETTINGS filled in).
+PROFILE = {
+    "default-resources": {"slurm_account": "proj-ml", "slurm_partition": "cpu",
+                          "slurm_extra": "''"},
+    "set-resources": {"train_cell": {"slurm_partition": "h100",
+                                     "slurm_extra": "'--signal=TERM@300'"},
+                      "evaluate_cell": {"slurm_partition": "h100"}},
+}
+
+
+def test_gpu_types_reads_the_gres_type_of_each_gpu_entry():
+    assert gpu_types("gpu:h100:8(S:0-1),nvme:1") == {"h100"}
+    assert gpu_types("gpu:a100:2(S:0,1),gpu:h100:2(S:2,3)") == {"a100", "h100"}
+    assert gpu_types("gres/gpu:h200:4") == {"h200"}
+    assert gpu_types("gpu:tesla") == {"tesla"}
+    assert gpu_types("gpu:2") == set()
+    assert gpu_types("(null)") == set()
+
+
+def test_parse_sinfo_one_group_per_line():
+    groups = parse_sinfo(SINFO)
+    assert [g.partition for g in groups] == ["cpu", "a100", "h100", "h100"]
+    assert groups[0] == NodeGroup("cpu", "(null)", frozenset())
+    assert groups[1].features == {"a100", "ib", "h100"}
+    assert groups[2].gpu_types == {"h100"}
+    # %P marks the default partition with a star; it is the same partition.
+    assert parse_sinfo("cpu* (null) (null)\n")[0].partition == "cpu"
+
+
+def test_parse_sinfo_names_a_line_it_cannot_read():
+    with pytest.raises(ValueError, match=r"sinfo output line 2: expected 'partition gres "
+                                         r"features', got 'gpu gpu:h100:2'"):
+        parse_sinfo("cpu (null) (null)\ngpu gpu:h100:2\n")
+
+
+def test_parse_accounts_dedups_and_lowercases():
+    assert parse_accounts(SACCTMGR) == {"proj-ml", "sandbox"}
+    assert parse_accounts("Proj-ML|\n\n") == {"proj-ml"}
+    assert parse_accounts("") == set()
+
+
+def test_site_from_profile_keeps_each_partitions_key():
+    site = site_from_profile(PROFILE)
+    assert site.account == "proj-ml"
+    assert site.partitions == {"default-resources.slurm_partition": "cpu",
+                               "set-resources.train_cell.slurm_partition": "h100",
+                               "set-resources.evaluate_cell.slurm_partition": "h100"}
+    assert site.gpu_partitions() == {"h100"}
+    # No partition for the GPU rules: their jobs go to the default one.
+    bare = site_from_profile({"default-resources": {"slurm_partition": "'batch'"}})
+    assert bare.gpu_partitions() == {"batch"} and bare.account is None
+
+
+def test_partitions_present_and_missing():
+    groups = parse_sinfo(SINFO)
+    ok = judge_partitions(site_from_profile(PROFILE), groups)
+    assert [c.status for c in ok] == ["ok", "ok"]
+    assert "partition h100 (set-resources.evaluate_cell.slurm_partition, " \
+           "set-resources.train_cell.slurm_partition) exists" in ok[1].text
+    missing = judge_partitions(Site("x", {"default-resources.slurm_partition": "gpu"}), groups)
+    assert missing[0].status == "problem"
+    assert "partition 'gpu' (default-resources.slurm_partition) is not among this " \
+           "cluster's partitions (a100, cpu, h100)" in missing[0].text
+    assert "SITE SETTINGS" in missing[0].text
+
+
+def test_gpu_model_is_judged_against_the_gpu_partitions_gres_types():
+    groups = parse_sinfo(SINFO)
+    checks = judge_gpu_models({"7b": "h100", "72b": "h200", "small": None}, {"h100"}, groups)
+    by_class = {c.text.split(":")[0]: c for c in checks}
+    assert by_class["class 7b"].status == "ok"
+    assert "gpu_model h100 is a GPU type in partition h100" in by_class["class 7b"].text
+    bad = by_class["class 72b"]
+    assert bad.status == "problem"
+    assert "no node in partition h100 has GPUs of type h200; its GPU types: h100" in bad.text
+    assert by_class["class small"].status == "ok"
+
+
+def test_a_feature_is_not_a_gres_type():
+    """The A100 nodes carry an 'h100' feature: --gpus=h100:1 would still be refused."""
+    checks = judge_gpu_models({"7b": "h100"}, {"a100"}, parse_sinfo(SINFO))
+    assert checks[0].status == "problem"
+    assert "h100 is a node feature there, not a GRES type" in checks[0].text
+    assert "its GPU types: a100" in checks[0].text
+
+
+def test_any_gpu_needs_a_gpu_somewhere():
+    checks = judge_gpu_models({"small": None}, {"cpu"}, parse_sinfo(SINFO))
+    assert checks[0].status == "problem"
+    assert "no node in partition cpu has a GPU GRES" in checks[0].text
+
+
+def test_account_judged_against_the_users_associations():
+    assert judge_account("proj-ml", {"proj-ml"}, "ada").status == "ok"
+    bad = judge_account("your-account", {"proj-ml", "sandbox"}, "ada")
+    assert bad.status == "problem"
+    assert "account 'your-account' is not one of ada's (proj-ml, sandbox): set " \
+           "slurm_account in the SITE SETTINGS block" in bad.text
+    assert judge_account("proj-ml", set(), "ada").status == "skipped"
+    assert judge_account(None, {"proj-ml"}, "ada").status == "problem"
+
+
+def _fake_slurm(monkeypatch, outputs: dict[str, tuple[int, str, str]]):
+    """sinfo and sacctmgr on PATH, answering ``outputs[command] = (rc, stdout, stderr)``;
+    returns the commands run."""
+    monkeypatch.setattr(cluster.shutil, "which", lambda name: f"/usr/bin/{name}")
+    calls = []
+
+    def run(cmd):
+        calls.append(cmd)
+        rc, out, err = outputs[cmd[0]]
+        return subprocess.CompletedProcess(cmd, rc, out, err)
+    return run, calls
+
+
+def test_slurm_checks_run_sinfo_and_sacctmgr(monkeypatch):
+    monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
+    run, calls = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""),
+                                           "sacctmgr": (0, SACCTMGR, "")})
+    checks = slurm_checks(site_from_profile(PROFILE), {"7b": "h100"}, run)
+    assert [c.status for c in checks] == ["ok"] * 4
+    assert calls == [["sinfo", "-h", "-o", "%R %G %f"],
+                     ["sacctmgr", "-n", "-P", "show", "assoc", "user=ada", "format=account"]]
+
+
+def test_not_a_slurm_host_is_skipped(monkeypatch):
+    monkeypatch.setattr(cluster.shutil, "which", lambda name: None)
+    checks = slurm_checks(site_from_profile(PROFILE), {"7b": "h100"})
+    assert checks == [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): "
+                                                "skipped")]
+    assert not problems(checks)
+
+
+def test_an_unreachable_controller_is_a_problem(monkeypatch):
+    error = "slurm_load_partitions: Unable to contact slurm controller (connect failure)"
+    run, _ = _fake_slurm(monkeypatch, {"sinfo": (1, "", error)})
+    checks = slurm_checks(site_from_profile(PROFILE), {}, run)
+    assert [c.status for c in checks] == ["problem"]
+    assert error in checks[0].text
+
+
+def test_unreadable_sinfo_output_is_a_problem_not_a_traceback(monkeypatch):
+    run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, "PARTITION GRES\ncpu (null)\n", "")})
+    checks = slurm_checks(site_from_profile(PROFILE), {}, run)
+    assert [c.status for c in checks] == ["problem"]
+    assert "sinfo output line 1: expected 'partition gres features'" in checks[0].text
+
+
+def test_without_a_profile_only_gpu_types_are_checked(monkeypatch):
+    run, calls = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, "")})
+    checks = slurm_checks(None, {"7b": "h100"}, run)
+    assert [c.status for c in checks] == ["ok", "skipped"]
+    assert "gpu_model h100 is a GPU type in any partition" in checks[0].text
+    assert len(calls) == 1
+
+
+def test_summary_counts_problems_and_skips():
+    checks = [Check("hub", "ok", "a"), Check("slurm", "skipped", "b"),
+              Check("disk", "problem", "c")]
+    assert summary(checks).startswith("preflight: 1 problem(s) in 3 checks, 1 skipped")
+    assert summary(checks[:2]) == "preflight: all 1 checks ok, 1 skipped; nothing was " \
+                                  "submitted"
+    assert checks[2].line() == "PROBLEM  disk   c"
+    with pytest.raises(ValueError, match="unknown check status 'maybe'"):
+        Check("hub", "maybe", "x")
+
+
+def test_the_projects_profiles_merge_as_snakemake_merges_them(tmp_path):
+    """slurm/ alone asks for the placeholder account; the slurm-local overlay replaces
+    default-resources whole and keeps slurm/'s set-resources."""
+    from dfil.cli.preflight import load_profile
+    from dfil.errors import MissingInputError
+    from snakemake_cli import ROOT
+
+    alone = site_from_profile(load_profile([ROOT / "slurm"]))
+    assert alone.account == "your-account"
+    local = site_from_profile(load_profile([ROOT / "slurm",
+                                            ROOT / "workflow/profiles/slurm-local"]))
+    assert local.account == "dfil-local"
+    assert local.gpu_partitions() == {"gpu"}
+    assert local.partitions["default-resources.slurm_partition"] == "cpu"
+    with pytest.raises(MissingInputError, match=r"--profile .*nowhere: no Snakemake profile"):
+        load_profile([tmp_path / "nowhere"])

@@ -1,0 +1,85 @@
+"""``snakemake preflight --profile slurm``: a local rule that runs ``dfil grid preflight``
+with the profile's account and partitions, submits nothing, fails once (no retry) when a
+check fails, and runs on a grid whose branches are not locked yet (reporting them).
+
+SLURM's commands are shell scripts printing hand-written SLURM 22.05 output (the real
+cluster of workflow/slurm-local.sh is not started); ``sbatch`` records any call."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+from snakemake_cli import BIN, ROOT, env
+from test_workflow_hub import grid_file
+
+SINFO = "cpu (null) (null)\ngpu gpu:h100:2(S:0) (null)\n"
+SLURM_LOCAL = ("--profile", "slurm", "--profile", "workflow/profiles/slurm-local")
+
+
+def site(tmp_path, accounts: str):
+    """A copy of the workflow and a PATH whose sinfo/sacctmgr answer as a cluster with
+    ``accounts`` for this user; returns (work dir, environment, sbatch's call log)."""
+    work = tmp_path / "wf"
+    work.mkdir()
+    shutil.copy(ROOT / "Snakefile", work)
+    for d in ("workflow", "config", "slurm"):
+        shutil.copytree(ROOT / d, work / d)
+    shims = tmp_path / "slurm-bin"
+    shims.mkdir()
+    calls = tmp_path / "sbatch-calls"
+    scripts = {"sinfo": f"printf '{SINFO}'", "sacctmgr": f"printf '{accounts}'",
+               "sbatch": f'echo "$@" >> {calls}; exit 1'}
+    for name, body in scripts.items():
+        (shims / name).write_text(f"#!/bin/sh\n{body}\n")
+        (shims / name).chmod(0o755)
+    environ = env()
+    environ["PATH"] = f"{shims}:{environ['PATH']}"
+    environ["DFIL_HUB_CACHE"] = str(tmp_path / "hub-cache")
+    return work, environ, calls
+
+
+def run(work, environ, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([str(BIN / "snakemake"), "preflight", *args], cwd=work,
+                          env=environ, capture_output=True, text=True, timeout=600)
+
+
+def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
+    work, environ, calls = site(tmp_path, "dfil-local\\n")
+    done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    out = done.stdout + done.stderr
+    assert "localrule preflight:" in out
+    for line in ("skipped  hub    the grid reads no hub backbone or dataset",
+                 "ok       slurm  partition cpu (default-resources.slurm_partition) exists",
+                 "ok       slurm  class tiny: gpu_model h100 is a GPU type in partition gpu",
+                 "ok       slurm  account dfil-local is one of"):
+        assert line in out
+    assert "preflight: all 4 checks ok" in out
+    assert not calls.exists(), "preflight submitted a job"
+    assert (work / "results/smoke/logs/preflight.log").read_text().startswith("skipped  hub")
+
+
+def test_a_failed_check_fails_the_target_once(tmp_path):
+    work, environ, calls = site(tmp_path, "proj-ml\\n")
+    done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
+    out = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "PROBLEM  slurm  account 'dfil-local' is not one of" in out
+    assert out.count("localrule preflight:") == 1, "a failed check is not retried"
+    assert not calls.exists()
+
+
+def test_an_unlocked_grid_is_checked_not_refused(tmp_path):
+    """A real run of this grid stops before its DAG (test_workflow_hub); its preflight
+    runs and names the lock command among its problems."""
+    work, environ, _ = site(tmp_path, "dfil-local\\n")
+    environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # no hub: its check fails, fast
+    grid = grid_file(tmp_path, lock=False)
+    done = run(work, environ, "--cores", "1", "--configfile", str(grid))
+    out = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "PROBLEM  lock   backbones.tiny-llama.revision: 'main' is a branch or tag" in out
+    assert "Run `dfil grid lock --config" in out
+    assert "PROBLEM  hub    backbone tiny-llama (org/tiny): cannot reach the hub" in out
+    assert "no Snakemake profile given (--profile)" in out
