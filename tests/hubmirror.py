@@ -120,11 +120,13 @@ class Proxy:
     after which a GET of that file pauses until :attr:`release` is set; ``cut``: file name
     -> bytes after which the next GET of that file loses its connection. ``requests``:
     (method, path, Range header) of every request, in order; ``sent``: body bytes sent per
-    path.
+    path. ``journal``: a file each request is also appended to as one JSON line (time,
+    method, path, range), for a process outside the proxy's (CI's ``counts``).
     """
 
-    def __init__(self, upstream: str):
+    def __init__(self, upstream: str, journal: Path | None = None):
         self.upstream = urlsplit(upstream)
+        self.journal = journal
         self.gated: set[str] = set()
         self.stall: dict[str, int] = {}
         self.cut: dict[str, int] = {}
@@ -185,6 +187,10 @@ class _Handler(BaseHTTPRequestHandler):
         wanted = self.headers.get("Range")
         with proxy.lock:
             proxy.requests.append((method, self.path, wanted))
+            if proxy.journal is not None:
+                with open(proxy.journal, "a") as fh:
+                    fh.write(json.dumps({"time": time.time(), "method": method,
+                                         "path": self.path, "range": wanted}) + "\n")
         repo = proxy.gated_repo(self.path)
         if repo and not self.headers.get("Authorization"):
             return self._gated(repo, method)

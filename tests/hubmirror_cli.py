@@ -4,8 +4,9 @@ endpoint in the background, serve it in the foreground, stop it.
 ``build`` writes ``<mirrors>/commits.json`` (repo -> commit) and prints it. ``start``
 launches ``serve`` detached, waits until the endpoint answers, and prints ``export
 HF_ENDPOINT=...`` for ``eval``; ``serve`` runs olah and the proxy until SIGTERM and keeps
-``--state`` (endpoint, olah's address, its pid) while it runs; ``stop`` ends it and waits.
-Everything listens on 127.0.0.1 only.
+``--state`` (endpoint, olah's address, its pid) while it runs, and appends every request
+the proxy answers to the journal beside it; ``stop`` ends it and waits; ``counts`` reads the
+journal (while the endpoint runs or after it stopped). Everything listens on 127.0.0.1 only.
 """
 
 from __future__ import annotations
@@ -22,7 +23,14 @@ import time
 from pathlib import Path
 
 from hubmirror import Olah, Proxy, wait_until_answers
-from hubrepos import embedded_files, frog_dataset_files, git_repo, repo_path, tiny_model_files
+from hubrepos import (
+    embedded_files,
+    frog_dataset_files,
+    frog_samples_source,
+    git_repo,
+    repo_path,
+    tiny_model_files,
+)
 
 TINY_ID = "dfil-test/tiny-llama"
 EMBEDDED_ID = "dfil-test/smollm2-135m"
@@ -42,7 +50,9 @@ def build(args: argparse.Namespace) -> dict[str, str]:
                                               embedded_files(args.embedded_name))
         if args.frog:
             source = args.frog_source
-            if source is None:
+            if args.frog_samples is not None:
+                source = frog_samples_source(args.frog_samples, Path(tmp) / "samples")
+            elif source is None:
                 from dfil.data.synthetic import write_frog_like
 
                 source = Path(tmp) / "frog"
@@ -55,11 +65,19 @@ def build(args: argparse.Namespace) -> dict[str, str]:
     return commits
 
 
+def journal_path(state: Path) -> Path:
+    """The request journal of the endpoint whose state file is ``state``."""
+    return state.with_name(state.stem + ".requests.jsonl")
+
+
 def serve(args: argparse.Namespace) -> int:
-    """Run olah and the proxy until SIGTERM/SIGINT; ``--state`` exists while they run."""
+    """Run olah and the proxy until SIGTERM/SIGINT; ``--state`` exists while they run, the
+    journal (emptied at the start) stays after."""
     state = Path(args.state)
+    journal = journal_path(state)
+    journal.write_text("")
     olah = Olah(Path(args.mirrors), state.parent / "olah")
-    proxy = Proxy(olah.start())
+    proxy = Proxy(olah.start(), journal)
     proxy.gated.update(args.gate)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -122,6 +140,23 @@ def stop(args: argparse.Namespace) -> int:
     return 0
 
 
+def counts(args: argparse.Namespace) -> int:
+    """Print the requests of the journal as JSON, ``"METHOD path"`` (query dropped) -> how
+    many, those answered after ``--after`` (seconds since the epoch) only if given."""
+    journal = journal_path(Path(args.state))
+    if not journal.is_file():
+        raise SystemExit(f"hubmirror: {journal} does not exist: no endpoint was started "
+                         f"with --state {args.state}")
+    out: dict[str, int] = {}
+    for line in journal.read_text().splitlines():
+        entry = json.loads(line)
+        if args.after is None or entry["time"] > args.after:
+            key = f"{entry['method']} {entry['path'].split('?')[0]}"
+            out[key] = out.get(key, 0) + 1
+    print(json.dumps(out, indent=2, sort_keys=True))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python tests/hubmirror.py", description=__doc__)
     sub = p.add_subparsers(dest="command", required=True)
@@ -134,6 +169,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--frog", nargs="?", const=FROG_ID, help="FRoG-format dataset repo id")
     b.add_argument("--frog-source", type=Path, help="easy.jsonl/hard.jsonl directory "
                    "(default: dfil's synthetic stand-in, --n-frog items per split)")
+    b.add_argument("--frog-samples", type=Path, help="FRoG's repository files (the "
+                   "shared samples' task=*.jsonl directory), served in the hub's layout: "
+                   "easy from task=mask_quant.jsonl, hard from task=mislead.jsonl")
     b.add_argument("--n-frog", type=int, default=2044)
     for name, helptext in (("serve", "run the endpoint in the foreground"),
                            ("start", "run the endpoint in the background")):
@@ -145,6 +183,9 @@ def parser() -> argparse.ArgumentParser:
         s.add_argument("--timeout", type=float, default=60.0)
     s = sub.add_parser("stop", help="stop the endpoint")
     s.add_argument("--state", type=Path, required=True)
+    c = sub.add_parser("counts", help="requests the endpoint answered, by method and path")
+    c.add_argument("--state", type=Path, required=True)
+    c.add_argument("--after", type=float, help="only those after this time (epoch seconds)")
     return p
 
 
@@ -153,4 +194,4 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build":
         print(json.dumps(build(args), indent=2, sort_keys=True))
         return 0
-    return {"serve": serve, "start": start, "stop": stop}[args.command](args)
+    return {"serve": serve, "start": start, "stop": stop, "counts": counts}[args.command](args)

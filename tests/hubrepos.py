@@ -10,12 +10,14 @@ Content builders: a tiny random Llama (``save_pretrained``) with the library's c
 tokenizer (fast, for unit tests); the embedded SmolLM2-135M's converted files (``dfil
 fetch-backbone smollm2-135m``); a FRoG-format dataset repo whose README declares the
 ``mask_quant`` config with ``easy``/``hard`` splits (``load_dataset(repo, "mask_quant",
-split=...)``, as ``dfil.data.load_frog`` reads ``GAIR/FRoG``).
+split=...)``, as ``dfil.data.load_frog`` reads ``GAIR/FRoG``), from dfil's synthetic
+stand-in or from FRoG's real repository files (:func:`frog_samples_source`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -121,6 +123,33 @@ def embedded_files(name: str = "smollm2-135m") -> dict:
         raise FileNotFoundError(f"{root} holds no converted backbone: run "
                                 f"`dfil fetch-backbone {name}` first")
     return {p.name: p for p in sorted(root.iterdir()) if p.is_file()}
+
+
+def frog_hub_rows(path: Path) -> list[dict]:
+    """The records of a FRoG repository file (``task=<task>.jsonl``: ``info`` = [percentage,
+    quantifier, strength gap]) in the hub's record layout, ids ``frog-<line - 1>``."""
+    rows = []
+    for i, line in enumerate(Path(path).read_text().splitlines()):
+        r = json.loads(line)
+        rows.append({"id": f"frog-{i}", "question": r["question"],
+                     "target_percentage_mention": r["info"][0], "quantifier": r["info"][1],
+                     "quantifier_strength_gap": r["info"][2], "answer": r["target"],
+                     "origin_question": "", "raw_question": "", "source": "frog"})
+    return rows
+
+
+def frog_samples_source(samples: Path, out: Path, easy: str = "task=mask_quant.jsonl",
+                        hard: str = "task=mislead.jsonl") -> Path:
+    """``out`` holding ``easy.jsonl`` and ``hard.jsonl`` in the hub's layout, from FRoG's
+    repository files in ``samples`` (../shared/data/frog-samples: 30 real items per task;
+    the hard split stands in with another task's items, which share no question with the
+    easy ones)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for split, name in (("easy", easy), ("hard", hard)):
+        rows = frog_hub_rows(Path(samples) / name)
+        (out / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return out
 
 
 def frog_dataset_files(source: Path) -> dict:

@@ -46,3 +46,24 @@ def test_an_unlocked_branch_stops_the_dag_build_naming_the_command(tmp_path):
     assert plan.returncode == 0, plan.stderr[-2000:]
     assert "a real run is refused until `dfil grid lock --config" in plan.stderr
     assert "--revision main" in plan.stdout + plan.stderr
+
+
+def test_ci_hub_grid_reads_one_backbone_and_one_dataset_in_every_cell():
+    """config/hub-smoke.yaml, .ci/hub-smoke's grid (run there for real through a local
+    endpoint), stays valid: several cells, each reading the same two hub repos."""
+    import subprocess
+
+    from dfil.grid import Grid
+    from dfil.yamlfile import load_yaml
+    from snakemake_cli import ROOT
+
+    grid = Grid(load_yaml(ROOT / "config" / "hub-smoke.yaml"))
+    assert len(grid.cells) >= 3
+    assert {c.fetches for c in grid.cells.values()} == {(("dataset", "frog"),
+                                                         ("model", "tiny-llama"))}
+    # branches, which the stage locks through the endpoint
+    assert sorted((p.repo, p.revision) for p, _ in grid.pins.values()) == [
+        ("dfil-test/frog-samples", "main"), ("dfil-test/tiny-llama", "main")]
+    out = subprocess.run(["bash", "-n", str(ROOT / ".ci" / "hub-smoke")], capture_output=True,
+                         text=True)
+    assert out.returncode == 0, out.stderr

@@ -7,6 +7,7 @@ from dfil.data import format_prompt, load_frog, parse_percentage, split_train_va
 from dfil.data.frog import few_shot_subset, largest_remainder, stratified_counts
 from dfil.data.synthetic import _TOTALS, FROG_CLASS_COUNTS, HARD_TOTALS, write_frog_like
 from dfil.errors import DataError
+from hubrepos import frog_hub_rows
 
 
 @pytest.mark.parametrize(
@@ -40,17 +41,11 @@ def test_repository_layout_loads_from_shared_samples(shared_data):
 def test_hub_layout_loads_from_shared_samples_converted(shared_data, tmp_path):
     # The hub's record layout, built from the same real items.
     src = shared_data / "frog-samples" / "task=mask_quant.jsonl"
-    rows = []
-    for i, line in enumerate(src.read_text().splitlines()):
-        r = json.loads(line)
-        rows.append({"id": f"frog-{i}", "question": r["question"],
-                     "target_percentage_mention": r["info"][0], "quantifier": r["info"][1],
-                     "quantifier_strength_gap": r["info"][2], "answer": r["target"],
-                     "origin_question": "", "raw_question": "", "source": "frog"})
     (tmp_path / "mask_quant").mkdir()
     import pandas as pd
 
-    pd.DataFrame(rows).to_parquet(tmp_path / "mask_quant" / "hard-00000-of-00001.parquet")
+    parquet = tmp_path / "mask_quant" / "hard-00000-of-00001.parquet"
+    pd.DataFrame(frog_hub_rows(src)).to_parquet(parquet)
     hub = load_frog(tmp_path, "hard")
     repo = load_frog(src, "hard")
     assert hub["label"].tolist() == repo["label"].tolist()

@@ -110,6 +110,9 @@ def test_gated_repo_without_a_token_names_the_backbone_and_the_fix(hub, tmp_path
 @pytest.mark.parametrize("repo, revision, expected", [
     ("dfil-test/no-such-model", "main",
      r"backbone bb \(dfil-test/no-such-model\): the hub at .* shows no such repo.*HF_TOKEN"),
+    # Asked for a commit of a repo it lacks, olah answers a bare 404 (no error code).
+    ("dfil-test/no-such-model", "1" * 40,
+     r"backbone bb \(dfil-test/no-such-model\): the hub at .* shows no such repo.*HF_TOKEN"),
     (TINY, "no-such-branch", r"backbone bb \(dfil-test/tiny-llama\) has no revision "
                              r"'no-such-branch' \(its branches and tags: main\)"),
     (TINY, "0" * 40, r"has no revision '0{40}'"),

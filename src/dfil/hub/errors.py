@@ -5,7 +5,9 @@ connection errors; :func:`explain` turns each into one :class:`HubError` line na
 grid entry, the repo and what to do (a token, the id, the revision, a reachable endpoint).
 A repo that exists answers for its refs; a missing one does not, which tells "no such
 revision" from "no such repo" where a server answers both with the same status (olah's
-local mirrors answer an unknown revision with 401 RepoNotFound, the hub with 404).
+local mirrors answer an unknown revision with 401 RepoNotFound, the hub with 404), and a
+repo that lists no refs and answers 401 or 404 without the hub's error code (olah, asked
+for a commit of a repo it lacks) as missing.
 """
 
 from __future__ import annotations
@@ -96,7 +98,9 @@ def explain(err: Exception, target: Target, refs: list[str] | None) -> HubError:
         return HubError(f"{name} has no revision {rev!r} (its branches and tags: {known}): "
                         "set the entry's revision to an existing branch, tag or full commit "
                         "hash, and lock it again if it names a branch")
-    if isinstance(err, RepositoryNotFoundError):
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    if isinstance(err, RepositoryNotFoundError) or (
+            isinstance(err, HfHubHTTPError) and refs is None and status in (401, 404)):
         return HubError(f"{name}: the hub at {target.page()} shows no such repo to this "
                         "machine. Check the id in the config; if the repo is private or "
                         f"gated, {TOKEN_FIX}")
@@ -105,6 +109,5 @@ def explain(err: Exception, target: Target, refs: list[str] | None) -> HubError:
         return HubError(f"{name}: cannot reach the hub at {target.page()} ({err}). Run the "
                         "fetch where the network is (the login node), or point HF_ENDPOINT "
                         "at a reachable mirror")
-    status = getattr(getattr(err, "response", None), "status_code", "?")
     first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return HubError(f"{name} at revision {rev!r}: the hub answered {status}: {first}")
+    return HubError(f"{name} at revision {rev!r}: the hub answered {status or '?'}: {first}")
