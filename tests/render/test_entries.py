@@ -37,6 +37,19 @@ def test_row_ops_build_new_entries_and_leave_the_table_as_it_was():
     assert table.rows[4].entries["x"].kind == "reduce"
 
 
+def test_a_row_difference_over_an_entry_the_layout_leaves_empty_says_so():
+    """T3: fine-tune has no oracle entry (``cells: {oracle: null}``), so Δ vs fine-tune
+    has none there either, as in the paper; a side without runs is another reason."""
+    rows = [Row("ft", "FT", entries={"x": Entry("tex", tex=""), "y": value(None)}),
+            Row("dfil", "DFIL", entries={"x": value(5.0), "y": value(2.0)}),
+            Row("d", "Δ", entries={c: Entry("delta_rows", args=("dfil", "ft"))
+                                   for c in ("x", "y")})]
+    x, y = (row_ops(table_of(rows, ("x", "y")))[2].entries[c] for c in ("x", "y"))
+    assert x.value is None and x.reason == \
+        "a row it subtracts has no entry here (as in the paper)"
+    assert y.value is None and y.reason == ""
+
+
 def test_holm_adjusts_a_column_across_the_visible_rows():
     def row(rid: str, p: float | None, hidden=False) -> Row:
         return Row(rid, rid, hidden=hidden,

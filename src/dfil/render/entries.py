@@ -143,6 +143,12 @@ def _find(rows: list[Row], row: str, col: str) -> Entry | None:
     return None
 
 
+def _laid_out_empty(entry: Entry | None) -> bool:
+    """Whether a row has no entry in a column by the paper's layout (``cells: {col:
+    null}`` in tables.yaml, or none at all)."""
+    return entry is None or (entry.kind == "tex" and not entry.tex)
+
+
 def _means(rows: list[Row], ids, col: str) -> list[float]:
     """The means of column ``col`` in rows ``ids`` that have one."""
     found = (_find(rows, r, col) for r in ids)
@@ -174,9 +180,14 @@ def _from_rows(rows: list[Row], col: str, entry: Entry) -> Entry:
         value = {"min": min, "max": max}[op](means) if means else None
     else:
         a_ids, b_id = entry.args
-        a_means = _means(rows, [a_ids] if isinstance(a_ids, str) else a_ids, col)
+        a_ids = [a_ids] if isinstance(a_ids, str) else a_ids
+        a_means = _means(rows, a_ids, col)
         b = _find(rows, b_id, col)
         value = (max(a_means) - b.mean) if a_means and b and b.mean is not None else None
+        if _laid_out_empty(b) or all(_laid_out_empty(_find(rows, a, col)) for a in a_ids):
+            # T3's Δ vs fine-tune under Oracle: fine-tune has none there, nor in the paper
+            return replace(entry, kind="value", args=(), value=None,
+                           reason="a row it subtracts has no entry here (as in the paper)")
     return replace(entry, kind="value", args=(), value=value)
 
 
