@@ -38,7 +38,7 @@ def test_signed_cells_and_declared_effects_keep_or_lose_the_paper_direction():
     up = _table((0.50, 0.52, 0.51), (0.48, 0.49, 0.47), effects)   # DFIL 51.0, FT 48.0
     rows = direction_rows([up])
     assert [(r["effect"], r["paper"], r["reproduced"], r["same_direction"]) for r in rows] == [
-        ("r / d", 1.5, pytest.approx(3.0), "yes"),
+        ("Row: d", 1.5, pytest.approx(3.0), "yes"),  # the row label, the column id (no template)
         ("dfil minus delta", 48.5, pytest.approx(48.0), "yes")]
     down = _table((0.47, 0.48, 0.49), (0.50, 0.51, 0.52), effects)  # DFIL 48.0, FT 51.0
     rows = direction_rows([down])

@@ -2,7 +2,8 @@ import jsonschema
 import pytest
 from report_tables import scaling_table
 
-from dfil.report.numbers import labels, ran_as, seeds_of, table_numbers, validate
+from dfil.render.names import labels
+from dfil.report.numbers import ran_as, seeds_of, table_numbers, validate
 
 
 def test_every_number_with_its_paper_value_runs_and_verdict():

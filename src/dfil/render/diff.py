@@ -17,6 +17,7 @@ from dfil.render.compare import NUMBER_VERDICTS, RULE, comparable, judge
 from dfil.render.direction import TOL, direction_line, per_table
 from dfil.render.entries import Table
 from dfil.render.fmt import parse_published
+from dfil.render.names import table_labels
 
 COLUMNS = ["table", "row", "column", "paper", "paper_std", "reproduced", "std", "n", "diff",
            "verdict", "computed_on"]
@@ -32,8 +33,10 @@ def diff_rows(tables: list[Table], notes: dict[str, str] | None = None,
     per table what it was computed on when that is not the paper's own cells;
     ``standin``: what the grid runs in the paper's place ("" for the paper's grid)."""
     notes = notes or {}
+    names = table_labels(tables)
     out = []
     for t in tables:
+        named = names[t.name]
         for row in t.rows:
             for col, entry in row.entries.items():
                 pub, pub_sd = parse_published(entry.published)
@@ -42,7 +45,8 @@ def diff_rows(tables: list[Table], notes: dict[str, str] | None = None,
                 mean, sd, values = entry.compared
                 verdict = judge(pub, entry.published, values, mean,
                                 comparable(entry.fmt, standin)).verdict
-                out.append({"table": f"T{t.number} {t.name}", "row": row.id, "column": col,
+                out.append({"table": f"T{t.number} {t.name}", "row": named.rows.get(row.id, row.id),
+                            "column": named.columns.get(col, col),
                             "paper": pub, "paper_std": pub_sd, "reproduced": mean, "std": sd,
                             "n": entry.n, "diff": None if mean is None else mean - pub,
                             "verdict": verdict, "computed_on": notes.get(t.name, "")})

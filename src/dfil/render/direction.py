@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from dfil.render.entries import Table
+from dfil.render.names import table_labels
 
 #: Differences below this (percentage points in most tables) have no direction.
 TOL = 0.5
@@ -48,12 +49,13 @@ def _effect_values(table: Table, effect: dict) -> tuple[float | None, float | No
 def direction_rows(tables: list[Table]) -> list[dict]:
     """One dict per effect of ``tables`` (keys: :data:`DIRECTION_COLUMNS`): the paper's
     signed cells and each table's declared ``effects``."""
+    names = table_labels(tables)
     out = []
     for t in tables:
         name = f"T{t.number} {t.name}"
         found = []
         for row, col in t.signed:
-            found.append((f"{row} / {col}", t.published[(row, col)],
+            found.append((names[t.name].name(row, col), t.published[(row, col)],
                           _reproduced(t, row, col), TOL))
         for e in t.effects:
             pub, rep = _effect_values(t, e)

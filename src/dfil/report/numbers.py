@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
@@ -14,34 +13,10 @@ import jsonschema
 from dfil.render.compare import comparable, judge
 from dfil.render.entries import Entry, Table
 from dfil.render.fmt import parse_published
-from dfil.render.text import plain
+from dfil.render.names import Labels
 
 COLUMNS = ["table", "row", "ran_as", "column", "value", "std", "n", "paper", "paper_std", "verdict",
            "basis", "runs", "seeds", "row_id", "column_id"]
-
-
-@dataclass(frozen=True)
-class Labels:
-    """How a table's rows and columns read: plain-text row labels by row id, column heads
-    by column id, and the ``\\ref`` labels' table numbers."""
-
-    rows: dict[str, str]
-    columns: dict[str, str]
-
-    def name(self, row: str, col: str) -> str:
-        """An entry as a reader names it: row label, column head (a whole row: ``col``
-        "", a whole column: ``row`` "")."""
-        names = [self.rows.get(row, row) if row else "", self.columns.get(col, col) if col else ""]
-        return ": ".join(n for n in names if n)
-
-
-def labels(table: Table, heads: list[str], refs: dict[str, int]) -> Labels:
-    """``heads``: the template's column heads (first: the label column); used when they
-    match the visible columns one to one, else the column ids, spaced."""
-    cols = table.visible_columns
-    names = heads[1:] if len(heads) == len(cols) + 1 else [c.replace("_", " ") for c in cols]
-    return Labels(table.row_names or {r.id: plain(r.label, refs) or r.id for r in table.rows},
-                  dict(zip(cols, names, strict=True)))
 
 
 def runs_of(entry: Entry) -> list[str]:

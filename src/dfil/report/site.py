@@ -16,6 +16,7 @@ from dfil.atomic import atomic_path
 from dfil.render import compare, text
 from dfil.render.entries import Table
 from dfil.render.latex import substitution_note
+from dfil.render.names import labels
 from dfil.report import claims as claims_mod
 from dfil.report import flags, numbers, runs
 
@@ -135,7 +136,7 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
     per_table, found, all_rows = [], [], []
     across = flags.cross_table(tables)
     for t in tables:
-        names = numbers.labels(t, heads.get(t.name, []), refs)
+        names = labels(t, heads.get(t.name, []), refs)
         rows = numbers.table_numbers(t, names, standin)
         all_rows += rows
         found += claims_mod.table_claims(t, bool(standin), names.name,
