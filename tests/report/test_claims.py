@@ -19,7 +19,9 @@ def test_verdicts_by_hand():
     assert verdict(4.0, est, 0.5, standin=False)[0] == "reproduced"
     assert verdict(1.0, est, 0.5, standin=False)[0] == "direction only"  # size outside
     assert verdict(4.0, est, 0.5, standin=True)[0] == "direction only"   # stand-in
-    assert verdict(-2.0, est, 0.5, standin=False)[0] == "not reproduced"
+    assert verdict(-2.0, est, 0.5, standin=False) == (
+        "not reproduced", "reproduced Δ positive, the paper's negative (|Δ| < 0.5 counts as "
+        "no effect)")
     weak = SeedTest(4.5, "Welch", 0.2, (-1.0, 10.0))
     v, why = verdict(4.0, weak, 0.5, standin=False)
     assert v == "direction only" and "p = 0.2" in why

@@ -72,3 +72,17 @@ def test_a_stand_in_reused_for_another_setting_in_another_table():
     assert cross_table([t24, t25]) == {}
     # the same setting in two tables (the paper's own reuse) is no flag
     assert cross_table([t25, replace(t25, number=26)]) == {}
+
+
+def test_lines_equal_over_shared_entries_do_not_chain():
+    """A = B and B = C where B has one column: A and C differ in y, so no class holds
+    all three, and the equal x entries are still said."""
+    rows = [Row("a", "A", entries={"x": stat(1.0, 2.0, reads=["a"]),
+                                   "y": stat(5.0, 6.0, reads=["a2"])}),
+            Row("b", "B", entries={"x": stat(1.0, 2.0, reads=["b"])}),
+            Row("c", "C", entries={"x": stat(1.0, 2.0, reads=["c"]),
+                                   "y": stat(7.0, 9.0, reads=["c2"])})]
+    flags = [(f.kind, f.where) for f in table_flags(_table(rows, ["x", "y"]))]
+    assert ("identical rows", (("a", ""), ("b", ""))) in flags
+    assert not any(k == "identical rows" and ("c", "") in w for k, w in flags)
+    assert ("equal to the digit", (("a", "x"), ("b", "x"), ("c", "x"))) in flags

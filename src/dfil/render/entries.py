@@ -215,7 +215,7 @@ def dash_reason(entry: Entry) -> str:
     if entry.reason:
         return entry.reason
     if entry.kind == "stat":
-        if len(entry.values) == 1:  # a std (T24, T26) of one seed
+        if entry.fmt == "std" and len(entry.values) == 1:  # T24's, T26's stds
             return "a std needs two seeds"
         return ("not run: the grid has no run of that setting" if not entry.reads
                 else "its runs lack the metric or failed")

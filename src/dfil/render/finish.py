@@ -85,12 +85,13 @@ def finish(spec: Mapping, table: Table, footnotes: list[Entry],
     notes = _dropped_notes([r for r in rows if r.kind == "body" and not has_data(r)
                             and not r.hidden], names)
     visible = [c for c in table.columns if c not in table.hidden]
-    dashes = dash_note(kept, visible, footnotes)
     shown = " ".join([table.caption] + [r.label for r in kept if not r.hidden] + [
         e.render() for r in kept if not r.hidden for c in visible
         if (e := r.entries.get(c)) is not None])
+    printed = used_footnotes([f.render() for f in footnotes], shown)
+    dashes = dash_note(kept, visible, [f for f in footnotes  # the footnotes printed
+                                       if any(text in f.render() for text in printed)])
     return replace(
-        table, rows=kept, published=published,
-        footnotes=used_footnotes([f.render() for f in footnotes], shown),
+        table, rows=kept, published=published, footnotes=printed,
         signed=signed, notes=notes + ([dashes] if dashes else []), row_names=names,
         reads=union(entries, "reads"), substituted=union(entries, "substituted"))

@@ -117,6 +117,10 @@ def _established(paper_dir: str, t: SeedTest, tol: float) -> bool:
     return t.pvalue is not None and t.pvalue < ALPHA
 
 
+#: A direction (:func:`dfil.render.direction.direction`) in words.
+_SIGN = {"+": "positive", "-": "negative", "0": "no effect"}
+
+
 def verdict(paper: float | None, t: SeedTest, tol: float, standin: bool) -> tuple[str, str]:
     """(verdict, reason) for a claim whose paper difference is ``paper``."""
     if t.value is None:
@@ -125,7 +129,8 @@ def verdict(paper: float | None, t: SeedTest, tol: float, standin: bool) -> tupl
         return "not comparable", "the paper prints no value for one side"
     pd, rd = direction(paper, tol), direction(t.value, tol)
     if pd != rd:
-        return "not reproduced", f"sign {rd} where the paper's is {pd} (|Δ| < {tol:g}: 0)"
+        return "not reproduced", (f"reproduced Δ {_SIGN[rd]}, the paper's {_SIGN[pd]} "
+                                  f"(|Δ| < {tol:g} counts as no effect)")
     if not _established(pd, t, tol):
         why = ("one run a side: no test" if t.pvalue is None and t.interval is None
                else f"not established by the seeds (p = {t.pvalue:.3g})")

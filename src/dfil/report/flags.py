@@ -6,7 +6,6 @@ usually means the grid could not separate two settings (:data:`EXPLAIN`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from itertools import combinations
 
 from dfil.render.entries import Entry, Table
 from dfil.render.reuse import setting
@@ -72,22 +71,18 @@ def _lines(nums: dict, axis: int) -> dict[str, dict]:
 
 
 def _classes(lines: dict[str, dict]) -> list[list[str]]:
-    """Lines (rows or columns, in table order) that print the same numbers wherever both
-    print one, joined transitively: each class of two or more once."""
-    parent = {x: x for x in lines}
-
-    def root(x: str) -> str:
-        while parent[x] != x:
-            x = parent[x]
-        return x
-
-    for a, b in combinations(lines, 2):
-        if _same(lines[a], lines[b]):
-            parent[root(b)] = root(a)
-    classes: dict[str, list[str]] = {}
+    """Lines (rows or columns, in table order) that print the same numbers wherever two
+    of them both print one: a line joins the first class whose every member it matches
+    (matching over shared entries does not chain, so no class is joined through one),
+    and each class of two or more is returned once."""
+    classes: list[list[str]] = []
     for x in lines:
-        classes.setdefault(root(x), []).append(x)
-    return [c for c in classes.values() if len(c) > 1]
+        home = next((c for c in classes if all(_same(lines[x], lines[y]) for y in c)), None)
+        if home is None:
+            classes.append([x])
+        else:
+            home.append(x)
+    return [c for c in classes if len(c) > 1]
 
 
 def table_flags(table: Table) -> list[Flag]:
