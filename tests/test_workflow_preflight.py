@@ -82,4 +82,4 @@ def test_an_unlocked_grid_is_checked_not_refused(tmp_path):
     assert "PROBLEM  lock   backbones.tiny-llama.revision: 'main' is a branch or tag" in out
     assert "Run `dfil grid lock --config" in out
     assert "PROBLEM  hub    backbone tiny-llama (org/tiny): cannot reach the hub" in out
-    assert "no Snakemake profile given (--profile)" in out
+    assert "no slurm_account or slurm_partition in the profile (none given with --profile" in out

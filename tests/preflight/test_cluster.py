@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from dfil.errors import ConfigError
 from dfil.preflight import cluster
 from dfil.preflight.checks import Check, problems, summary
 from dfil.preflight.cluster import (
@@ -76,14 +77,31 @@ def test_parse_accounts_dedups_and_lowercases():
 
 def test_site_from_profile_keeps_each_partitions_key():
     site = site_from_profile(PROFILE)
-    assert site.account == "proj-ml"
+    assert site.accounts == {"default-resources.slurm_account": "proj-ml"}
     assert site.partitions == {"default-resources.slurm_partition": "cpu",
                                "set-resources.train_cell.slurm_partition": "h100",
                                "set-resources.evaluate_cell.slurm_partition": "h100"}
     assert site.gpu_partitions() == {"h100"}
     # No partition for the GPU rules: their jobs go to the default one.
     bare = site_from_profile({"default-resources": {"slurm_partition": "'batch'"}})
-    assert bare.gpu_partitions() == {"batch"} and bare.account is None
+    assert bare.gpu_partitions() == {"batch"} and bare.accounts == {}
+    # A partition for training only: evaluation (also a GPU job) goes to the default.
+    half = site_from_profile({"default-resources": {"slurm_partition": "cpu"},
+                              "set-resources": {"train_cell": {"slurm_partition": "gpu"}}})
+    assert half.gpu_partitions() == {"gpu", "cpu"}
+
+
+def test_site_from_profile_reads_snakemakes_list_form_and_per_rule_accounts():
+    listed = site_from_profile({
+        "default-resources": ["slurm_account='proj-ml'", "slurm_partition=cpu", "mem_mb=1000"],
+        "set-resources": ["train_cell:slurm_partition=gpu", "train_cell:slurm_account=gpu-acct",
+                          "evaluate_cell:slurm_partition=gpu"]})
+    assert listed.accounts == {"default-resources.slurm_account": "proj-ml",
+                               "set-resources.train_cell.slurm_account": "gpu-acct"}
+    assert listed.gpu_partitions() == {"gpu"}
+    with pytest.raises(ConfigError, match=r"profile key set-resources: 'slurm_partition=gpu' "
+                                          r"is not rule:name=value"):
+        site_from_profile({"set-resources": ["slurm_partition=gpu"]})
 
 
 def test_partitions_present_and_missing():
@@ -92,7 +110,7 @@ def test_partitions_present_and_missing():
     assert [c.status for c in ok] == ["ok", "ok"]
     assert "partition h100 (set-resources.evaluate_cell.slurm_partition, " \
            "set-resources.train_cell.slurm_partition) exists" in ok[1].text
-    missing = judge_partitions(Site("x", {"default-resources.slurm_partition": "gpu"}), groups)
+    missing = judge_partitions(Site({}, {"default-resources.slurm_partition": "gpu"}), groups)
     assert missing[0].status == "problem"
     assert "partition 'gpu' (default-resources.slurm_partition) is not among this " \
            "cluster's partitions (a100, cpu, h100)" in missing[0].text
@@ -208,10 +226,10 @@ def test_the_projects_profiles_merge_as_snakemake_merges_them(tmp_path):
     from snakemake_cli import ROOT
 
     alone = site_from_profile(load_profile([ROOT / "slurm"]))
-    assert alone.account == "your-account"
+    assert alone.accounts == {"default-resources.slurm_account": "your-account"}
     local = site_from_profile(load_profile([ROOT / "slurm",
                                             ROOT / "workflow/profiles/slurm-local"]))
-    assert local.account == "dfil-local"
+    assert local.accounts == {"default-resources.slurm_account": "dfil-local"}
     assert local.gpu_partitions() == {"gpu"}
     assert local.partitions["default-resources.slurm_partition"] == "cpu"
     with pytest.raises(MissingInputError, match=r"--profile .*nowhere: no Snakemake profile"):

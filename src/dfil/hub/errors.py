@@ -92,13 +92,16 @@ def explain(err: Exception, target: Target, refs: list[str] | None) -> HubError:
     name, rev = target.describe(), target.revision
     if isinstance(err, GatedRepoError):
         return gated_error(target)
-    if isinstance(err, (RepositoryNotFoundError, RevisionNotFoundError, HfHubHTTPError)) and \
-            refs is not None and rev not in refs:
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    # A repo that exists refusing a revision: 404 (the hub), 401 (olah). Any other status
+    # (429, 5xx, 403) is the server's trouble, not the revision's: said as it is, below.
+    refused = isinstance(err, (RepositoryNotFoundError, RevisionNotFoundError)) or status in (
+        401, 404)
+    if refused and isinstance(err, HfHubHTTPError) and refs is not None and rev not in refs:
         known = ", ".join(refs[:10]) or "none"
         return HubError(f"{name} has no revision {rev!r} (its branches and tags: {known}): "
                         "set the entry's revision to an existing branch, tag or full commit "
                         "hash, and lock it again if it names a branch")
-    status = getattr(getattr(err, "response", None), "status_code", None)
     if isinstance(err, RepositoryNotFoundError) or (
             isinstance(err, HfHubHTTPError) and refs is None and status in (401, 404)):
         return HubError(f"{name}: the hub at {target.page()} shows no such repo to this "

@@ -23,6 +23,7 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from dfil.errors import ConfigError
 from dfil.preflight.checks import Check
 
 SINFO = ("sinfo", "-h", "-o", "%R %G %f")
@@ -46,36 +47,60 @@ class NodeGroup:
 
 @dataclass(frozen=True)
 class Site:
-    """What the profile asks SLURM for: ``account`` (None: not set) and each partition by
-    the profile key that sets it."""
+    """What the profile asks SLURM for: each account and each partition by the profile
+    key that sets it (``default-resources.slurm_account``,
+    ``set-resources.train_cell.slurm_partition``)."""
 
-    account: str | None
+    accounts: Mapping[str, str]
     partitions: Mapping[str, str]
 
     def gpu_partitions(self) -> set[str]:
-        """Partitions that GPU jobs go to (their rule's, else the default one)."""
-        found = {p for key, p in self.partitions.items()
-                 if key.removeprefix("set-resources.").split(".")[0] in GPU_RULES}
+        """The partitions GPU jobs go to: each GPU rule's own, else the default one."""
         default = self.partitions.get("default-resources.slurm_partition")
-        return found or ({default} if default else set())
+        return {self.partitions.get(f"set-resources.{rule}.slurm_partition", default)
+                for rule in GPU_RULES} - {None}
 
 
 def _unquote(value) -> str:
     return str(value).strip().strip("'\"")
 
 
-def site_from_profile(profile: Mapping) -> Site:
-    """The :class:`Site` of a Snakemake profile (its config.yaml, merged)."""
+def _pairs(items, key: str, split: str) -> list[tuple[str, str, str]]:
+    """Snakemake's list form of resources (``["slurm_account=x"]``, or for
+    ``set-resources`` ``["train_cell:slurm_partition=gpu"]``) as (rule, name, value)."""
+    out = []
+    for item in items:
+        head, eq, value = str(item).partition("=")
+        rule, colon, name = head.partition(":") if split else ("", "", head)
+        if not eq or (split and not colon):
+            form = "rule:name=value" if split else "name=value"
+            raise ConfigError(f"profile key {key}: {item!r} is not {form}")
+        out.append((rule.strip(), name.strip(), value))
+    return out
+
+
+def _resources(profile: Mapping) -> dict[str, str]:
+    """Every resource the profile sets, by its key (``default-resources.<name>``,
+    ``set-resources.<rule>.<name>``), from either form Snakemake reads."""
+    out = {}
     defaults = profile.get("default-resources") or {}
-    partitions = {}
-    if defaults.get("slurm_partition"):
-        partitions["default-resources.slurm_partition"] = _unquote(defaults["slurm_partition"])
-    for rule, resources in (profile.get("set-resources") or {}).items():
-        if (resources or {}).get("slurm_partition"):
-            partitions[f"set-resources.{rule}.slurm_partition"] = \
-                _unquote(resources["slurm_partition"])
-    account = _unquote(defaults["slurm_account"]) if defaults.get("slurm_account") else None
-    return Site(account, partitions)
+    pairs = (defaults.items() if isinstance(defaults, Mapping)
+             else [(n, v) for _, n, v in _pairs(defaults, "default-resources", "")])
+    out.update({f"default-resources.{name}": value for name, value in pairs})
+    per_rule = profile.get("set-resources") or {}
+    triples = ([(rule, n, v) for rule, res in per_rule.items()
+                for n, v in (res or {}).items()] if isinstance(per_rule, Mapping)
+               else _pairs(per_rule, "set-resources", ":"))
+    out.update({f"set-resources.{rule}.{name}": value for rule, name, value in triples})
+    return out
+
+
+def site_from_profile(profile: Mapping) -> Site:
+    """The :class:`Site` of a Snakemake profile (its config.yaml, merged); resources in
+    the mapping form or the list form. :class:`ConfigError` names a malformed item."""
+    found = {key: _unquote(value) for key, value in _resources(profile).items() if value}
+    return Site({k: v for k, v in found.items() if k.endswith(".slurm_account")},
+                {k: v for k, v in found.items() if k.endswith(".slurm_partition")})
 
 
 def gpu_types(gres: str) -> frozenset[str]:
@@ -194,17 +219,20 @@ def slurm_checks(site: Site | None, models: Mapping[str, str | None],
         groups = parse_sinfo(done.stdout)
     except ValueError as err:  # a site's sinfo wrapper that prints more than asked
         return [Check("slurm", "problem", f"`{' '.join(SINFO)}`: {err}")]
-    site = site or Site(None, {})
+    site = site or Site({}, {})
     checks = judge_partitions(site, groups)
     checks += judge_gpu_models(models, site.gpu_partitions(), groups)
     user = getpass.getuser()
-    if site.account is None and not site.partitions:
-        return checks + [Check("slurm", "skipped", "no Snakemake profile given (--profile): "
+    if not site.accounts and not site.partitions:
+        return checks + [Check("slurm", "skipped", "no slurm_account or slurm_partition in "
+                               "the profile (none given with --profile, or it sets neither): "
                                "partitions and account not checked")]
+    accounts = sorted(set(site.accounts.values())) or [None]
     if shutil.which("sacctmgr") is None:
         return checks + [Check("slurm", "skipped", "no sacctmgr on PATH: account not checked")]
     done = run(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=account"])
     if done.returncode:
         return checks + [Check("slurm", "skipped", f"sacctmgr failed ({done.stderr.strip()}):"
-                               f" account {site.account} not checked")]
-    return checks + [judge_account(site.account, parse_accounts(done.stdout), user)]
+                               f" account {', '.join(map(str, accounts))} not checked")]
+    known = parse_accounts(done.stdout)
+    return checks + [judge_account(a, known, user) for a in accounts]
