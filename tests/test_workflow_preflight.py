@@ -13,7 +13,7 @@ import subprocess
 from snakemake_cli import BIN, ROOT, env
 from test_workflow_hub import grid_file
 
-SINFO = "cpu (null) (null)\ngpu gpu:h100:2(S:0) (null)\n"
+SINFO = "cpu (null) (null) infinite 19284 2\\ngpu gpu:h100:2(S:0) (null) infinite 19284 2\\n"
 SLURM_LOCAL = ("--profile", "slurm", "--profile", "workflow/profiles/slurm-local")
 
 
@@ -53,9 +53,11 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
     for line in ("skipped  hub    the grid reads no hub backbone or dataset",
                  "ok       slurm  partition cpu (default-resources.slurm_partition) exists",
                  "ok       slurm  class tiny: gpu_model h100 is a GPU type in partition gpu",
+                 "ok       slurm  class tiny: its attempt 3 (60 min, 4000 MB, 1 GPU) fits "
+                 "partition gpu",
                  "ok       slurm  account dfil-local is one of"):
         assert line in out
-    assert "preflight: all 4 checks ok" in out
+    assert "preflight: all 5 checks ok" in out
     assert not calls.exists(), "preflight submitted a job"
     assert (work / "results/smoke/logs/preflight.log").read_text().startswith("skipped  hub")
 

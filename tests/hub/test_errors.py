@@ -19,11 +19,19 @@ def http_error(status: int, cls=HfHubHTTPError) -> HfHubHTTPError:
 
 
 @pytest.mark.parametrize("status", [429, 500, 503, 403])
-def test_a_server_in_trouble_is_said_as_it_is_not_as_a_wrong_revision(status):
+def test_a_server_in_trouble_is_not_said_as_only_a_wrong_revision(status):
+    """The revision may be right and the hub busy (429) or failing (5xx): the line says
+    both, and what to do for each (olah answers a commit it lacks with 500)."""
     text = str(explain(http_error(status), TARGET, refs=["main"]))
-    assert "has no revision" not in text
-    assert text.startswith(f"backbone qwen2.5-7b (Qwen/Qwen2.5-7B) at revision '{COMMIT}': "
-                           f"the hub answered {status}: {status} Client Error")
+    assert text == (f"backbone qwen2.5-7b (Qwen/Qwen2.5-7B) has no revision '{COMMIT}' (its "
+                    f"branches and tags: main), or the hub failed: it answered {status} for "
+                    "that revision. If the revision is wrong, set the entry's revision to an "
+                    "existing branch, tag or full commit hash, and lock it again if it names "
+                    "a branch; if it is right, try again later")
+    # a repo whose refs the hub did not list: the answer as it is
+    assert str(explain(http_error(status), TARGET, refs=None)).startswith(
+        f"backbone qwen2.5-7b (Qwen/Qwen2.5-7B) at revision '{COMMIT}': the hub answered "
+        f"{status}: {status} Client Error")
 
 
 @pytest.mark.parametrize("err", [http_error(404, RevisionNotFoundError), http_error(404),

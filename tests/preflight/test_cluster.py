@@ -34,6 +34,9 @@ h100 gpu:h100:4(S:0) h100
 """
 #: One association per partition limit: the account repeats.
 SACCTMGR = "proj-ml\nproj-ml\nsandbox\n"
+#: A 7b class's job as the grid asks it (dfil.grid.Grid.job_resources).
+H100_JOB = {"gpu": 1, "gpu_model": "h100", "mem_mb": 32000, "runtime": 120,
+            "cpus_per_task": 8}
 #: The project's slurm/config.yaml as Snakemake reads it (SITE SETTINGS filled in).
 PROFILE = {
     "default-resources": {"slurm_account": "proj-ml", "slurm_partition": "cpu",
@@ -65,7 +68,8 @@ def test_parse_sinfo_one_group_per_line():
 
 def test_parse_sinfo_names_a_line_it_cannot_read():
     with pytest.raises(ValueError, match=r"sinfo output line 2: expected 'partition gres "
-                                         r"features', got 'gpu gpu:h100:2'"):
+                                         r"features timelimit memory cpus', got "
+                                         r"'gpu gpu:h100:2'"):
         parse_sinfo("cpu (null) (null)\ngpu gpu:h100:2\n")
 
 
@@ -170,15 +174,15 @@ def test_slurm_checks_run_sinfo_and_sacctmgr(monkeypatch):
     monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
     run, calls = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""),
                                            "sacctmgr": (0, SACCTMGR, "")})
-    checks = slurm_checks(site_from_profile(PROFILE), {"7b": "h100"}, run)
-    assert [c.status for c in checks] == ["ok"] * 4
-    assert calls == [["sinfo", "-h", "-o", "%R %G %f"],
+    checks = slurm_checks(site_from_profile(PROFILE), {"7b": H100_JOB}, run)
+    assert [c.status for c in checks] == ["ok"] * 5
+    assert calls == [["sinfo", "-h", "-o", "%R %G %f %l %m %c"],
                      ["sacctmgr", "-n", "-P", "show", "assoc", "user=ada", "format=account"]]
 
 
 def test_not_a_slurm_host_is_skipped(monkeypatch):
     monkeypatch.setattr(cluster.shutil, "which", lambda name: None)
-    checks = slurm_checks(site_from_profile(PROFILE), {"7b": "h100"})
+    checks = slurm_checks(site_from_profile(PROFILE), {"7b": H100_JOB})
     assert checks == [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): "
                                                 "skipped")]
     assert not problems(checks)
@@ -196,13 +200,14 @@ def test_unreadable_sinfo_output_is_a_problem_not_a_traceback(monkeypatch):
     run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, "PARTITION GRES\ncpu (null)\n", "")})
     checks = slurm_checks(site_from_profile(PROFILE), {}, run)
     assert [c.status for c in checks] == ["problem"]
-    assert "sinfo output line 1: expected 'partition gres features'" in checks[0].text
+    assert "sinfo output line 1: expected 'partition gres features timelimit memory cpus'" \
+        in checks[0].text
 
 
 def test_without_a_profile_only_gpu_types_are_checked(monkeypatch):
     run, calls = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, "")})
-    checks = slurm_checks(None, {"7b": "h100"}, run)
-    assert [c.status for c in checks] == ["ok", "skipped"]
+    checks = slurm_checks(None, {"7b": H100_JOB}, run)
+    assert [c.status for c in checks] == ["ok", "ok", "skipped"]
     assert "gpu_model h100 is a GPU type in any partition" in checks[0].text
     assert len(calls) == 1
 
@@ -234,3 +239,63 @@ def test_the_projects_profiles_merge_as_snakemake_merges_them(tmp_path):
     assert local.partitions["default-resources.slurm_partition"] == "cpu"
     with pytest.raises(MissingInputError, match=r"--profile .*nowhere: no Snakemake profile"):
         load_profile([tmp_path / "nowhere"])
+
+
+#: sinfo -h -o "%R %G %f %l %m %c" on a cluster with a 2-day H100 partition of 8-GPU nodes
+#: and a 4-hour debug partition.
+SINFO_LIMITS = """\
+cpu* (null) (null) 7-00:00:00 257000 64
+h100 gpu:h100:8(S:0-1) h100 2-00:00:00 1000000+ 96
+debug gpu:h100:1 h100 4:00:00 64000 16
+"""
+
+
+def test_parse_sinfo_reads_time_limit_memory_and_cpus():
+    cpu, h100, debug = parse_sinfo(SINFO_LIMITS)
+    assert (h100.time_limit, h100.mem_mb, h100.cpus, h100.gpus("h100")) == (
+        172800, 1000000, 96, 8)
+    assert (debug.time_limit, debug.gpus(None), cpu.gpus(None)) == (14400, 1, 0)
+    assert parse_sinfo("gpu gpu:h100:2 (null) infinite 1000 4")[0].time_limit is None
+
+
+def test_a_class_whose_last_retry_outlasts_the_partition_is_a_problem():
+    """72b-4bit asks 1050 min; the profile's retries: 2 make the last attempt ask 2100
+    (35 h): under the h100 partition's 48 h, over the debug partition's 4 h."""
+    from dfil.preflight.limits import judge_limits
+
+    groups = parse_sinfo(SINFO_LIMITS)
+    big = {"gpu": 1, "gpu_model": "h100", "mem_mb": 160000, "runtime": 2100,
+           "cpus_per_task": 8}
+    (ok,) = judge_limits({"72b-4bit": big}, {"h100"}, groups, attempts=3)
+    assert ok.status == "ok" and ok.text.startswith("class 72b-4bit: its attempt 3 (2100 min")
+    (bad,) = judge_limits({"72b-4bit": big}, {"debug"}, groups, attempts=3)
+    assert bad.status == "problem"
+    assert ("class 72b-4bit: its attempt 3 does not fit partition debug: runtime 2100 min > "
+            "the partition's limit of 240 min; mem_mb 160000 > 64000 MB a node") in bad.text
+    (gpus,) = judge_limits({"x": {**big, "runtime": 60, "mem_mb": 1, "gpu": 2}}, {"debug"},
+                           groups, attempts=1)
+    assert gpus.text.split(": ", 2)[2].startswith("gpu 2 > 1 h100s a node")
+    # no node of the class's GPU type: the gpu_model check says it, not this one
+    assert judge_limits({"x": {**big, "gpu_model": "h200"}}, {"h100"}, groups, 3) == []
+
+
+def test_the_profile_sets_how_many_attempts_a_job_gets():
+    assert site_from_profile({"retries": 2}).retries == 2
+    with pytest.raises(ConfigError, match="profile key retries: 'two' is not a count"):
+        site_from_profile({"retries": "two"})
+
+
+def test_each_gpu_class_is_checked_with_its_largest_job_on_the_last_attempt():
+    """The paper grid's classes, their training runtime doubled on attempt 3."""
+    from dfil.cli.preflight import last_attempt_jobs
+    from dfil.grid import load_grid_files
+    from snakemake_cli import ROOT
+
+    grid = load_grid_files([ROOT / "config/paper.yaml"])
+    first, last = last_attempt_jobs(grid, 1), last_attempt_jobs(grid, 3)
+    resources = grid.config["resources"]
+    assert set(last) == {s for s, r in resources.items() if r.get("gpu")} & {
+        c.size for c in grid.cells.values()}
+    assert first["72b-4bit"]["runtime"] == resources["72b-4bit"]["runtime"]
+    assert last["72b-4bit"]["runtime"] == 2 * resources["72b-4bit"]["runtime"]
+    assert last["72b-4bit"]["gpu_model"] == resources["72b-4bit"]["gpu_model"]

@@ -28,6 +28,19 @@ def load_profile(paths: list[Path]) -> dict:
     return merged
 
 
+def last_attempt_jobs(grid, attempt: int) -> dict[str, dict]:
+    """Each GPU size class's largest job on Snakemake's ``attempt`` (training's or
+    evaluation's, over the grid's cells of that class): what its last retry asks."""
+    out: dict[str, dict] = {}
+    for key, cell in grid.cells.items():
+        for stage in ("train", "evaluate"):
+            job = grid.job_resources(key, stage, attempt)
+            size = cell.size if job.get("gpu", 0) else None
+            if size and job["runtime"] >= out.get(size, {}).get("runtime", -1):
+                out[size] = job
+    return out
+
+
 def grid_preflight(grid, profiles: list[Path], trainer: str = "packed") -> int:
     """Run every check of :class:`dfil.grid.Grid` ``grid`` against this host, print one
     line each and the cost table; :data:`FAILED` if any check found a problem."""
@@ -44,11 +57,8 @@ def grid_preflight(grid, profiles: list[Path], trainer: str = "packed") -> int:
         checks.append(disk_check(cache, need, answered))
     else:
         checks.append(Check("hub", "skipped", "the grid reads no hub backbone or dataset"))
-    used = {cell.size for cell in grid.cells.values()}
-    models = {size: r.get("gpu_model") for size, r in grid.config["resources"].items()
-              if r.get("gpu", 0) and size in used}
     site = site_from_profile(load_profile(profiles)) if profiles else None
-    checks += slurm_checks(site, models)
+    checks += slurm_checks(site, last_attempt_jobs(grid, site.retries + 1 if site else 1))
     try:
         cost = grid_cost(grid, None, trainer)
     except InputError as err:  # a grid the cost model cannot project (a stand-in task)

@@ -97,11 +97,17 @@ def explain(err: Exception, target: Target, refs: list[str] | None) -> HubError:
     # (429, 5xx, 403) is the server's trouble, not the revision's: said as it is, below.
     refused = isinstance(err, (RepositoryNotFoundError, RevisionNotFoundError)) or status in (
         401, 404)
+    known = ", ".join((refs or [])[:10]) or "none"
+    fix = ("set the entry's revision to an existing branch, tag or full commit hash, and "
+           "lock it again if it names a branch")
     if refused and isinstance(err, HfHubHTTPError) and refs is not None and rev not in refs:
-        known = ", ".join(refs[:10]) or "none"
         return HubError(f"{name} has no revision {rev!r} (its branches and tags: {known}): "
-                        "set the entry's revision to an existing branch, tag or full commit "
-                        "hash, and lock it again if it names a branch")
+                        f"{fix}")
+    if isinstance(err, HfHubHTTPError) and refs is not None and rev not in refs:
+        # olah answers a commit it lacks with 500; the hub, in trouble, too: say both
+        return HubError(f"{name} has no revision {rev!r} (its branches and tags: {known}), "
+                        f"or the hub failed: it answered {status} for that revision. If the "
+                        f"revision is wrong, {fix}; if it is right, try again later")
     if isinstance(err, RepositoryNotFoundError) or (
             isinstance(err, HfHubHTTPError) and refs is None and status in (401, 404)):
         return HubError(f"{name}: the hub at {target.page()} shows no such repo to this "

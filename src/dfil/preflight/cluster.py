@@ -4,9 +4,12 @@ judging, and one thin function that runs the commands).
 
 The commands and what is read of them (SLURM 22.05, Debian's slurm-wlm)::
 
-    sinfo -h -o "%R %G %f"      one line per partition and node configuration:
-                                partition, generic resources (gpu:h100:8(S:0-1),...), and
-                                the nodes' features (h100,ib), "(null)" for none
+    sinfo -h -o "%R %G %f %l %m %c"
+                                one line per partition and node configuration:
+                                partition, generic resources (gpu:h100:8(S:0-1),...), the
+                                nodes' features (h100,ib), "(null)" for none, then the
+                                partition's time limit (2-00:00:00, infinite), each node's
+                                memory in MB and CPUs ("+" after a number: at least)
     sacctmgr -n -P show assoc user=<user> format=account
                                 one account per association of the user
 
@@ -25,8 +28,10 @@ from dataclasses import dataclass
 
 from dfil.errors import ConfigError
 from dfil.preflight.checks import Check
+from dfil.preflight.limits import judge_limits
+from dfil.slurmtime import parse_duration
 
-SINFO = ("sinfo", "-h", "-o", "%R %G %f")
+SINFO = ("sinfo", "-h", "-o", "%R %G %f %l %m %c")
 #: The rules that run on a GPU (their partition is where gpu_model must be a GRES type).
 GPU_RULES = ("train_cell", "evaluate_cell")
 PROFILE_FIX = "the SITE SETTINGS block of the slurm profile (slurm/config.yaml)"
@@ -39,10 +44,19 @@ class NodeGroup:
     partition: str
     gres: str
     features: frozenset[str]
+    #: The partition's time limit (s), each node's memory (MB) and CPUs; None: unknown or
+    #: no limit.
+    time_limit: float | None = None
+    mem_mb: int | None = None
+    cpus: int | None = None
 
     @property
     def gpu_types(self) -> frozenset[str]:
         return gpu_types(self.gres)
+
+    def gpus(self, model: str | None) -> int:
+        """How many GPUs of type ``model`` (any type: None) each node has."""
+        return gpu_count(self.gres, model)
 
 
 @dataclass(frozen=True)
@@ -53,6 +67,8 @@ class Site:
 
     accounts: Mapping[str, str]
     partitions: Mapping[str, str]
+    #: The profile's ``retries``: a job's last attempt is ``retries + 1``.
+    retries: int = 0
 
     def gpu_partitions(self) -> set[str]:
         """The partitions GPU jobs go to: each GPU rule's own, else the default one."""
@@ -99,8 +115,11 @@ def site_from_profile(profile: Mapping) -> Site:
     """The :class:`Site` of a Snakemake profile (its config.yaml, merged); resources in
     the mapping form or the list form. :class:`ConfigError` names a malformed item."""
     found = {key: _unquote(value) for key, value in _resources(profile).items() if value}
+    retries = profile.get("retries", 0)
+    if not isinstance(retries, int) or retries < 0:
+        raise ConfigError(f"profile key retries: {retries!r} is not a count")
     return Site({k: v for k, v in found.items() if k.endswith(".slurm_account")},
-                {k: v for k, v in found.items() if k.endswith(".slurm_partition")})
+                {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, retries)
 
 
 def gpu_types(gres: str) -> frozenset[str]:
@@ -117,19 +136,42 @@ def gpu_types(gres: str) -> frozenset[str]:
     return frozenset(types)
 
 
+def gpu_count(gres: str, model: str | None) -> int:
+    """GPUs per node of type ``model`` (None: any type) in a GRES string:
+    ``gpu:h100:8(S:0-1),gpu:a100:2`` -> 8 for h100, 10 for any; ``gpu:2`` -> 2 for any."""
+    total = 0
+    for item in re.sub(r"\([^)]*\)", "", gres).split(","):
+        parts = item.strip().removeprefix("gres/").split(":")
+        if parts[0] != "gpu" or not parts[-1].isdigit():
+            continue
+        kind = parts[1] if len(parts) >= 3 else None
+        if model is None or kind == model:
+            total += int(parts[-1])
+    return total
+
+
+def _at_least(field: str) -> int | None:
+    """``19284`` or ``19284+`` (sinfo's "at least") -> 19284; anything else None."""
+    digits = field.rstrip("+")
+    return int(digits) if digits.isdigit() else None
+
+
 def parse_sinfo(text: str) -> list[NodeGroup]:
-    """The lines of ``sinfo -h -o "%R %G %f"`` (see the module doc)."""
+    """The lines of ``sinfo -h -o "%R %G %f %l %m %c"`` (see the module doc); lines of
+    the first three fields alone are read too, their limits unknown."""
     groups = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         fields = line.split()
-        if len(fields) != 3:
-            raise ValueError(f"sinfo output line {n}: expected 'partition gres features', "
-                             f"got {line!r}")
-        partition, gres, features = fields
+        if len(fields) not in (3, 6):
+            raise ValueError(f"sinfo output line {n}: expected 'partition gres features "
+                             f"timelimit memory cpus', got {line!r}")
+        partition, gres, features = fields[:3]
         feats = frozenset() if features == "(null)" else frozenset(features.split(","))
-        groups.append(NodeGroup(partition.rstrip("*"), gres, feats))
+        limits = (parse_duration(fields[3]), _at_least(fields[4]),
+                  _at_least(fields[5])) if len(fields) == 6 else ()
+        groups.append(NodeGroup(partition.rstrip("*"), gres, feats, *limits))
     return groups
 
 
@@ -205,10 +247,13 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
 
 
-def slurm_checks(site: Site | None, models: Mapping[str, str | None],
+def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
                  run: Runner = _run) -> list[Check]:
-    """Partitions, GPU types and account against this host's SLURM (``site`` None: no
-    profile given, only the GPU types are checked); one skipped check off SLURM."""
+    """Partitions, GPU types, each class's job against the partitions' limits
+    (:mod:`dfil.preflight.limits`) and the account against this host's SLURM (``site``
+    None: no profile given, only the GPU types and limits are checked); ``jobs``: each GPU
+    size class's job resources on the last attempt the profile's retries allow. One
+    skipped check off SLURM."""
     if shutil.which("sinfo") is None:
         return [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): skipped")]
     done = run(list(SINFO))
@@ -221,7 +266,9 @@ def slurm_checks(site: Site | None, models: Mapping[str, str | None],
         return [Check("slurm", "problem", f"`{' '.join(SINFO)}`: {err}")]
     site = site or Site({}, {})
     checks = judge_partitions(site, groups)
+    models = {size: job.get("gpu_model") for size, job in jobs.items()}
     checks += judge_gpu_models(models, site.gpu_partitions(), groups)
+    checks += judge_limits(jobs, site.gpu_partitions(), groups, site.retries + 1)
     user = getpass.getuser()
     if not site.accounts and not site.partitions:
         return checks + [Check("slurm", "skipped", "no slurm_account or slurm_partition in "

@@ -13,23 +13,13 @@ limit.
 from __future__ import annotations
 
 import os
-import re
 import subprocess
+
+from dfil.slurmtime import parse_duration
 
 #: Seconds left at which a SIGTERM counts as the time limit's: the profile's signal
 #: comes 300 s ahead, and SLURM may send it up to a minute early.
 NEAR = 420
-_LEFT = re.compile(r"^(?:(?:(\d+)-)?(\d+):)?(\d+):(\d+)$")
-
-
-def parse_time_left(text: str) -> float | None:
-    """Seconds in ``squeue -o %L``'s ``[days-][hours:]minutes:seconds`` (``1-02:03:04``,
-    ``4:59``); None for ``UNLIMITED``, ``NOT_SET`` or anything else."""
-    found = _LEFT.match(text.strip())
-    if not found:
-        return None
-    days, hours, minutes, seconds = (int(g or 0) for g in found.groups())
-    return float(((days * 24 + hours) * 60 + minutes) * 60 + seconds)
 
 
 def time_left(env=os.environ, run=subprocess.run) -> float | None:
@@ -42,7 +32,7 @@ def time_left(env=os.environ, run=subprocess.run) -> float | None:
                   timeout=30, check=False)
     except (OSError, subprocess.SubprocessError):
         return None
-    return parse_time_left(out.stdout) if out.returncode == 0 else None
+    return parse_duration(out.stdout) if out.returncode == 0 else None
 
 
 def at_time_limit(env=os.environ, run=subprocess.run) -> bool:
