@@ -118,7 +118,10 @@ def test_a_transfer_cut_half_way_is_resumed_where_it_stopped(hub, tmp_path):
     oid, _ = big_weights(hub)
     hub.proxy.cut["model.safetensors"] = chunk + 512 * 1024  # the connection drops, once
     fetch_model(BIG, "main", tmp_path, endpoint=hub.endpoint)
-    assert weights_ranges(hub.proxy) == [None, f"bytes={chunk}-"]
+    first, *resumed = weights_ranges(hub.proxy)
+    # Resumed where the cut left it, never from the start; on a loaded machine the client's
+    # read timeout may resume there more than once.
+    assert first is None and resumed and set(resumed) == {f"bytes={chunk}-"}
     path = fetched_path(tmp_path, "model", BIG, hub.commits[BIG])
     assert hashlib.sha256((path / "model.safetensors").read_bytes()).hexdigest() == oid
 
