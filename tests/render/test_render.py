@@ -67,6 +67,7 @@ def test_resolve_hand_computed_cells():
     assert dfil.mean == pytest.approx(51.0) and dfil.std == pytest.approx(1.0)
     assert dfil.render() == r"\textbf{51.0$\pm$1.0}" and not ft.bold
     assert d.render() == "+3.0"
+    assert [e.values for e in d.sides] == [dfil.values, ft.values]  # its seeds test it
     from scipy import stats
     expected = stats.ttest_ind([50, 52, 51], [48, 49, 47], equal_var=False).pvalue
     assert table.entry("r", "p").mean == pytest.approx(expected)

@@ -2,7 +2,14 @@ import pytest
 from report_tables import scaling_table, stat
 from scipy import stats as sps
 
-from dfil.report.claims import SeedTest, seed_test_contrast, table_claims, verdict, verdict_counts
+from dfil.report.claims import (
+    SeedTest,
+    seed_test_contrast,
+    seed_test_signed,
+    table_claims,
+    verdict,
+    verdict_counts,
+)
 
 
 def test_contrast_is_welch_on_the_seeds():
@@ -12,6 +19,20 @@ def test_contrast_is_welch_on_the_seeds():
     assert t.pvalue == pytest.approx(sps.ttest_ind([44, 45, 46], [40, 40.5, 41],
                                                    equal_var=False).pvalue)
     assert t.test == "Welch t, n=3 vs 3"
+
+
+def test_a_printed_difference_is_tested_on_its_sides_seeds():
+    """T3's Δ rows and T5's Δ column print one number; their claims are backed by Welch's
+    t on the two sides' seeds, as a declared contrast is."""
+    from dfil.render.entries import Entry, Row, Table, row_ops
+
+    a, b = stat(44.0, 45.0, 46.0), stat(40.0, 40.5, 41.0)
+    rows = [Row("dfil", "DFIL", entries={"x": a}), Row("ft", "FT", entries={"x": b}),
+            Row("d", "Δ", entries={"x": Entry("delta_rows", args=("dfil", "ft"))})]
+    delta = row_ops(Table("t", 1, "tab:t", "", ["x"], rows))[2].entries["x"]
+    assert delta.value == pytest.approx(4.5) and delta.sides == (a, b)
+    assert seed_test_signed(delta) == seed_test_contrast(a, b)
+    assert seed_test_signed(Entry("value", value=4.5)).test == "one value: no test on seeds"
 
 
 def test_verdicts_by_hand():

@@ -43,6 +43,9 @@ class Entry:
     reads: frozenset[Read] = frozenset()
     substituted: frozenset[Substitution] = frozenset()
     reason: str = ""
+    #: A difference's two sides (a, b), whose seeds test it (``delta``, ``rows: [a, b]``;
+    #: :func:`dfil.report.claims.seed_test_signed`); () for any other entry.
+    sides: tuple = ()
 
     @property
     def mean(self) -> float | None:
@@ -181,13 +184,18 @@ def _from_rows(rows: list[Row], col: str, entry: Entry) -> Entry:
     else:
         a_ids, b_id = entry.args
         a_ids = [a_ids] if isinstance(a_ids, str) else a_ids
-        a_means = _means(rows, a_ids, col)
         b = _find(rows, b_id, col)
-        value = (max(a_means) - b.mean) if a_means and b and b.mean is not None else None
         if _laid_out_empty(b) or all(_laid_out_empty(_find(rows, a, col)) for a in a_ids):
             # T3's Δ vs fine-tune under Oracle: fine-tune has none there, nor in the paper
             return replace(entry, kind="value", args=(), value=None,
                            reason="a row it subtracts has no entry here (as in the paper)")
+        found = [e for a in a_ids if (e := _find(rows, a, col)) is not None
+                 and e.mean is not None]
+        best = max(found, key=lambda e: e.mean, default=None)  # a list as a: the best
+        if best is not None and b.mean is not None:
+            return replace(entry, kind="value", args=(), value=best.mean - b.mean,
+                           sides=(best, b))
+        value = None
     return replace(entry, kind="value", args=(), value=value)
 
 

@@ -233,9 +233,11 @@ def _delta(espec: Mapping, at: _At) -> Entry:
     a, b = (at.row.entries.get(c) for c in espec["delta"])
     value = None if a is None or b is None or a.mean is None or b.mean is None \
         else a.mean - b.mean
+    both = a is not None and b is not None
     return Entry("value", value=value, fmt=espec.get("fmt", "signed"),
                  digits=espec.get("digits", 1),
-                 reads=(a.reads | b.reads) if a is not None and b is not None else frozenset())
+                 reads=(a.reads | b.reads) if both else frozenset(),
+                 sides=(a, b) if value is not None else ())
 
 
 def _wins(espec: Mapping, at: _At) -> Entry:

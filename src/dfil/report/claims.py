@@ -84,9 +84,13 @@ def _untestable(n: int) -> str:
 
 
 def seed_test_signed(entry: Entry | None) -> SeedTest:
-    """A signed entry's mean against 0: a one-sample t-test on its per-seed values."""
+    """A signed entry's mean against 0: a difference of two entries (its ``sides``) by
+    Welch's t-test on their seeds (:func:`seed_test_contrast`), else a one-sample t-test
+    on its per-seed values."""
     if entry is None or entry.mean is None:
         return SeedTest(None, "", None, None)
+    if entry.sides:
+        return seed_test_contrast(*entry.sides)
     x = _values(entry)
     if x.size < 2 or np.ptp(x) == 0:
         return SeedTest(entry.mean, _untestable(x.size), None, None)
