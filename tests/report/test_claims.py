@@ -35,6 +35,21 @@ def test_a_printed_difference_is_tested_on_its_sides_seeds():
     assert seed_test_signed(Entry("value", value=4.5)).test == "one value: no test on seeds"
 
 
+def test_a_parity_every_seed_gives_exactly_is_established_without_a_t_test():
+    """T3's self-consistent oracle: 100 against 100 on every seed, the paper's Δ 0.0."""
+    t = seed_test_contrast(stat(100.0, 100.0, 100.0), stat(100.0, 100.0, 100.0))
+    assert (t.value, t.pvalue, t.interval, t.test) == (0.0, None, (0.0, 0.0),
+                                                      "n=3, every seed equal: no test")
+    assert verdict(0.0, t, 0.5, standin=True) == (
+        "direction only", "sign as the paper's and established; size not comparable on a "
+        "stand-in grid")
+    assert verdict(0.0, t, 0.5, standin=False)[0] == "reproduced"
+    # a constant nonzero difference: exact, but no t-test to establish a sign with
+    one = seed_test_contrast(stat(3.0, 3.0, 3.0), stat(1.0, 1.0, 1.0))
+    assert verdict(2.0, one, 0.5, standin=True) == (
+        "direction only", "sign as the paper's, n=3, every seed equal: no test")
+
+
 def test_verdicts_by_hand():
     est = SeedTest(4.5, "Welch", 0.01, (3.0, 6.0))
     assert verdict(4.0, est, 0.5, standin=False)[0] == "reproduced"
