@@ -111,7 +111,7 @@ def _resolve(target: Target) -> str:
     from huggingface_hub import HfApi
 
     api = HfApi(endpoint=target.endpoint)
-    with online(), _explained(target, api):
+    with online(), explained(target, api):
         info = api.repo_info(target.repo, revision=target.revision,
                              repo_type=target.repo_type)
     if not info.sha:
@@ -123,7 +123,7 @@ def _resolve(target: Target) -> str:
 def _download(target: Target, commit: str, cache: Path, patterns) -> Path:
     from huggingface_hub import HfApi, snapshot_download
 
-    with online(), _explained(target, HfApi(endpoint=target.endpoint)):
+    with online(), explained(target, HfApi(endpoint=target.endpoint)):
         path = Path(snapshot_download(
             target.repo, repo_type=target.repo_type, revision=commit,
             cache_dir=cache / "hub", allow_patterns=patterns, endpoint=target.endpoint))
@@ -135,7 +135,7 @@ def _download(target: Target, commit: str, cache: Path, patterns) -> Path:
 
 
 @contextlib.contextmanager
-def _explained(target: Target, api) -> Iterator[None]:
+def explained(target: Target, api) -> Iterator[None]:
     """Turn huggingface_hub's and the HTTP client's errors into one HubError line."""
     try:
         yield

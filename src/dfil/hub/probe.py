@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfil.hub.errors import Target, gated_error
-from dfil.hub.fetch import MODEL_FILES, _explained
+from dfil.hub.fetch import MODEL_FILES, explained
 from dfil.hub.online import online
 from dfil.hub.store import snapshot_dir
 
@@ -39,7 +39,7 @@ def probe(target: Target) -> tuple[str, list[RemoteFile]]:
     from huggingface_hub.utils import filter_repo_objects
 
     api = HfApi(endpoint=target.endpoint)
-    with online(), _explained(target, api):
+    with online(), explained(target, api):
         info = api.repo_info(target.repo, revision=target.revision,
                              repo_type=target.repo_type, files_metadata=True)
         patterns = list(MODEL_FILES) if target.kind == "model" else None

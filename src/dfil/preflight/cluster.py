@@ -122,32 +122,31 @@ def site_from_profile(profile: Mapping) -> Site:
                 {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, retries)
 
 
+def _gpu_items(gres: str) -> list[tuple[str | None, int]]:
+    """The GPU items of a GRES string as (type or None, count per node; 0 unsaid):
+    ``gpu:h100:8(S:0-1),nvme:1`` -> [(h100, 8)], ``gpu:2`` -> [(None, 2)], ``gpu:h100`` ->
+    [(h100, 0)]; ``(null)`` -> []."""
+    out = []
+    for item in re.sub(r"\([^)]*\)", "", gres).split(","):
+        parts = item.strip().removeprefix("gres/").split(":")
+        if parts[0] != "gpu" or len(parts) < 2:
+            continue
+        typed = len(parts) >= 3 or not parts[1].isdigit()
+        out.append((parts[1] if typed else None,
+                    int(parts[-1]) if parts[-1].isdigit() else 0))
+    return out
+
+
 def gpu_types(gres: str) -> frozenset[str]:
     """The GPU types of a GRES string: ``gpu:h100:8(S:0-1),nvme:1`` -> {h100}; an untyped
     ``gpu:2`` or ``(null)`` -> {}."""
-    bare = re.sub(r"\([^)]*\)", "", gres)
-    types = set()
-    for item in bare.split(","):
-        parts = item.strip().removeprefix("gres/").split(":")
-        if parts[0] == "gpu" and len(parts) >= 3:
-            types.add(parts[1])
-        elif parts[0] == "gpu" and len(parts) == 2 and not parts[1].isdigit():
-            types.add(parts[1])
-    return frozenset(types)
+    return frozenset(kind for kind, _ in _gpu_items(gres) if kind)
 
 
 def gpu_count(gres: str, model: str | None) -> int:
     """GPUs per node of type ``model`` (None: any type) in a GRES string:
     ``gpu:h100:8(S:0-1),gpu:a100:2`` -> 8 for h100, 10 for any; ``gpu:2`` -> 2 for any."""
-    total = 0
-    for item in re.sub(r"\([^)]*\)", "", gres).split(","):
-        parts = item.strip().removeprefix("gres/").split(":")
-        if parts[0] != "gpu" or not parts[-1].isdigit():
-            continue
-        kind = parts[1] if len(parts) >= 3 else None
-        if model is None or kind == model:
-            total += int(parts[-1])
-    return total
+    return sum(n for kind, n in _gpu_items(gres) if model is None or kind == model)
 
 
 def _at_least(field: str) -> int | None:

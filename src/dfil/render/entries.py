@@ -152,10 +152,10 @@ def _laid_out_empty(entry: Entry | None) -> bool:
     return entry is None or (entry.kind == "tex" and not entry.tex)
 
 
-def _means(rows: list[Row], ids, col: str) -> list[float]:
-    """The means of column ``col`` in rows ``ids`` that have one."""
+def _present(rows: list[Row], ids, col: str) -> list[Entry]:
+    """The entries of column ``col`` in rows ``ids`` that have a mean."""
     found = (_find(rows, r, col) for r in ids)
-    return [e.mean for e in found if e is not None and e.mean is not None]
+    return [e for e in found if e is not None and e.mean is not None]
 
 
 def _holm(rows: list[Row], columns: list[str]) -> list[Row]:
@@ -179,24 +179,20 @@ def _from_rows(rows: list[Row], col: str, entry: Entry) -> Entry:
     """A ``delta_rows`` or ``reduce`` entry of column ``col`` resolved over ``rows``."""
     if entry.kind == "reduce":
         op, over = entry.args
-        means = _means(rows, over, col)
-        value = {"min": min, "max": max}[op](means) if means else None
-    else:
-        a_ids, b_id = entry.args
-        a_ids = [a_ids] if isinstance(a_ids, str) else a_ids
-        b = _find(rows, b_id, col)
-        if _laid_out_empty(b) or all(_laid_out_empty(_find(rows, a, col)) for a in a_ids):
-            # T3's Δ vs fine-tune under Oracle: fine-tune has none there, nor in the paper
-            return replace(entry, kind="value", args=(), value=None,
-                           reason="a row it subtracts has no entry here (as in the paper)")
-        found = [e for a in a_ids if (e := _find(rows, a, col)) is not None
-                 and e.mean is not None]
-        best = max(found, key=lambda e: e.mean, default=None)  # a list as a: the best
-        if best is not None and b.mean is not None:
-            return replace(entry, kind="value", args=(), value=best.mean - b.mean,
-                           sides=(best, b))
-        value = None
-    return replace(entry, kind="value", args=(), value=value)
+        means = [e.mean for e in _present(rows, over, col)]
+        return replace(entry, kind="value", args=(),
+                       value={"min": min, "max": max}[op](means) if means else None)
+    a_ids, b_id = entry.args
+    a_ids = [a_ids] if isinstance(a_ids, str) else a_ids
+    b = _find(rows, b_id, col)
+    if _laid_out_empty(b) or all(_laid_out_empty(_find(rows, a, col)) for a in a_ids):
+        # T3's Δ vs fine-tune under Oracle: fine-tune has none there, nor in the paper
+        return replace(entry, kind="value", args=(), value=None,
+                       reason="a row it subtracts has no entry here (as in the paper)")
+    best = max(_present(rows, a_ids, col), key=lambda e: e.mean, default=None)  # a list: best
+    if best is None or b.mean is None:
+        return replace(entry, kind="value", args=(), value=None)
+    return replace(entry, kind="value", args=(), value=best.mean - b.mean, sides=(best, b))
 
 
 def row_ops(table: Table) -> list[Row]:
