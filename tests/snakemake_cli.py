@@ -1,11 +1,9 @@
 """The ``snakemake`` command line as the workflow tests run it.
 
-Every Snakemake start loads the SLURM executor plugin, which runs ``scontrol show config``
-to word one option's help text. Where SLURM's client is installed but no controller
-answers (a stopped ``workflow/slurm-local.sh`` cluster, or a package without a config),
-that call waits out its 10 s timeout, on every start. None of these tests submits to
-SLURM (dry runs and local builds; ``.ci/slurm-smoke`` runs the real cluster), so their
-``scontrol`` is one that fails at once, which the plugin takes as "no SLURM here".
+SLURM's commands are failing stubs while the tests run (conftest.py), so the SLURM executor
+plugin, which every Snakemake start loads, finds "no SLURM here" at once, whatever the
+machine has installed. None of these tests submits to SLURM (dry runs and local builds;
+``.ci/slurm-smoke`` runs the real cluster).
 """
 
 from __future__ import annotations
@@ -17,13 +15,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-_SHIM = Path(__file__).resolve().parent / "bin"
 
 
 def env() -> dict:
     """The environment of a test's Snakemake run: this interpreter's ``bin`` (for the
-    rules' ``dfil``) and the failing ``scontrol`` first on PATH."""
-    return {**os.environ, "PATH": os.pathsep.join([str(_SHIM), str(BIN), os.environ["PATH"]])}
+    rules' ``dfil``) first on PATH after the SLURM stubs."""
+    path = os.environ["PATH"].split(os.pathsep)
+    return {**os.environ, "PATH": os.pathsep.join([*path[:1], str(BIN), *path[1:]])}
 
 
 def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 600) -> subprocess.CompletedProcess:

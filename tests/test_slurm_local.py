@@ -1,16 +1,15 @@
 """The cluster path without a cluster: the one-machine SLURM script, the slurm/ profile
-with the local overlay (dry runs), and which rules stay off the cluster. Checks of a
-running cluster are skipped unless workflow/slurm-local.sh's cluster is up."""
+with the local overlay (dry runs), and which rules stay off the cluster. The running
+cluster is checked by CI's stage after the tests (.ci/slurm-smoke)."""
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
-from snakemake_cli import env, snakemake
+from snakemake_cli import snakemake
 
 # Real processes (training, Snakemake, the hub mirror): `pytest -m "not slow"` skips them.
 pytestmark = pytest.mark.slow
@@ -83,13 +82,11 @@ def smoke_workflow():
         StorageSettings,
     )
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PATH", env()["PATH"])  # loading the SLURM plugin runs scontrol
-        with SnakemakeApi(OutputSettings()) as api:
-            yield api.workflow(
-                resource_settings=ResourceSettings(), storage_settings=StorageSettings(),
-                config_settings=ConfigSettings(configfiles=[ROOT / "config" / "smoke.yaml"]),
-                snakefile=ROOT / "Snakefile", workdir=ROOT)._workflow
+    with SnakemakeApi(OutputSettings()) as api:
+        yield api.workflow(
+            resource_settings=ResourceSettings(), storage_settings=StorageSettings(),
+            config_settings=ConfigSettings(configfiles=[ROOT / "config" / "smoke.yaml"]),
+            snakefile=ROOT / "Snakefile", workdir=ROOT)._workflow
 
 
 def test_light_jobs_are_local_rules(smoke_workflow):
@@ -101,23 +98,3 @@ def test_light_jobs_are_local_rules(smoke_workflow):
 
 def test_profile_keeps_going_past_a_failed_cell():
     assert yaml.safe_load((ROOT / "slurm" / "config.yaml").read_text())["keep-going"] is True
-
-
-def cluster_up() -> bool:
-    conf = Path("/etc/slurm/slurm.conf")
-    if not shutil.which("sinfo") or not conf.is_file():
-        return False
-    if "workflow/slurm-local.sh" not in conf.read_text(errors="replace"):
-        return False
-    return subprocess.run(["scontrol", "ping"], capture_output=True).returncode == 0
-
-
-@pytest.mark.skipif(not cluster_up(), reason="workflow/slurm-local.sh's cluster is not up")
-def test_local_cluster_has_both_partitions_fake_gpus_and_accounting():
-    sinfo = subprocess.run(["sinfo", "-h", "-o", "%P %G"], capture_output=True, text=True,
-                           check=True).stdout.split("\n")
-    assert "cpu* gpu:h100:2" in sinfo and "gpu gpu:h100:2" in sinfo
-    assoc = subprocess.run(["sacctmgr", "-n", "-P", "show", "assoc", "format=account,user"],
-                           capture_output=True, text=True, check=True).stdout
-    assert "dfil-local|root" in assoc
-    assert subprocess.run(["sacct", "-X", "-n"], capture_output=True).returncode == 0

@@ -200,12 +200,27 @@ def test_feature_standardizer_fit_hand_computed():
     with pytest.raises(RuntimeError, match="before its statistics were set"):
         norm(torch.zeros(1, 2))  # never the identity by accident
     norm.fit(torch.tensor([[1.0, 10.0], [3.0, 10.0], [5.0, 10.0]]))
-    # column 0: mean 3, sample std 2; column 1 is constant, its std floored at eps
+    # column 0: mean 3, sample std 2; column 1 is constant: centred, never scaled up
     torch.testing.assert_close(norm.mean, torch.tensor([3.0, 10.0]))
-    torch.testing.assert_close(norm.std, torch.tensor([2.0, 1e-5]))
+    torch.testing.assert_close(norm.std, torch.tensor([2.0, 1.0]))
     torch.testing.assert_close(norm(torch.tensor([[7.0, 10.0]])), torch.tensor([[2.0, 0.0]]))
     with pytest.raises(ValueError, match=r"\[N >= 2, 2\]"):
         norm.fit(torch.zeros(1, 2))
+
+
+def test_feature_standardizer_keeps_rounding_noise_small():
+    """A dimension varying only in its last bits (as frozen features do between CPUs)
+    stays at that size after standardisation; a small but real spread is scaled."""
+    from dfil.model.heads import FeatureStandardizer
+
+    norm = FeatureStandardizer(2)
+    ulp = float(torch.finfo(torch.float32).eps)  # 2**-23: one ulp at 1.0
+    # column 0: 1.0 and one ulp above it; column 1: 0.4995, 0.5005, 0.5 (sample std 5e-4)
+    x = torch.tensor([[1.0, 0.4995], [1.0 + ulp, 0.5005], [1.0, 0.5]])
+    norm.fit(x)
+    torch.testing.assert_close(norm.std, torch.tensor([1.0, 5e-4]), rtol=1e-3, atol=0)
+    moved = norm(torch.tensor([[1.0 + ulp, 0.5005]])) - norm(torch.tensor([[1.0, 0.5005]]))
+    assert moved[0, 0].item() == pytest.approx(ulp)  # an ulp in, an ulp out
 
 
 def test_feature_norm_is_saved_not_trained_and_frozen_only(tmp_path):

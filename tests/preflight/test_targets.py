@@ -3,8 +3,6 @@ a command line whose only target is ``preflight`` gives its profiles."""
 
 from __future__ import annotations
 
-import os
-
 from dfil.preflight.targets import target_notes
 from snakemake_cli import ROOT
 
@@ -44,9 +42,7 @@ def test_preflight_profiles_only_for_a_preflight_only_command_line(monkeypatch):
     """The profiles as Snakemake resolves them (a name, a directory, $SNAKEMAKE_PROFILE);
     None where another target is asked for too (that run refuses unlocked branches)."""
     from dfil.preflight.targets import preflight_profiles
-    from snakemake_cli import _SHIM
 
-    monkeypatch.setenv("PATH", f"{_SHIM}:{os.environ['PATH']}")  # the plugin's scontrol
     monkeypatch.chdir(ROOT)
     both = ["--profile", "slurm", "--profile", "workflow/profiles/slurm-local"]
     assert preflight_profiles(["snakemake", "preflight", *both]) == [

@@ -32,6 +32,12 @@ def classifier_head(d: int, num_classes: int, kind: str = "mlp", hidden: int = 2
     raise ValueError(f"unknown classifier kind {kind!r}; expected 'mlp' or 'linear'")
 
 
+# A feature dimension whose std over the training split is at most this fraction of its
+# largest magnitude varies only by float32 rounding (eps ~1.2e-7, a few ulps after the
+# backbone's reductions): it carries no signal and is not scaled up.
+CONSTANT_RTOL = 1e-5
+
+
 class FeatureStandardizer(nn.Module):
     """Per-dimension standardisation of frozen features, ``[..., d] -> [..., d]``.
 
@@ -40,6 +46,10 @@ class FeatureStandardizer(nn.Module):
     final-layer states carry a few dimensions with large, almost constant values (SmolLM2-
     135M: mean |h_i| up to 22, std < 1), so the per-example LayerNorm at the head's input
     keeps the informative variation small and the heads underfit (note R-feature-norm).
+    A dimension constant on the training split (its spread at the level of float32
+    rounding, relative to its values) is only centred: dividing its rounding noise by a
+    tiny std would turn the features' last bits, which differ between CPUs, into inputs
+    of unit size.
     The statistics are persistent buffers, so the state dict (and the checkpoint) carries
     them and no optimizer sees them. Used before :meth:`fit` or a load of its state it
     raises rather than pass the features through.
@@ -60,8 +70,11 @@ class FeatureStandardizer(nn.Module):
             raise ValueError(f"expected features [N >= 2, {self.mean.numel()}], "
                              f"got {tuple(x.shape)}")
         x = x.double()
+        std = x.std(0)
+        constant = std <= CONSTANT_RTOL * x.abs().amax(0)
+        std = torch.where(constant, torch.ones_like(std), std.clamp_min(self.eps))
         self.mean.copy_(x.mean(0).to(self.mean.dtype))
-        self.std.copy_(x.std(0).clamp_min(self.eps).to(self.std.dtype))
+        self.std.copy_(std.to(self.std.dtype))
         self.fitted = True
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
