@@ -191,6 +191,9 @@ def test_frozen_backbone_mode_is_named_and_cached(tmp_path, frog_dir, monkeypatc
     data = yaml.safe_load(path.read_text())
     data["model"]["adapter"] = "none"
     data["model"]["heads"] = {"feature_norm": "standardize"}
+    # Whole prompts: cut to their last 128 characters they all end alike, and every
+    # feature would be constant (centred, with std 1).
+    data["data"]["max_length"] = 512
     path.write_text(yaml.safe_dump(data))
     assert main(["train", "--cell", str(path), "--out", str(tmp_path / "run")]) == 0
     assert main(["evaluate", "--run", str(tmp_path / "run")]) == 0
