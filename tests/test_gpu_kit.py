@@ -20,7 +20,7 @@ _spec = importlib.util.spec_from_file_location("gpu_kit", ROOT / "workflow" / "g
 kit = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(kit)
 
-SCRIPTS = ["gpu-carry.sh", "gpu-env.sh"]
+SCRIPTS = ["gpu-carry.sh", "gpu-env.sh", "gpu-check.sh"]
 
 
 def uncovered(requirements, carried: set[str], image: dict) -> list[str]:
