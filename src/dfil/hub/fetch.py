@@ -4,8 +4,10 @@ The order: a stamp already there for a pinned commit answers at once, with no ne
 otherwise the revision is resolved to its commit (:func:`resolve_revision`, also the lock
 step's tool), the repo's file lock is taken (a second fetcher of the same repo waits here
 and then finds the stamp), the files are downloaded with huggingface_hub's
-``snapshot_download`` (each into an ``.incomplete`` file until it is whole), a dataset's
-splits are prepared, and the stamp is written last. A fetch killed half-way leaves no
+``snapshot_download`` (each into an ``.incomplete`` file until it is whole), every file is
+checked against the hub's size and digest (:mod:`dfil.hub.verify`; one that does not match,
+such as a cached file cut short, is downloaded again), a dataset's splits are prepared, and
+the stamp is written last, with each checked file's sha256. A fetch killed half-way leaves no
 stamp; the next one removes its partial files and downloads again (huggingface_hub 2.x
 resumes a transfer whose connection drops, within one process only). Errors are
 :class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix. The
@@ -25,6 +27,7 @@ from dfil.errors import HubError
 from dfil.hub.errors import Target, explain
 from dfil.hub.online import online
 from dfil.hub.prepare import prepare_splits
+from dfil.hub.remote import remote_files
 from dfil.hub.store import (
     file_sizes,
     lock_path,
@@ -34,6 +37,7 @@ from dfil.hub.store import (
     stamp_problem,
     write_stamp,
 )
+from dfil.hub.verify import check
 
 #: What a backbone needs: its config, safetensors weights (never pickles) and tokenizer
 #: files. Leaves out duplicates some repos carry (Mistral's consolidated.safetensors,
@@ -79,17 +83,19 @@ def _fetch(target: Target, cache: Path, patterns, configs) -> dict:
             return read_stamp(cache, target, commit)
         _drop_partials(cache, target, commit)
         snapshot = _download(target, commit, cache, patterns)
+        sha256 = _verified(target, commit, cache, snapshot, patterns)
         record = {"kind": target.kind, "repo": target.repo, "revision": target.revision,
                   "commit": commit, "label": target.label, "endpoint": target.endpoint,
                   "fetched": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                   "versions": _versions(target.kind)}
         if configs is None:
             _check_model_files(snapshot, target)
-            record.update(path=str(snapshot), files=file_sizes(snapshot))
+            record.update(path=str(snapshot), files=file_sizes(snapshot), sha256=sha256)
         else:
             out = prepared_dir(cache, target.repo, commit)
             record["rows"] = prepare_splits(snapshot, out, configs, target)
             record["source_files"] = file_sizes(snapshot)
+            record["source_sha256"] = sha256
             record.update(path=str(out), files=file_sizes(out))
         write_stamp(cache, record)
     return read_stamp(cache, target, commit)
@@ -132,6 +138,34 @@ def _download(target: Target, commit: str, cache: Path, patterns) -> Path:
         raise HubError(f"{target.describe()}: huggingface_hub put commit {commit} at {path}, "
                        f"not at {expected} where jobs look for it")
     return expected
+
+
+def _verified(target: Target, commit: str, cache: Path, snapshot: Path,
+              patterns) -> dict[str, str]:
+    """Check every file of ``snapshot`` against the hub's record, download again each one
+    that does not match, and return file name -> sha256; :class:`HubError` if a file
+    still does not match."""
+    from huggingface_hub import HfApi, hf_hub_download
+
+    api = HfApi(endpoint=target.endpoint)
+    with online(), explained(target, api):
+        files = remote_files(api, target, commit, patterns)
+    checked = check(snapshot, files)
+    if checked.bad:
+        for name, why in checked.bad.items():
+            print(f"dfil: {snapshot / name} {why}: downloading it again", file=sys.stderr)
+        with online(), explained(target, api):
+            for name in checked.bad:
+                hf_hub_download(target.repo, name, repo_type=target.repo_type,
+                                revision=commit, cache_dir=cache / "hub",
+                                endpoint=target.endpoint, force_download=True)
+        again = check(snapshot, [f for f in files if f.name in checked.bad])
+        for name, why in again.bad.items():
+            raise HubError(f"{target.describe()} at {commit}: {snapshot / name} {why} after "
+                           "downloading it again: the hub's copy or the transfer is faulty; "
+                           "try the fetch again later")
+        checked.sha256.update(again.sha256)
+    return dict(sorted(checked.sha256.items()))
 
 
 @contextlib.contextmanager
