@@ -11,7 +11,8 @@ the stamp is written last, with each checked file's sha256. A fetch killed half-
 stamp; the next one removes its partial files and downloads again (huggingface_hub 2.x
 resumes a transfer whose connection drops, within one process only). Errors are
 :class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix. The
-token is huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored.
+token is huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored. A
+cache shared by a group stays writable by it (:mod:`dfil.hub.shared`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dfil.hub.errors import Target, explain
 from dfil.hub.online import online
 from dfil.hub.prepare import prepare_splits
 from dfil.hub.remote import remote_files
+from dfil.hub.shared import give_group, group_writable, lock_mode, permission_error
 from dfil.hub.store import (
     file_sizes,
     lock_path,
@@ -74,6 +76,14 @@ def fetch_dataset(repo: str, revision: str, cache_dir: str | Path, *, label: str
 
 
 def _fetch(target: Target, cache: Path, patterns, configs) -> dict:
+    try:
+        with group_writable(cache):
+            return _fetch_shared(target, cache, patterns, configs)
+    except PermissionError as err:
+        raise permission_error(err, cache) from err
+
+
+def _fetch_shared(target: Target, cache: Path, patterns, configs) -> dict:
     if COMMIT.fullmatch(target.revision) and \
             stamp_problem(cache, target.kind, target.repo, target.revision) is None:
         return read_stamp(cache, target, target.revision)
@@ -134,6 +144,7 @@ def _download(target: Target, commit: str, cache: Path, patterns) -> Path:
             target.repo, repo_type=target.repo_type, revision=commit,
             cache_dir=cache / "hub", allow_patterns=patterns, endpoint=target.endpoint))
     expected = snapshot_dir(cache, target.kind, target.repo, commit)
+    give_group(expected.parent.parent / "trees" / f"{commit}.json")
     if path.resolve() != expected.resolve():
         raise HubError(f"{target.describe()}: huggingface_hub put commit {commit} at {path}, "
                        f"not at {expected} where jobs look for it")
@@ -173,7 +184,7 @@ def explained(target: Target, api) -> Iterator[None]:
     """Turn huggingface_hub's and the HTTP client's errors into one HubError line."""
     try:
         yield
-    except HubError:
+    except (HubError, PermissionError):  # the cache's, said by the fetch
         raise
     except Exception as err:
         module = type(err).__module__.split(".")[0]
@@ -197,7 +208,7 @@ def _locked(path: Path, target: Target) -> Iterator[None]:
     from filelock import FileLock, Timeout
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path))
+    lock = FileLock(str(path), mode=lock_mode())
     try:
         lock.acquire(timeout=0)
     except Timeout:
