@@ -12,7 +12,7 @@ import yaml
 from dfil.cellconfig import CellConfig, config_hash
 from dfil.errors import ConfigError
 from dfil.grid import Grid, grid_of
-from dfil.gridlock import read_lock, write_lock
+from dfil.gridlock import Pin, lock_pins, named_pins, read_lock, write_lock
 from test_grid import smoke
 
 COMMIT_A = "a" * 40
@@ -107,3 +107,80 @@ def test_a_dry_runs_plan_shows_an_unlocked_branch_as_named(tmp_path):
     assert (pin.repo, revision) == ("org/tiny", "main")
     note = unlocked_note(grid.unlocked(), grid.spec.lock, grid.files)
     assert "org/tiny@main" in note and "`dfil grid lock --config g.yaml`" in note
+
+
+COMMIT_C = "c" * 40
+PINS = [Pin("model", "tiny-llama", "org/tiny", "main", "backbones.tiny-llama.revision"),
+        Pin("dataset", "sts22", "org/sts22", "refs/convert/parquet",
+            "datasets.sts22.revision")]
+
+
+@pytest.fixture
+def hub_moved(monkeypatch):
+    """The hub, where every branch now names COMMIT_C; the repos asked, in order."""
+    import dfil.hub
+
+    asked = []
+
+    def resolve(repo, revision, **_):
+        asked.append(repo)
+        return COMMIT_C
+    monkeypatch.setattr(dfil.hub, "resolve_revision", resolve)
+    return asked
+
+
+def locked(tmp_path):
+    path = tmp_path / "grid.lock.yaml"
+    write_lock(path, {("model", "org/tiny", "main"): COMMIT_A,
+                      ("dataset", "org/sts22", "refs/convert/parquet"): COMMIT_B}, "g", "then")
+    return path
+
+
+@pytest.mark.parametrize("name", ["sts22", "org/sts22"])
+def test_update_name_renews_that_entry_alone(tmp_path, hub_moved, name):
+    path = locked(tmp_path)
+    lines = lock_pins(PINS, path, "g", update=named_pins(PINS, [name], "grid.yaml"))
+    assert read_lock(path) == {("model", "org/tiny", "main"): COMMIT_A,
+                               ("dataset", "org/sts22", "refs/convert/parquet"): COMMIT_C}
+    assert hub_moved == ["org/sts22"]
+    assert lines == [f"dataset sts22 (org/sts22): refs/convert/parquet -> {COMMIT_C}",
+                     f"model tiny-llama (org/tiny): main -> {COMMIT_A} (kept)"]
+
+
+def test_update_renews_every_entry_and_no_update_keeps_them(tmp_path, hub_moved):
+    path = locked(tmp_path)
+    lock_pins(PINS, path, "g")
+    assert set(read_lock(path).values()) == {COMMIT_A, COMMIT_B} and hub_moved == []
+    lock_pins(PINS, path, "g", update=True)
+    assert set(read_lock(path).values()) == {COMMIT_C}
+
+
+def test_update_of_an_unknown_name_names_the_grid_file_and_close_matches():
+    with pytest.raises(ConfigError, match=r"^config/paper.yaml: no hub backbone or dataset "
+                                          r"named 'sts-22' to renew \(did you mean sts22, "
+                                          r"org/sts22\? "
+                                          r"its entries: sts22, tiny-llama\)$"):
+        named_pins(PINS, ["sts-22"], "config/paper.yaml")
+    pinned = [Pin("model", "q", "org/q", COMMIT_A, "backbones.q.revision")]
+    with pytest.raises(ConfigError, match="backbones.q.revision names commit a{40}, not a "
+                                          "branch or tag: there is no lock entry to renew"):
+        named_pins(pinned, ["q"], "grid.yaml")
+
+
+def test_dfil_grid_lock_update_name(tmp_path, hub_moved, capsys):
+    from dfil.cli import main
+
+    lock = tmp_path / "grid.lock.yaml"
+    write_lock(lock, {("model", "org/tiny", "main"): COMMIT_A}, "g", "then")
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(yaml.safe_dump(hub_grid("main", str(lock))))
+    assert main(["grid", "lock", "--config", str(grid), "--update", "tiny-lama"]) == 2
+    err = capsys.readouterr().err
+    assert f"{grid}: no hub backbone or dataset named 'tiny-lama'" in err
+    assert "did you mean tiny-llama?" in err and read_lock(lock)[
+        ("model", "org/tiny", "main")] == COMMIT_A
+    assert main(["grid", "lock", "--config", str(grid), "--update", "tiny-llama"]) == 0
+    assert read_lock(lock) == {("model", "org/tiny", "main"): COMMIT_C}
+    write_lock(lock, {("model", "org/tiny", "main"): COMMIT_A}, "g", "then")
+    assert main(["grid", "lock", "--config", str(grid), "--update"]) == 0
+    assert read_lock(lock) == {("model", "org/tiny", "main"): COMMIT_C}

@@ -6,7 +6,8 @@ taken as it is; a branch or tag (``main``, ``refs/convert/parquet``) is looked u
 grid's lock file, which ``dfil grid lock`` writes from the hub once and the user commits,
 as with any lock file. Every fetch and every cell's config hash then use the locked
 commit, so a branch that moves on the hub changes nothing until the lock is renewed
-(``dfil grid lock --update``). Layout::
+(``dfil grid lock --update`` renews every entry, ``--update NAME`` the entries of one
+backbone or dataset, named as the grid names it or by its hub id). Layout::
 
     models:
       Qwen/Qwen2.5-7B: {main: 0123...}        # repo -> revision -> commit
@@ -16,8 +17,9 @@ commit, so a branch that moves on the hub changes nothing until the lock is rene
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +34,8 @@ KINDS = ("model", "dataset")
 HEADER = """\
 # Lock file of {grid}: the commit each branch or tag of its hub backbones and datasets
 # named when `dfil grid lock` asked the hub ({when}). Commit it with the grid: every fetch
-# and every cell's config hash use these commits. `dfil grid lock --update` renews them
-# (every cell whose commit changes is retrained).
+# and every cell's config hash use these commits. `dfil grid lock --update` renews them,
+# `--update NAME` one backbone's or dataset's (every cell whose commit changes is retrained).
 """
 
 
@@ -115,23 +117,49 @@ def unlocked_note(pins: list[Pin], lock: str, files: str) -> str:
             f"{files}` writes their commits")
 
 
-def lock_pins(pins: list[Pin], path: str | Path, grid: str, update: bool = False,
+def named_pins(pins: list[Pin], names: Collection[str], files: str) -> list[Pin]:
+    """The pins that ``names`` (grid entry names or hub ids) name, for renewing them alone;
+    :class:`ConfigError` naming ``files`` for a name that is no hub entry of the grid, or
+    the entry of a commit (nothing to renew)."""
+    chosen = []
+    for name in names:
+        hits = [p for p in pins if name in (p.label, p.repo)]
+        if not hits:
+            known = sorted({p.label for p in pins})
+            close = difflib.get_close_matches(name, known + sorted({p.repo for p in pins}),
+                                              n=3, cutoff=0.5)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise ConfigError(f"{files}: no hub backbone or dataset named {name!r} to renew "
+                              f"({hint}its entries: {', '.join(known) or 'none'})")
+        for pin in hits:
+            if pin.pinned:
+                raise ConfigError(f"{files}: {pin.where} names commit {pin.revision}, not a "
+                                  "branch or tag: there is no lock entry to renew; edit the "
+                                  "revision there")
+        chosen += hits
+    return chosen
+
+
+def lock_pins(pins: list[Pin], path: str | Path, grid: str,
+              update: bool | Collection[Pin] = False,
               endpoint: str | None = None) -> list[str]:
     """Resolve every branch or tag of ``pins`` to its commit on the hub and write the lock
-    file ``path`` (entries already locked are kept unless ``update``); returns one line per
-    pin saying what it is locked to. Entries no pin uses are dropped."""
+    file ``path``; returns one line per pin saying what it is locked to. Entries already
+    locked are kept, except every one when ``update`` is True, or those of the pins
+    ``update`` lists (:func:`named_pins`). Entries no pin uses are dropped."""
     from datetime import datetime, timezone
 
     from dfil.hub import resolve_revision
 
     old = read_lock(path)
+    renew = {(p.kind, p.repo, p.revision) for p in (pins if update is True else update or ())}
     commits, lines = {}, []
     for pin in sorted(pins, key=lambda p: (p.kind, p.label)):
         if pin.pinned:
             lines.append(f"{pin.kind} {pin.label} ({pin.repo}): {pin.revision} (a commit)")
             continue
         key = (pin.kind, pin.repo, pin.revision)
-        kept = key in old and not update
+        kept = key in old and key not in renew
         commits[key] = old[key] if kept else resolve_revision(
             pin.repo, pin.revision, kind=pin.kind, label=pin.label, endpoint=endpoint)
         lines.append(f"{pin.kind} {pin.label} ({pin.repo}): {pin.revision} -> "

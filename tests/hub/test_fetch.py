@@ -140,3 +140,73 @@ def test_a_repo_id_that_is_not_org_name_is_refused():
     with pytest.raises(HubError, match="not a hub id of the form org/name"):
         Target("model", "Qwen2.5-7B", "main", "qwen2.5-7b")
 
+
+
+def _sha256(path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_stamp_records_each_files_sha256_as_the_hub_does(hub, tmp_path, mirror):
+    stamp = fetch_model(TINY, "main", tmp_path, endpoint=hub.endpoint)
+    snapshot = fetched_path(tmp_path, "model", TINY, hub.commits[TINY])
+    assert set(stamp["sha256"]) == set(stamp["files"])
+    for name, digest in stamp["sha256"].items():
+        assert digest == _sha256(snapshot / name)
+    # The weights' digest is the LFS oid the hub (here: the mirror's git repo) holds.
+    pointer = (mirror.mirrors / "models" / TINY / "model.safetensors").read_text()
+    assert f"oid sha256:{stamp['sha256']['model.safetensors']}" in pointer
+
+
+def test_a_cached_file_cut_short_is_downloaded_again_not_stamped(hub, tmp_path, capfd):
+    """The repair training's refusal names (a fetch of the commit) heals the cache: the
+    cut file is downloaded again, and the stamp keeps the hub's size and digest."""
+    from safetensors.torch import load_file
+
+    commit = hub.commits[TINY]
+    stamp = fetch_model(TINY, commit, tmp_path, endpoint=hub.endpoint)
+    size = stamp["files"]["model.safetensors"]
+    weights = fetched_path(tmp_path, "model", TINY, commit) / "model.safetensors"
+    whole = weights.read_bytes()
+    weights.resolve().write_bytes(whole[:50_000])
+    with pytest.raises(HubError, match=f"has 50000 bytes, the fetch wrote {size}.*dfil hub "
+                                       f"fetch --kind model --repo {TINY} --revision {commit}"):
+        fetched_path(tmp_path, "model", TINY, commit)
+    gets = hub.proxy.count("GET", "/model.safetensors")
+    healed = fetch_model(TINY, commit, tmp_path, endpoint=hub.endpoint)
+    assert hub.proxy.count("GET", "/model.safetensors") == gets + 1
+    assert "model.safetensors has 50,000 bytes, the hub has 101,048: downloading it " \
+           "again" in capfd.readouterr().err
+    assert healed["files"] == stamp["files"] and healed["sha256"] == stamp["sha256"]
+    assert weights.read_bytes() == whole
+    assert load_file(fetched_path(tmp_path, "model", TINY, commit) / "model.safetensors")
+
+
+@pytest.mark.parametrize("name", ["model.safetensors", "config.json"])
+def test_a_damaged_file_of_the_right_size_fails_its_digest_and_is_redone(hub, tmp_path,
+                                                                         name):
+    """An LFS file is checked by sha256, a small one by its git blob id."""
+    commit = hub.commits[TINY]
+    stamp = fetch_model(TINY, commit, tmp_path, endpoint=hub.endpoint)
+    file = fetched_path(tmp_path, "model", TINY, commit) / name
+    whole = file.read_bytes()
+    file.resolve().write_bytes(bytes([whole[0] ^ 1]) + whole[1:])
+    stamp_path(tmp_path, "model", TINY, commit).unlink()  # as a fetch killed before it
+    again = fetch_model(TINY, commit, tmp_path, endpoint=hub.endpoint)
+    assert file.read_bytes() == whole and again["sha256"] == stamp["sha256"]
+
+
+def test_a_file_the_hub_itself_serves_wrong_is_refused_without_a_stamp(hub, tmp_path,
+                                                                       monkeypatch):
+    from dfil.hub import verify
+
+    commit = hub.commits[TINY]
+    real = verify.digests
+    monkeypatch.setattr(verify, "digests", lambda path, git_blob: (
+        ("0" * 64, "") if path.name == "model.safetensors" else real(path, git_blob)))
+    with pytest.raises(HubError, match=r"backbone tiny \(dfil-test/tiny-llama\) at "
+                                       rf"{commit}: .*model.safetensors has sha256 0{{64}}, "
+                                       r"the hub's is .* after downloading it again"):
+        fetch_model(TINY, commit, tmp_path, label="tiny", endpoint=hub.endpoint)
+    assert not stamp_path(tmp_path, "model", TINY, commit).exists()

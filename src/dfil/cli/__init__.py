@@ -159,8 +159,10 @@ def _run_commands(sub) -> None:
                  "(its line says PROBLEM and the fix)")
     p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost", "lock",
                                        "status", "preflight"])
-    p.add_argument("--update", action="store_true",
-                   help="lock: resolve every branch again (default: keep locked commits)")
+    p.add_argument("--update", action="append", nargs="?", const="", metavar="NAME",
+                   help="lock: resolve every branch again, or only those of backbone or "
+                   "dataset NAME (the grid's name or the hub id; repeatable); default: keep "
+                   "locked commits")
     p.add_argument("--json", help="the resolved cell (cell) or merged grid config (resolve) "
                    "as JSON, as the DAG passes it; instead of --config/--key")
     _grid_files(p)

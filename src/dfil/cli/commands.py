@@ -30,12 +30,15 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
 def _lock(grid, args: argparse.Namespace) -> None:
     """``dfil grid lock``: every branch or tag the grid's hub entries name, resolved on the
     hub (HF_ENDPOINT) and written to the grid's lock file."""
-    from dfil.gridlock import lock_pins
+    from dfil.gridlock import lock_pins, named_pins
 
-    _require(grid.spec.lock, f"{' '.join(map(str, args.config))}: the grid names no lock "
-             "file (key lock:, e.g. config/<name>.lock.yaml)")
+    files = ' '.join(map(str, args.config))
+    _require(grid.spec.lock, f"{files}: the grid names no lock file (key lock:, e.g. "
+             "config/<name>.lock.yaml)")
     pins = [pin for pin, _ in grid.pins.values()]
-    for line in lock_pins(pins, grid.spec.lock, grid.name, update=args.update):
+    names = [n for n in args.update or () if n]
+    update = named_pins(pins, names, files) if names else bool(args.update)
+    for line in lock_pins(pins, grid.spec.lock, grid.name, update=update):
         print(line)
     print(f"wrote {grid.spec.lock}: commit it with the grid")
 

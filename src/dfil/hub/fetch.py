@@ -4,12 +4,15 @@ The order: a stamp already there for a pinned commit answers at once, with no ne
 otherwise the revision is resolved to its commit (:func:`resolve_revision`, also the lock
 step's tool), the repo's file lock is taken (a second fetcher of the same repo waits here
 and then finds the stamp), the files are downloaded with huggingface_hub's
-``snapshot_download`` (each into an ``.incomplete`` file until it is whole), a dataset's
-splits are prepared, and the stamp is written last. A fetch killed half-way leaves no
+``snapshot_download`` (each into an ``.incomplete`` file until it is whole), every file is
+checked against the hub's size and digest (:mod:`dfil.hub.verify`; one that does not match,
+such as a cached file cut short, is downloaded again), a dataset's splits are prepared, and
+the stamp is written last, with each checked file's sha256. A fetch killed half-way leaves no
 stamp; the next one removes its partial files and downloads again (huggingface_hub 2.x
 resumes a transfer whose connection drops, within one process only). Errors are
 :class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix. The
-token is huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored.
+token is huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored. A
+cache shared by a group stays writable by it (:mod:`dfil.hub.shared`).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from dfil.errors import HubError
 from dfil.hub.errors import Target, explain
 from dfil.hub.online import online
 from dfil.hub.prepare import prepare_splits
+from dfil.hub.remote import remote_files
+from dfil.hub.shared import give_group, group_writable, lock_mode, permission_error
 from dfil.hub.store import (
     file_sizes,
     lock_path,
@@ -34,6 +39,7 @@ from dfil.hub.store import (
     stamp_problem,
     write_stamp,
 )
+from dfil.hub.verify import check
 
 #: What a backbone needs: its config, safetensors weights (never pickles) and tokenizer
 #: files. Leaves out duplicates some repos carry (Mistral's consolidated.safetensors,
@@ -70,6 +76,14 @@ def fetch_dataset(repo: str, revision: str, cache_dir: str | Path, *, label: str
 
 
 def _fetch(target: Target, cache: Path, patterns, configs) -> dict:
+    try:
+        with group_writable(cache):
+            return _fetch_shared(target, cache, patterns, configs)
+    except PermissionError as err:
+        raise permission_error(err, cache) from err
+
+
+def _fetch_shared(target: Target, cache: Path, patterns, configs) -> dict:
     if COMMIT.fullmatch(target.revision) and \
             stamp_problem(cache, target.kind, target.repo, target.revision) is None:
         return read_stamp(cache, target, target.revision)
@@ -79,17 +93,19 @@ def _fetch(target: Target, cache: Path, patterns, configs) -> dict:
             return read_stamp(cache, target, commit)
         _drop_partials(cache, target, commit)
         snapshot = _download(target, commit, cache, patterns)
+        sha256 = _verified(target, commit, cache, snapshot, patterns)
         record = {"kind": target.kind, "repo": target.repo, "revision": target.revision,
                   "commit": commit, "label": target.label, "endpoint": target.endpoint,
                   "fetched": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                   "versions": _versions(target.kind)}
         if configs is None:
             _check_model_files(snapshot, target)
-            record.update(path=str(snapshot), files=file_sizes(snapshot))
+            record.update(path=str(snapshot), files=file_sizes(snapshot), sha256=sha256)
         else:
             out = prepared_dir(cache, target.repo, commit)
             record["rows"] = prepare_splits(snapshot, out, configs, target)
             record["source_files"] = file_sizes(snapshot)
+            record["source_sha256"] = sha256
             record.update(path=str(out), files=file_sizes(out))
         write_stamp(cache, record)
     return read_stamp(cache, target, commit)
@@ -128,10 +144,39 @@ def _download(target: Target, commit: str, cache: Path, patterns) -> Path:
             target.repo, repo_type=target.repo_type, revision=commit,
             cache_dir=cache / "hub", allow_patterns=patterns, endpoint=target.endpoint))
     expected = snapshot_dir(cache, target.kind, target.repo, commit)
+    give_group(expected.parent.parent / "trees" / f"{commit}.json")
     if path.resolve() != expected.resolve():
         raise HubError(f"{target.describe()}: huggingface_hub put commit {commit} at {path}, "
                        f"not at {expected} where jobs look for it")
     return expected
+
+
+def _verified(target: Target, commit: str, cache: Path, snapshot: Path,
+              patterns) -> dict[str, str]:
+    """Check every file of ``snapshot`` against the hub's record, download again each one
+    that does not match, and return file name -> sha256; :class:`HubError` if a file
+    still does not match."""
+    from huggingface_hub import HfApi, hf_hub_download
+
+    api = HfApi(endpoint=target.endpoint)
+    with online(), explained(target, api):
+        files = remote_files(api, target, commit, patterns)
+    checked = check(snapshot, files)
+    if checked.bad:
+        for name, why in checked.bad.items():
+            print(f"dfil: {snapshot / name} {why}: downloading it again", file=sys.stderr)
+        with online(), explained(target, api):
+            for name in checked.bad:
+                hf_hub_download(target.repo, name, repo_type=target.repo_type,
+                                revision=commit, cache_dir=cache / "hub",
+                                endpoint=target.endpoint, force_download=True)
+        again = check(snapshot, [f for f in files if f.name in checked.bad])
+        for name, why in again.bad.items():
+            raise HubError(f"{target.describe()} at {commit}: {snapshot / name} {why} after "
+                           "downloading it again: the hub's copy or the transfer is faulty; "
+                           "try the fetch again later")
+        checked.sha256.update(again.sha256)
+    return dict(sorted(checked.sha256.items()))
 
 
 @contextlib.contextmanager
@@ -139,7 +184,7 @@ def explained(target: Target, api) -> Iterator[None]:
     """Turn huggingface_hub's and the HTTP client's errors into one HubError line."""
     try:
         yield
-    except HubError:
+    except (HubError, PermissionError):  # the cache's, said by the fetch
         raise
     except Exception as err:
         module = type(err).__module__.split(".")[0]
@@ -163,7 +208,7 @@ def _locked(path: Path, target: Target) -> Iterator[None]:
     from filelock import FileLock, Timeout
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path))
+    lock = FileLock(str(path), mode=lock_mode())
     try:
         lock.acquire(timeout=0)
     except Timeout:
