@@ -18,7 +18,7 @@ from dfil.grid import grid_of
 from dfil.gridlock import unlocked_note
 from dfil.locks import lock_hint, takes_lock
 from dfil.preflight import preflight
-from dfil.preflight.targets import preflight_profiles
+from dfil.preflight.targets import asks_for, preflight_profiles
 
 min_version("8.20")  # pyproject's requirement
 
@@ -75,6 +75,15 @@ if workflow.is_main_process:
         print(_note, file=sys.stderr)
 
 
+# Without pdflatex the report targets leave tables.pdf out: one line says so and how to get TeX.
+if (
+    workflow.is_main_process
+    and not TEX
+    and asks_for(sys.argv, ("all_tables", "report"), "all_tables")
+):
+    print(skipped_note(TABLES_OUT), file=sys.stderr)
+
+
 onsuccess:
     mark_stale()
 
@@ -91,6 +100,7 @@ rule all_tables:
         # run file that preflight moved aside is then made again, and the tables follow.
         expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
         REPORT_FILES,
+        PDF_FILES,
         RUN_PAGES,
         AUDIT_FILES,
 
@@ -104,6 +114,7 @@ rule all_runs:
 rule report:
     input:
         REPORT_FILES,
+        PDF_FILES,
         RUN_PAGES,
 
 

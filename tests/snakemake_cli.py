@@ -20,13 +20,17 @@ BIN = Path(sys.executable).parent
 _SHIM = Path(__file__).resolve().parent / "bin"
 
 
-def env() -> dict:
+def env(path: str | None = None) -> dict:
     """The environment of a test's Snakemake run: this interpreter's ``bin`` (for the
-    rules' ``dfil``) and the failing ``scontrol`` first on PATH."""
-    return {**os.environ, "PATH": os.pathsep.join([str(_SHIM), str(BIN), os.environ["PATH"]])}
+    rules' ``dfil``) and the failing ``scontrol`` first on PATH, then ``path`` (default:
+    this process's PATH)."""
+    rest = os.environ["PATH"] if path is None else path
+    return {**os.environ, "PATH": os.pathsep.join([str(_SHIM), str(BIN), rest])}
 
 
-def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 600) -> subprocess.CompletedProcess:
-    """``snakemake *args`` in ``cwd``, output captured as text."""
-    return subprocess.run([str(BIN / "snakemake"), *args], cwd=cwd, env=env(),
+def snakemake(*args: str, cwd: Path = ROOT, timeout: int = 600,
+              path: str | None = None) -> subprocess.CompletedProcess:
+    """``snakemake *args`` in ``cwd``, output captured as text; ``path``: the PATH after
+    the test's own directories (default: this process's)."""
+    return subprocess.run([str(BIN / "snakemake"), *args], cwd=cwd, env=env(path),
                           capture_output=True, text=True, timeout=timeout)

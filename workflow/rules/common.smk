@@ -5,6 +5,7 @@ from dfil.methods import method_spec
 from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
+from dfil.render.pdf import pdflatex, skipped_note
 from dfil.render.stale import show_stale
 
 #: The light jobs' resources: the grid's `cpu` class (validation requires it).
