@@ -1,8 +1,14 @@
-# DFIL reproduction DAG. Targets: all_tables (default: every table of the paper in
-# paper_tables/<name>/, then the report), report (paper diff, figures, tables.pdf),
-# all_runs (every cell trained and evaluated, then the tidy table
-# results/<name>/aggregate/metrics.parquet), one cell by asking for
-# results/<name>/runs/<key>/metrics.json, one table by asking for its .tex. The grid
+# DFIL reproduction DAG. Named targets, each publishing what its name promises:
+#   all_tables (default): every table of the paper in paper_tables/<name>/ with every
+#     run's metrics.json, the report and the audit (as below);
+#   report: paper_tables/<name>/index.html, tables.html, runs/, numbers.csv, diff.md,
+#     diff.html, figures/, tables.tex, tables.pdf (where pdflatex is), audit.md, audit.html;
+#   paper_audit: paper_tables/<name>/audit.md and audit.html (no runs needed);
+#   all_runs: every cell trained and evaluated, then the tidy table
+#     results/<name>/aggregate/metrics.parquet;
+#   preflight: checks the site and the hub before a real run (writes nothing).
+# One cell by asking for results/<name>/runs/<key>/metrics.json, one table by asking for
+# its .tex. The grid
 # comes from the config (config/config.yaml by default; the slurm profile selects
 # config/paper.yaml).
 import json
@@ -116,6 +122,12 @@ rule report:
         REPORT_FILES,
         PDF_FILES,
         RUN_PAGES,
+        AUDIT_FILES,
+
+
+rule paper_audit:
+    input:
+        AUDIT_FILES,
 
 
 # With keep-going (the slurm profile's), a cell's last attempt records its failure in place
