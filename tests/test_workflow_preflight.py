@@ -54,7 +54,7 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
     for line in ("skipped  hub    the grid reads no hub backbone or dataset",
                  "ok       slurm  partition cpu (default-resources.slurm_partition) exists",
                  "ok       slurm  class tiny: gpu_model h100 is a GPU type in partition gpu",
-                 "ok       slurm  class tiny: its attempt 3 (60 min, 4000 MB, 1 GPU) fits "
+                 "ok       slurm  class tiny: each attempt (30 min, 4000 MB, 1 GPU) fits "
                  "partition gpu",
                  "ok       slurm  account dfil-local is one of"):
         assert line in out

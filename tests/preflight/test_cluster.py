@@ -306,47 +306,47 @@ def test_parse_sinfo_reads_time_limit_memory_and_cpus():
     assert parse_sinfo("gpu gpu:h100:2 (null) infinite 1000 4")[0].time_limit is None
 
 
-def test_a_class_whose_last_retry_outlasts_the_partition_is_a_problem():
-    """72b-4bit asks 1050 min; the profile's retries: 2 make the last attempt ask 2100
-    (35 h): under the h100 partition's 48 h, over the debug partition's 4 h."""
+def test_a_class_whose_job_outlasts_the_partition_is_a_problem():
+    """72b-4bit asks 1050 min on every attempt: under the h100 partition's 48 h, over the
+    debug partition's 4 h."""
     from dfil.preflight.limits import judge_limits
 
     groups = parse_sinfo(SINFO_LIMITS)
-    big = {"gpu": 1, "gpu_model": "h100", "mem_mb": 160000, "runtime": 2100,
+    big = {"gpu": 1, "gpu_model": "h100", "mem_mb": 160000, "runtime": 1050,
            "cpus_per_task": 8}
-    (ok,) = judge_limits({"72b-4bit": big}, {"h100"}, groups, attempts=3)
-    assert ok.status == "ok" and ok.text.startswith("class 72b-4bit: its attempt 3 (2100 min")
-    (bad,) = judge_limits({"72b-4bit": big}, {"debug"}, groups, attempts=3)
+    (ok,) = judge_limits({"72b-4bit": big}, {"h100"}, groups)
+    assert ok == Check("slurm", "ok", "class 72b-4bit: each attempt (1050 min, 160000 MB, 1 "
+                       "GPU) fits partition h100")
+    (bad,) = judge_limits({"72b-4bit": big}, {"debug"}, groups)
     assert bad.status == "problem"
-    assert ("class 72b-4bit: its attempt 3 does not fit partition debug: runtime 2100 min > "
+    assert ("class 72b-4bit: its job does not fit partition debug: runtime 1050 min > "
             "the partition's limit of 240 min; mem_mb 160000 > 64000 MB a node") in bad.text
+    assert "every attempt asks the same" in bad.text
     (gpus,) = judge_limits({"x": {**big, "runtime": 60, "mem_mb": 1, "gpu": 2}}, {"debug"},
-                           groups, attempts=1)
+                           groups)
     assert gpus.text.split(": ", 2)[2].startswith("gpu 2 > 1 h100s a node")
     # no node of the class's GPU type: the gpu_model check says it, not this one
-    assert judge_limits({"x": {**big, "gpu_model": "h200"}}, {"h100"}, groups, 3) == []
+    assert judge_limits({"x": {**big, "gpu_model": "h200"}}, {"h100"}, groups) == []
 
 
-def test_the_profile_sets_how_many_attempts_a_job_gets():
-    assert site_from_profile({"retries": 2}).retries == 2
-    with pytest.raises(ConfigError, match="profile key retries: 'two' is not a count"):
-        site_from_profile({"retries": "two"})
-
-
-def test_each_gpu_class_is_checked_with_its_largest_job_on_the_last_attempt():
-    """The paper grid's classes, their training runtime doubled on attempt 3."""
-    from dfil.cli.preflight import last_attempt_jobs
+def test_every_attempt_of_the_paper_grid_fits_a_one_day_partition():
+    """Each class's largest job is its configured request, whatever the profile's retries:
+    a job stopped at its time limit continues from its checkpoint in a job of the same
+    size, so the 72b-4bit class asks 1050 min on its third attempt too, inside 24 h."""
+    from dfil.cli.preflight import largest_jobs
     from dfil.grid import load_grid_files
+    from dfil.preflight.limits import judge_limits
     from snakemake_cli import ROOT
 
     grid = load_grid_files([ROOT / "config/paper.yaml"])
-    first, last = last_attempt_jobs(grid, 1), last_attempt_jobs(grid, 3)
+    jobs = largest_jobs(grid)
     resources = grid.config["resources"]
-    assert set(last) == {s for s, r in resources.items() if r.get("gpu")} & {
+    assert set(jobs) == {s for s, r in resources.items() if r.get("gpu")} & {
         c.size for c in grid.cells.values()}
-    assert first["72b-4bit"]["runtime"] == resources["72b-4bit"]["runtime"]
-    assert last["72b-4bit"]["runtime"] == 2 * resources["72b-4bit"]["runtime"]
-    assert last["72b-4bit"]["gpu_model"] == resources["72b-4bit"]["gpu_model"]
+    assert jobs["72b-4bit"]["runtime"] == resources["72b-4bit"]["runtime"] == 1050
+    day = parse_sinfo("gpu gpu:h100:8(S:0-1) h100 1-00:00:00 2000000 96\n")
+    checks = judge_limits(jobs, {"gpu"}, day)
+    assert [c.status for c in checks] == ["ok"] * len(jobs)
 
 
 def test_site_flags_go_through_the_plugins_resources_not_slurm_extra():

@@ -73,8 +73,6 @@ class Site:
 
     accounts: Mapping[str, str]
     partitions: Mapping[str, str]
-    #: The profile's ``retries``: a job's last attempt is ``retries + 1``.
-    retries: int = 0
     #: Each QOS by the profile key that sets it (``default-resources.qos``,
     #: ``set-resources.train_cell.qos``, ``slurm-qos``).
     qos: Mapping[str, str] = field(default_factory=dict)
@@ -124,15 +122,11 @@ def site_from_profile(profile: Mapping) -> Site:
     """The :class:`Site` of a Snakemake profile (its config.yaml, merged); resources in
     the mapping form or the list form. :class:`ConfigError` names a malformed item."""
     found = {key: _unquote(value) for key, value in _resources(profile).items() if value}
-    retries = profile.get("retries", 0)
-    if not isinstance(retries, int) or retries < 0:
-        raise ConfigError(f"profile key retries: {retries!r} is not a count")
     qos = {k: v for k, v in found.items() if k.endswith(".qos")}
     if profile.get(QOS_SETTING):
         qos[QOS_SETTING] = _unquote(profile[QOS_SETTING])
     return Site({k: v for k, v in found.items() if k.endswith(".slurm_account")},
-                {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, retries,
-                qos)
+                {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, qos)
 
 
 def _gpu_items(gres: str) -> list[tuple[str | None, int]]:
@@ -299,7 +293,7 @@ def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
     """Partitions, GPU types, each class's job against the partitions' limits
     (:mod:`dfil.preflight.limits`), the account and its QOS against this host's SLURM (``site``
     None: no profile given, only the GPU types and limits are checked); ``jobs``: each GPU
-    size class's job resources on the last attempt the profile's retries allow. One
+    size class's largest job's resources (every attempt asks the same). One
     skipped check off SLURM."""
     if shutil.which("sinfo") is None:
         return [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): skipped")]
@@ -315,7 +309,7 @@ def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
     checks = judge_partitions(site, groups)
     models = {size: job.get("gpu_model") for size, job in jobs.items()}
     checks += judge_gpu_models(models, site.gpu_partitions(), groups)
-    checks += judge_limits(jobs, site.gpu_partitions(), groups, site.retries + 1)
+    checks += judge_limits(jobs, site.gpu_partitions(), groups)
     user = getpass.getuser()
     if not site.accounts and not site.partitions:
         return checks + [Check("slurm", "skipped", "no slurm_account or slurm_partition in "
