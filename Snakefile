@@ -1,8 +1,14 @@
-# DFIL reproduction DAG. Targets: all_tables (default: every table of the paper in
-# paper_tables/<name>/, then the report), report (paper diff, figures, tables.pdf),
-# all_runs (every cell trained and evaluated, then the tidy table
-# results/<name>/aggregate/metrics.parquet), one cell by asking for
-# results/<name>/runs/<key>/metrics.json, one table by asking for its .tex. The grid
+# DFIL reproduction DAG. Named targets, each publishing what its name promises:
+#   all_tables (default): every table of the paper in paper_tables/<name>/ with every
+#     run's metrics.json, the report and the audit (as below);
+#   report: paper_tables/<name>/index.html, tables.html, runs/, numbers.csv, diff.md,
+#     diff.html, figures/, tables.tex, tables.pdf (where pdflatex is), audit.md, audit.html;
+#   paper_audit: paper_tables/<name>/audit.md and audit.html (no runs needed);
+#   all_runs: every cell trained and evaluated, then the tidy table
+#     results/<name>/aggregate/metrics.parquet;
+#   preflight: checks the site and the hub before a real run (writes nothing).
+# One cell by asking for results/<name>/runs/<key>/metrics.json, one table by asking for
+# its .tex. The grid
 # comes from the config (config/config.yaml by default; the slurm profile selects
 # config/paper.yaml).
 import json
@@ -18,7 +24,7 @@ from dfil.grid import grid_of
 from dfil.gridlock import unlocked_note
 from dfil.locks import lock_hint, takes_lock
 from dfil.preflight import preflight
-from dfil.preflight.targets import preflight_profiles
+from dfil.preflight.targets import asks_for, preflight_profiles
 
 min_version("8.20")  # pyproject's requirement
 
@@ -75,6 +81,15 @@ if workflow.is_main_process:
         print(_note, file=sys.stderr)
 
 
+# Without pdflatex the report targets leave tables.pdf out: one line says so and how to get TeX.
+if (
+    workflow.is_main_process
+    and not TEX
+    and asks_for(sys.argv, ("all_tables", "report"), "all_tables")
+):
+    print(skipped_note(TABLES_OUT), file=sys.stderr)
+
+
 onsuccess:
     mark_stale()
 
@@ -91,6 +106,7 @@ rule all_tables:
         # run file that preflight moved aside is then made again, and the tables follow.
         expand(f"{RES}/runs/{{key}}/metrics.json", key=sorted(GRID.cells)),
         REPORT_FILES,
+        PDF_FILES,
         RUN_PAGES,
         AUDIT_FILES,
 
@@ -104,7 +120,14 @@ rule all_runs:
 rule report:
     input:
         REPORT_FILES,
+        PDF_FILES,
         RUN_PAGES,
+        AUDIT_FILES,
+
+
+rule paper_audit:
+    input:
+        AUDIT_FILES,
 
 
 # With keep-going (the slurm profile's), a cell's last attempt records its failure in place

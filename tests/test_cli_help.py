@@ -5,7 +5,7 @@ import pytest
 from dfil.cli import build_parser, main
 
 COMMANDS = ["probes", "synth-frog", "train", "evaluate", "grid", "aggregate", "render",
-            "report", "audit", "fetch-backbone", "hub"]
+            "report", "pdf", "audit", "fetch-backbone", "hub"]
 
 
 def test_top_level_lists_every_command(capsys):

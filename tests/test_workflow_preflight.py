@@ -28,8 +28,9 @@ def site(tmp_path, accounts: str):
     shims = tmp_path / "slurm-bin"
     shims.mkdir()
     calls = tmp_path / "sbatch-calls"
+    # sacct: the executor plugin refuses to start on a host without it (or squeue)
     scripts = {"sinfo": f"printf '{SINFO}'", "sacctmgr": f"printf '{accounts}'",
-               "sbatch": f'echo "$@" >> {calls}; exit 1'}
+               "sbatch": f'echo "$@" >> {calls}; exit 1', "sacct": "exit 0"}
     for name, body in scripts.items():
         (shims / name).write_text(f"#!/bin/sh\n{body}\n")
         (shims / name).chmod(0o755)
@@ -53,7 +54,7 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
     for line in ("skipped  hub    the grid reads no hub backbone or dataset",
                  "ok       slurm  partition cpu (default-resources.slurm_partition) exists",
                  "ok       slurm  class tiny: gpu_model h100 is a GPU type in partition gpu",
-                 "ok       slurm  class tiny: its attempt 3 (60 min, 4000 MB, 1 GPU) fits "
+                 "ok       slurm  class tiny: each attempt (30 min, 4000 MB, 1 GPU) fits "
                  "partition gpu",
                  "ok       slurm  account dfil-local is one of"):
         assert line in out

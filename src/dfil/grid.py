@@ -204,12 +204,12 @@ class Grid:
     def resources(self, key: str) -> dict:
         return dict(self.config["resources"][self.cell(key).size])
 
-    def job_resources(self, key: str, stage: str, attempt: int = 1) -> dict:
-        """What cell ``key``'s ``stage`` job (train or evaluate) asks for on Snakemake's
-        ``attempt``: its size class's request (a method that trains nothing, zero-shot,
-        gets the ``cpu`` class for its train job: no GPU queued); evaluation's runtime is
-        ``eval_runtime`` where the class sets one; a retry gets more time, runtime x
-        (1 + (attempt - 1) / 2) minutes, rounded up."""
+    def job_resources(self, key: str, stage: str) -> dict:
+        """What cell ``key``'s ``stage`` job (train or evaluate) asks for, the same on every
+        attempt: its size class's request (a method that trains nothing, zero-shot, gets
+        the ``cpu`` class for its train job: no GPU queued); evaluation's runtime is
+        ``eval_runtime`` where the class sets one. A retry of a job stopped at its time
+        limit resumes from its checkpoint, so it needs no more time than the first."""
         from dfil.methods import method_spec
 
         trains = method_spec(self.cell(key).config["model"]["method"]).trains
@@ -218,7 +218,6 @@ class Grid:
         eval_runtime = out.pop("eval_runtime", None)
         if stage == "evaluate" and eval_runtime:
             out["runtime"] = eval_runtime
-        out["runtime"] = -(-out["runtime"] * (attempt + 1) // 2)
         return out
 
 

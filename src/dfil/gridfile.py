@@ -73,8 +73,8 @@ GridBackbone = create_model(
 
 
 class Resources(StrictModel):
-    """A size class's job request (Snakemake resources; SLURM's under the slurm profile).
-    A retry asks for more time: attempt k gets ``runtime`` x (1 + (k - 1) / 2)."""
+    """A size class's job request (Snakemake resources; SLURM's under the slurm profile),
+    the same on every attempt: a retry resumes from the job's checkpoint."""
 
     mem_mb: Count
     runtime: Count

@@ -98,6 +98,6 @@ def test_dag_target_paper_audit():
     out = snakemake("-n", "--forceall", "paper_audit", "--configfile", "config/smoke.yaml")
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     text = out.stdout + out.stderr
-    assert re.search(r"^paper_audit\s+1$", text, re.MULTILINE)
+    assert re.search(r"^render_audit\s+1$", text, re.MULTILINE)
+    assert re.search(r"^publish\s+2$", text, re.MULTILINE)  # published, not only staged
     assert "paper_tables/smoke/audit.md" in text and "paper_tables/smoke/audit.html" in text
-    assert "dfil audit --checks config/paper_audit.yaml" in text or "rule paper_audit" in text

@@ -1,6 +1,6 @@
 """The SLURM checks of the preflight, on sinfo and sacctmgr output written by hand in the
 format of SLURM 22.05 (Debian's slurm-wlm): ``sinfo -h -o "%R %G %f"`` and ``sacctmgr -n
--P show assoc user=<user> format=account``."""
+-P show assoc user=<user> format=account,qos``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ from dfil.preflight.cluster import (
     judge_account,
     judge_gpu_models,
     judge_partitions,
+    judge_qos,
     parse_accounts,
+    parse_qos,
     parse_sinfo,
     site_from_profile,
     slurm_checks,
@@ -32,8 +34,8 @@ a100 gpu:a100:4(S:0-1) a100,ib,h100
 h100 gpu:h100:8(S:0-1),nvme:1 h100,hopper
 h100 gpu:h100:4(S:0) h100
 """
-#: One association per partition limit: the account repeats.
-SACCTMGR = "proj-ml\nproj-ml\nsandbox\n"
+#: One association per partition limit: the account repeats, each with the QOS it may use.
+SACCTMGR = "proj-ml|normal,long\nproj-ml|normal\nsandbox|\n"
 #: A 7b class's job as the grid asks it (dfil.grid.Grid.job_resources).
 H100_JOB = {"gpu": 1, "gpu_model": "h100", "mem_mb": 32000, "runtime": 120,
             "cpus_per_task": 8}
@@ -177,7 +179,53 @@ def test_slurm_checks_run_sinfo_and_sacctmgr(monkeypatch):
     checks = slurm_checks(site_from_profile(PROFILE), {"7b": H100_JOB}, run)
     assert [c.status for c in checks] == ["ok"] * 5
     assert calls == [["sinfo", "-h", "-o", "%R %G %f %l %m %c"],
-                     ["sacctmgr", "-n", "-P", "show", "assoc", "user=ada", "format=account"]]
+                     ["sacctmgr", "-n", "-P", "show", "assoc", "user=ada",
+                      "format=account,qos"]]
+
+
+def test_parse_qos_gathers_each_accounts_qos_over_its_associations():
+    assert parse_qos(SACCTMGR) == {"proj-ml": {"normal", "long"}, "sandbox": set()}
+    assert parse_accounts(SACCTMGR) == {"proj-ml", "sandbox"}
+    assert parse_qos("Proj-ML|Normal\n") == {"proj-ml": {"normal"}}
+
+
+def test_site_from_profile_reads_the_qos_resource_and_the_plugins_setting():
+    site = site_from_profile({**PROFILE, "slurm-qos": "long",
+                              "default-resources": {**PROFILE["default-resources"],
+                                                    "qos": "normal"},
+                              "set-resources": {"train_cell": {"qos": "'gpu-long'"}}})
+    assert site.qos == {"default-resources.qos": "normal",
+                        "set-resources.train_cell.qos": "gpu-long", "slurm-qos": "long"}
+    assert site_from_profile(PROFILE).qos == {}
+
+
+def test_qos_judged_against_the_accounts_associations():
+    site = Site({"default-resources.slurm_account": "proj-ml"}, {},
+                qos={"default-resources.qos": "normal", "set-resources.train_cell.qos": "debug"})
+    debug, normal = judge_qos(site, parse_qos(SACCTMGR), "ada")  # by name
+    assert debug == Check("slurm", "problem", "qos debug (set-resources.train_cell.qos) is "
+                          "not one proj-ml may use (long, normal): set qos in the SITE "
+                          "SETTINGS block of the slurm profile (slurm/config.yaml); `sacctmgr "
+                          "show assoc user=$USER format=account,qos` lists them")
+    assert normal == Check("slurm", "ok", "qos normal (default-resources.qos) is one proj-ml "
+                           "may use")
+    sandbox = Site({"default-resources.slurm_account": "sandbox"}, {},
+                   qos={"slurm-qos": "normal"})
+    (skipped,) = judge_qos(sandbox, parse_qos(SACCTMGR), "ada")
+    assert skipped.status == "skipped" and "lists no QOS for ada under sandbox" in skipped.text
+    assert judge_qos(Site({}, {}), parse_qos(SACCTMGR), "ada") == []
+
+
+def test_slurm_checks_report_a_qos_the_account_may_not_use(monkeypatch):
+    monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
+    run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""),
+                                       "sacctmgr": (0, SACCTMGR, "")})
+    profile = {**PROFILE, "default-resources": {**PROFILE["default-resources"],
+                                                "qos": "premium"}}
+    checks = slurm_checks(site_from_profile(profile), {"7b": H100_JOB}, run)
+    assert [c.status for c in checks] == ["ok"] * 5 + ["problem"]
+    assert checks[-1].line().startswith("PROBLEM")
+    assert "qos premium (default-resources.qos) is not one proj-ml may use" in checks[-1].text
 
 
 def test_not_a_slurm_host_is_skipped(monkeypatch):
@@ -258,44 +306,68 @@ def test_parse_sinfo_reads_time_limit_memory_and_cpus():
     assert parse_sinfo("gpu gpu:h100:2 (null) infinite 1000 4")[0].time_limit is None
 
 
-def test_a_class_whose_last_retry_outlasts_the_partition_is_a_problem():
-    """72b-4bit asks 1050 min; the profile's retries: 2 make the last attempt ask 2100
-    (35 h): under the h100 partition's 48 h, over the debug partition's 4 h."""
+def test_a_class_whose_job_outlasts_the_partition_is_a_problem():
+    """72b-4bit asks 1050 min on every attempt: under the h100 partition's 48 h, over the
+    debug partition's 4 h."""
     from dfil.preflight.limits import judge_limits
 
     groups = parse_sinfo(SINFO_LIMITS)
-    big = {"gpu": 1, "gpu_model": "h100", "mem_mb": 160000, "runtime": 2100,
+    big = {"gpu": 1, "gpu_model": "h100", "mem_mb": 160000, "runtime": 1050,
            "cpus_per_task": 8}
-    (ok,) = judge_limits({"72b-4bit": big}, {"h100"}, groups, attempts=3)
-    assert ok.status == "ok" and ok.text.startswith("class 72b-4bit: its attempt 3 (2100 min")
-    (bad,) = judge_limits({"72b-4bit": big}, {"debug"}, groups, attempts=3)
+    (ok,) = judge_limits({"72b-4bit": big}, {"h100"}, groups)
+    assert ok == Check("slurm", "ok", "class 72b-4bit: each attempt (1050 min, 160000 MB, 1 "
+                       "GPU) fits partition h100")
+    (bad,) = judge_limits({"72b-4bit": big}, {"debug"}, groups)
     assert bad.status == "problem"
-    assert ("class 72b-4bit: its attempt 3 does not fit partition debug: runtime 2100 min > "
+    assert ("class 72b-4bit: its job does not fit partition debug: runtime 1050 min > "
             "the partition's limit of 240 min; mem_mb 160000 > 64000 MB a node") in bad.text
+    assert "every attempt asks the same" in bad.text
     (gpus,) = judge_limits({"x": {**big, "runtime": 60, "mem_mb": 1, "gpu": 2}}, {"debug"},
-                           groups, attempts=1)
+                           groups)
     assert gpus.text.split(": ", 2)[2].startswith("gpu 2 > 1 h100s a node")
     # no node of the class's GPU type: the gpu_model check says it, not this one
-    assert judge_limits({"x": {**big, "gpu_model": "h200"}}, {"h100"}, groups, 3) == []
+    assert judge_limits({"x": {**big, "gpu_model": "h200"}}, {"h100"}, groups) == []
 
 
-def test_the_profile_sets_how_many_attempts_a_job_gets():
-    assert site_from_profile({"retries": 2}).retries == 2
-    with pytest.raises(ConfigError, match="profile key retries: 'two' is not a count"):
-        site_from_profile({"retries": "two"})
-
-
-def test_each_gpu_class_is_checked_with_its_largest_job_on_the_last_attempt():
-    """The paper grid's classes, their training runtime doubled on attempt 3."""
-    from dfil.cli.preflight import last_attempt_jobs
+def test_every_attempt_of_the_paper_grid_fits_a_one_day_partition():
+    """Each class's largest job is its configured request, whatever the profile's retries:
+    a job stopped at its time limit continues from its checkpoint in a job of the same
+    size, so the 72b-4bit class asks 1050 min on its third attempt too, inside 24 h."""
+    from dfil.cli.preflight import largest_jobs
     from dfil.grid import load_grid_files
+    from dfil.preflight.limits import judge_limits
     from snakemake_cli import ROOT
 
     grid = load_grid_files([ROOT / "config/paper.yaml"])
-    first, last = last_attempt_jobs(grid, 1), last_attempt_jobs(grid, 3)
+    jobs = largest_jobs(grid)
     resources = grid.config["resources"]
-    assert set(last) == {s for s, r in resources.items() if r.get("gpu")} & {
+    assert set(jobs) == {s for s, r in resources.items() if r.get("gpu")} & {
         c.size for c in grid.cells.values()}
-    assert first["72b-4bit"]["runtime"] == resources["72b-4bit"]["runtime"]
-    assert last["72b-4bit"]["runtime"] == 2 * resources["72b-4bit"]["runtime"]
-    assert last["72b-4bit"]["gpu_model"] == resources["72b-4bit"]["gpu_model"]
+    assert jobs["72b-4bit"]["runtime"] == resources["72b-4bit"]["runtime"] == 1050
+    day = parse_sinfo("gpu gpu:h100:8(S:0-1) h100 1-00:00:00 2000000 96\n")
+    checks = judge_limits(jobs, {"gpu"}, day)
+    assert [c.status for c in checks] == ["ok"] * len(jobs)
+
+
+def test_site_flags_go_through_the_plugins_resources_not_slurm_extra():
+    """The executor plugin refuses its own options (--qos, --constraint, ...) inside
+    slurm_extra: no slurm_extra of the project's profiles holds one, and neither the
+    profiles' text nor the README shows one there, not even in a comment."""
+    import re
+
+    from snakemake_executor_plugin_slurm.validation import get_forbidden_slurm_options
+
+    from dfil.cli.preflight import load_profile
+    from snakemake_cli import ROOT
+
+    profile = load_profile([ROOT / "slurm", ROOT / "workflow/profiles/slurm-local"])
+    extras = [v for k, v in cluster._resources(profile).items() if k.endswith("slurm_extra")]
+    assert extras
+    for value in extras:
+        for pattern in get_forbidden_slurm_options():
+            assert not re.search(pattern, str(value)), (value, pattern)
+    for doc in (ROOT / "README.md", ROOT / "slurm/config.yaml",
+                ROOT / "workflow/profiles/slurm-local/config.yaml"):
+        text = doc.read_text()
+        assert not re.search(r"slurm_extra[^\n]*--(qos|constraint)", text), doc
+        assert not re.search(r"--(qos|constraint)[^\n]*slurm_extra", text), doc

@@ -5,6 +5,7 @@ from dfil.methods import method_spec
 from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
+from dfil.render.pdf import pdflatex, skipped_note
 from dfil.render.stale import show_stale
 
 #: The light jobs' resources: the grid's `cpu` class (validation requires it).
@@ -23,11 +24,10 @@ def staged(path):
 
 
 def cell_resource(name, stage, default=0):
-    """A resource of a cell's ``stage`` job (train, evaluate) on Snakemake's attempt: its
-    backbone's size class (the grid config's ``resources:``), more time on a retry."""
-    return lambda wildcards, attempt: GRID.job_resources(
-        wildcards.key, stage, attempt
-    ).get(name, default)
+    """A resource of a cell's ``stage`` job (train, evaluate): its backbone's size class
+    (the grid config's ``resources:``), the same on every attempt (a job stopped at its
+    time limit continues from its checkpoint in a job of the same size)."""
+    return lambda wildcards: GRID.job_resources(wildcards.key, stage).get(name, default)
 
 
 #: A model job's resources per stage (training, evaluation): its cell's size class.

@@ -1,7 +1,9 @@
 # Rendering stage (CPU only): every table of the paper (config/tables.yaml) from one rule,
-# each job waiting for exactly the cells its table prints, then the report (paper diff,
-# figures, PDF). The table names (TABLES) and each one's inputs (table_metrics) are in
-# common.smk.
+# each job waiting for exactly the cells its table prints, then the report (pages, paper
+# diff, figures, tables.tex) and, where pdflatex is on PATH, tables.pdf. Without TeX the
+# targets leave tables.pdf out and the run says so in one line (Snakefile's onsuccess);
+# asking for the PDF itself then fails naming how to get TeX. The table names (TABLES)
+# and each one's inputs (table_metrics) are in common.smk.
 
 TABLES_OUT = f"paper_tables/{GRID.name}"
 TABLE_FILES = [f"{TABLES_OUT}/{stem}.tex" for stem in TABLES]
@@ -13,13 +15,17 @@ REPORT_FILES = [
         "numbers.csv",
         "diff.md",
         "diff.html",
-        "tables.pdf",
+        "tables.tex",
         "figures/membership_functions.png",
         "figures/center_drift.png",
         "figures/fewshot_curves.png",
         "figures/compositional_depth.png",
     )
 ]
+PDF_FILE = f"{TABLES_OUT}/tables.pdf"
+#: Whether the targets build tables.pdf (the report's pages link tables.tex otherwise).
+TEX = pdflatex() is not None
+PDF_FILES = [PDF_FILE] if TEX else []
 #: The report's page per run (a directory: its files are known once the tables are).
 RUN_PAGES = f"{TABLES_OUT}/runs"
 
@@ -66,6 +72,23 @@ rule render_report:
         **CPU_RESOURCES,
     params:
         tex_dir=lambda wildcards: staged(TABLES_OUT),
+        pdf="" if TEX else "--no-pdf",
     shell:
         "dfil report --config {input.grid} --tables {input.tables} "
-        "--aggregate {input.aggregate} --tex-dir {params.tex_dir} > {log} 2>&1"
+        "--aggregate {input.aggregate} --tex-dir {params.tex_dir} {params.pdf} > {log} 2>&1"
+
+
+rule render_pdf:
+    input:
+        staged(f"{TABLES_OUT}/tables.tex"),
+    output:
+        staged(PDF_FILE),
+    log:
+        f"{RES}/logs/pdf.log",
+    benchmark:
+        f"{RES}/benchmarks/report/pdf.tsv"
+    localrule: True
+    resources:
+        **CPU_RESOURCES,
+    shell:
+        "dfil pdf {input} --out {output} > {log} 2>&1"

@@ -18,6 +18,7 @@ from dfil.cli.commands import (
     cmd_audit,
     cmd_fetch_backbone,
     cmd_grid,
+    cmd_pdf,
     cmd_probes,
     cmd_publish,
     cmd_render,
@@ -220,14 +221,22 @@ def _table_commands(sub) -> None:
     p.add_argument("out", type=Path, help="where it is published")
 
     p = _command(sub, "report",
-                 "the paper-diff report (diff.md, diff.html), figures and tables.pdf beside the "
-                 "rendered tables",
+                 "the report (index.html, tables.html, numbers.csv, the run pages), the "
+                 "paper diff (diff.md, diff.html), figures and tables.tex beside the rendered "
+                 "tables",
                  cmd_report)
     _grid_files(p)
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"))
     p.add_argument("--aggregate", type=Path, required=True, help="the grid's metrics.parquet")
     p.add_argument("--tex-dir", type=Path, required=True, help="where the tables' .tex are")
-    p.add_argument("--no-pdf", action="store_true", help="skip compiling tables.pdf")
+    p.add_argument("--no-pdf", action="store_true",
+                   help="tables.pdf is not built here (no pdflatex): the pages link tables.tex "
+                   "in its place")
+
+    p = _command(sub, "pdf", "compile tables.tex (`dfil report`) into tables.pdf with pdflatex",
+                 cmd_pdf)
+    p.add_argument("tex", type=Path, help="the LaTeX document")
+    p.add_argument("--out", type=Path, help="the PDF to write (default: beside the .tex)")
 
     p = _command(sub, "audit",
                  "audit the paper against itself: recompute every printed statistic from its "

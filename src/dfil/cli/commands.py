@@ -190,13 +190,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     frame = pd.read_parquet(args.aggregate)
     specs = load_specs(args.tables)
     tables = resolve_tables(specs, grid, frame)
-    out, captions = report(specs, grid, frame, tables, args.tex_dir, pdf=not args.no_pdf)
-    out.update(write_site(tables, grid, Path(args.tex_dir), captions))
+    out, captions = report(specs, grid, frame, tables, args.tex_dir)
+    out.update(write_site(tables, grid, Path(args.tex_dir), captions, pdf=not args.no_pdf))
     for path in out.values():
         print(path)
     from dfil.render.stale import show_stale
 
     show_stale(args.tex_dir)  # a stale.json beside the tables: the report says so
+    return 0
+
+
+def cmd_pdf(args: argparse.Namespace) -> int:
+    from dfil.render.pdf import compile_pdf
+
+    print(compile_pdf(args.tex, args.out))
     return 0
 
 

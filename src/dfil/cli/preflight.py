@@ -28,13 +28,13 @@ def load_profile(paths: list[Path]) -> dict:
     return merged
 
 
-def last_attempt_jobs(grid, attempt: int) -> dict[str, dict]:
-    """Each GPU size class's largest job on Snakemake's ``attempt`` (training's or
-    evaluation's, over the grid's cells of that class): what its last retry asks."""
+def largest_jobs(grid) -> dict[str, dict]:
+    """Each GPU size class's largest job (training's or evaluation's, over the grid's
+    cells of that class): what each of its attempts asks."""
     out: dict[str, dict] = {}
     for key, cell in grid.cells.items():
         for stage in ("train", "evaluate"):
-            job = grid.job_resources(key, stage, attempt)
+            job = grid.job_resources(key, stage)
             size = cell.size if job.get("gpu", 0) else None
             if size and job["runtime"] >= out.get(size, {}).get("runtime", -1):
                 out[size] = job
@@ -58,7 +58,7 @@ def grid_preflight(grid, profiles: list[Path], trainer: str = "packed") -> int:
     else:
         checks.append(Check("hub", "skipped", "the grid reads no hub backbone or dataset"))
     site = site_from_profile(load_profile(profiles)) if profiles else None
-    checks += slurm_checks(site, last_attempt_jobs(grid, site.retries + 1 if site else 1))
+    checks += slurm_checks(site, largest_jobs(grid))
     try:
         cost = grid_cost(grid, None, trainer)
     except InputError as err:  # a grid the cost model cannot project (a stand-in task)

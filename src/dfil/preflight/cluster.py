@@ -1,6 +1,6 @@
 """Does the SLURM cluster have what the profile and the grid ask for: the partitions, each
-size class's ``gpu_model`` as a GRES type there, and the account (pure parsing and
-judging, and one thin function that runs the commands).
+size class's ``gpu_model`` as a GRES type there, the account and the QOS the profile sets
+(pure parsing and judging, and one thin function that runs the commands).
 
 The commands and what is read of them (SLURM 22.05, Debian's slurm-wlm)::
 
@@ -10,11 +10,15 @@ The commands and what is read of them (SLURM 22.05, Debian's slurm-wlm)::
                                 nodes' features (h100,ib), "(null)" for none, then the
                                 partition's time limit (2-00:00:00, infinite), each node's
                                 memory in MB and CPUs ("+" after a number: at least)
-    sacctmgr -n -P show assoc user=<user> format=account
-                                one account per association of the user
+    sacctmgr -n -P show assoc user=<user> format=account,qos
+                                one line per association of the user: its account, "|",
+                                the QOS it may use, comma-separated ("" where none is
+                                listed)
 
 The plugin sends a class's ``gpu_model`` as ``--gpus=<gpu_model>:<gpu>``, which SLURM
-matches against the GRES *type* of the partition's nodes, never their features.
+matches against the GRES *type* of the partition's nodes, never their features. A QOS is
+the plugin's ``qos`` resource (``--qos``) or its ``slurm-qos`` setting; it refuses
+``--qos`` inside ``slurm_extra``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dfil.errors import ConfigError
 from dfil.preflight.checks import Check
@@ -32,6 +36,8 @@ from dfil.preflight.limits import judge_limits
 from dfil.slurmtime import parse_duration
 
 SINFO = ("sinfo", "-h", "-o", "%R %G %f %l %m %c")
+#: The profile's executor setting that asks every job for a QOS (the plugin's ``--slurm-qos``).
+QOS_SETTING = "slurm-qos"
 #: The rules that run on a GPU (their partition is where gpu_model must be a GRES type).
 GPU_RULES = ("train_cell", "evaluate_cell")
 PROFILE_FIX = "the SITE SETTINGS block of the slurm profile (slurm/config.yaml)"
@@ -67,8 +73,9 @@ class Site:
 
     accounts: Mapping[str, str]
     partitions: Mapping[str, str]
-    #: The profile's ``retries``: a job's last attempt is ``retries + 1``.
-    retries: int = 0
+    #: Each QOS by the profile key that sets it (``default-resources.qos``,
+    #: ``set-resources.train_cell.qos``, ``slurm-qos``).
+    qos: Mapping[str, str] = field(default_factory=dict)
 
     def gpu_partitions(self) -> set[str]:
         """The partitions GPU jobs go to: each GPU rule's own, else the default one."""
@@ -115,11 +122,11 @@ def site_from_profile(profile: Mapping) -> Site:
     """The :class:`Site` of a Snakemake profile (its config.yaml, merged); resources in
     the mapping form or the list form. :class:`ConfigError` names a malformed item."""
     found = {key: _unquote(value) for key, value in _resources(profile).items() if value}
-    retries = profile.get("retries", 0)
-    if not isinstance(retries, int) or retries < 0:
-        raise ConfigError(f"profile key retries: {retries!r} is not a count")
+    qos = {k: v for k, v in found.items() if k.endswith(".qos")}
+    if profile.get(QOS_SETTING):
+        qos[QOS_SETTING] = _unquote(profile[QOS_SETTING])
     return Site({k: v for k, v in found.items() if k.endswith(".slurm_account")},
-                {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, retries)
+                {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, qos)
 
 
 def _gpu_items(gres: str) -> list[tuple[str | None, int]]:
@@ -175,8 +182,19 @@ def parse_sinfo(text: str) -> list[NodeGroup]:
 
 
 def parse_accounts(text: str) -> set[str]:
-    """The accounts of ``sacctmgr -n -P show assoc user=<user> format=account``."""
-    return {line.strip().split("|")[0].lower() for line in text.splitlines() if line.strip()}
+    """The accounts of ``sacctmgr -n -P show assoc user=<user> format=account,qos``."""
+    return set(parse_qos(text))
+
+
+def parse_qos(text: str) -> dict[str, set[str]]:
+    """Each account of ``sacctmgr -n -P show assoc user=<user> format=account,qos`` and
+    the QOS its associations list (lowercased, as SLURM compares them)."""
+    out: dict[str, set[str]] = {}
+    for line in text.splitlines():
+        if line.strip():
+            account, _, qos = line.strip().lower().partition("|")
+            out.setdefault(account, set()).update(q for q in qos.split(",") if q)
+    return out
 
 
 def judge_partitions(site: Site, groups: list[NodeGroup]) -> list[Check]:
@@ -239,6 +257,30 @@ def judge_account(account: str | None, accounts: set[str], user: str) -> Check:
                  f"({', '.join(sorted(accounts))}): set slurm_account in {PROFILE_FIX}")
 
 
+def judge_qos(site: Site, assoc: Mapping[str, set[str]], user: str) -> list[Check]:
+    """One check per QOS the profile sets: one that the profile's account may use
+    (``assoc``: :func:`parse_qos`)."""
+    accounts = sorted({a.lower() for a in site.accounts.values()} & set(assoc))
+    allowed = set().union(*(assoc[a] for a in accounts)) if accounts else set()
+    where = " or ".join(accounts) or "the profile's account"
+    keys: dict[str, list[str]] = {}
+    for key, name in sorted(site.qos.items()):
+        keys.setdefault(name, []).append(key)
+    out = []
+    for name, set_by in sorted(keys.items()):
+        label = f"qos {name} ({', '.join(set_by)})"
+        if not allowed:
+            out.append(Check("slurm", "skipped", f"{label}: sacctmgr lists no QOS for {user} "
+                             f"under {where}: not checked"))
+        elif name.lower() in allowed:
+            out.append(Check("slurm", "ok", f"{label} is one {where} may use"))
+        else:
+            out.append(Check("slurm", "problem", f"{label} is not one {where} may use "
+                             f"({', '.join(sorted(allowed))}): set qos in {PROFILE_FIX}; "
+                             "`sacctmgr show assoc user=$USER format=account,qos` lists them"))
+    return out
+
+
 Runner = Callable[[list[str]], subprocess.CompletedProcess]
 
 
@@ -249,9 +291,9 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
 def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
                  run: Runner = _run) -> list[Check]:
     """Partitions, GPU types, each class's job against the partitions' limits
-    (:mod:`dfil.preflight.limits`) and the account against this host's SLURM (``site``
+    (:mod:`dfil.preflight.limits`), the account and its QOS against this host's SLURM (``site``
     None: no profile given, only the GPU types and limits are checked); ``jobs``: each GPU
-    size class's job resources on the last attempt the profile's retries allow. One
+    size class's largest job's resources (every attempt asks the same). One
     skipped check off SLURM."""
     if shutil.which("sinfo") is None:
         return [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): skipped")]
@@ -267,7 +309,7 @@ def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
     checks = judge_partitions(site, groups)
     models = {size: job.get("gpu_model") for size, job in jobs.items()}
     checks += judge_gpu_models(models, site.gpu_partitions(), groups)
-    checks += judge_limits(jobs, site.gpu_partitions(), groups, site.retries + 1)
+    checks += judge_limits(jobs, site.gpu_partitions(), groups)
     user = getpass.getuser()
     if not site.accounts and not site.partitions:
         return checks + [Check("slurm", "skipped", "no slurm_account or slurm_partition in "
@@ -275,10 +317,12 @@ def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
                                "partitions and account not checked")]
     accounts = sorted(set(site.accounts.values())) or [None]
     if shutil.which("sacctmgr") is None:
-        return checks + [Check("slurm", "skipped", "no sacctmgr on PATH: account not checked")]
-    done = run(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=account"])
+        return checks + [Check("slurm", "skipped", "no sacctmgr on PATH: account and QOS "
+                               "not checked")]
+    done = run(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=account,qos"])
     if done.returncode:
         return checks + [Check("slurm", "skipped", f"sacctmgr failed ({done.stderr.strip()}):"
-                               f" account {', '.join(map(str, accounts))} not checked")]
-    known = parse_accounts(done.stdout)
-    return checks + [judge_account(a, known, user) for a in accounts]
+                               f" account {', '.join(map(str, accounts))} and QOS not checked")]
+    assoc = parse_qos(done.stdout)
+    return (checks + [judge_account(a, set(assoc), user) for a in accounts]
+            + judge_qos(site, assoc, user))

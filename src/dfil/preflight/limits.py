@@ -1,9 +1,9 @@
-"""Does each size class's job fit the GPU partitions it goes to (pure): its last attempt's
-runtime under the partition's time limit, its memory, CPUs and GPUs on one node.
+"""Does each size class's job fit the GPU partitions it goes to (pure): its runtime under
+the partition's time limit, its memory, CPUs and GPUs on one node.
 
-Snakemake retries a job with more time (runtime x (1 + (attempt - 1) / 2):
-:meth:`dfil.grid.Grid.job_resources`), so with the profile's ``retries: 2`` the last
-attempt asks twice the class's runtime. A request past a partition's limits is refused by
+Every attempt of a job asks the same (:meth:`dfil.grid.Grid.job_resources`): a job stopped
+at its time limit continues from its checkpoint in a job of the same size, so no retry
+asks more than the first attempt. A request past a partition's limits is refused by
 sbatch or, where the site does not enforce limits at submission, pends for ever
 (``PartitionTimeLimit``), and Snakemake waits on it: preflight says so before anything is
 submitted. Limits sinfo does not give (an older format, ``infinite``) are not judged.
@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # cluster runs these checks: no import at run time
 
 
 def _misfits(job: Mapping, node: NodeGroup) -> list[str]:
-    """What of ``job`` (a class's resources on its last attempt) ``node`` cannot give."""
+    """What of ``job`` (a class's resources) ``node`` cannot give."""
     out = []
     runtime = int(job.get("runtime", 0))
     if node.time_limit is not None and runtime * 60 > node.time_limit:
@@ -42,9 +42,9 @@ def _where(partitions: set[str]) -> str:
 
 
 def judge_limits(jobs: Mapping[str, Mapping], partitions: set[str],
-                 groups: list[NodeGroup], attempts: int) -> list[Check]:
-    """One check per size class in ``jobs`` (class -> its job's resources on the last of
-    ``attempts``): ok when some node configuration of ``partitions`` (empty: any) with
+                 groups: list[NodeGroup]) -> list[Check]:
+    """One check per size class in ``jobs`` (class -> its largest job's resources, what
+    each attempt asks): ok when some node configuration of ``partitions`` (empty: any) with
     its GPU type takes it whole, else what does not fit and the fix. Classes whose GPU type no node
     has are left to the gpu_model check."""
     out = []
@@ -53,17 +53,16 @@ def judge_limits(jobs: Mapping[str, Mapping], partitions: set[str],
                  and g.gpus(job.get("gpu_model")) > 0]
         if not nodes:
             continue
-        last = f"its attempt {attempts}" if attempts > 1 else "its job"
         misfits = [_misfits(job, node) for node in nodes]
         if any(not m for m in misfits):
-            out.append(Check("slurm", "ok", f"class {size}: {last} ({job.get('runtime')} min, "
-                             f"{job.get('mem_mb')} MB, {job.get('gpu')} GPU) fits "
-                             f"{_where(partitions)}"))
+            out.append(Check("slurm", "ok", f"class {size}: each attempt "
+                             f"({job.get('runtime')} min, {job.get('mem_mb')} MB, "
+                             f"{job.get('gpu')} GPU) fits {_where(partitions)}"))
             continue
         fewest = min(misfits, key=len)
-        out.append(Check("slurm", "problem", f"class {size}: {last} does not fit "
+        out.append(Check("slurm", "problem", f"class {size}: its job does not fit "
                          f"{_where(partitions)}: {'; '.join(fewest)}. Lower the "
-                         "class's resources in the grid config (runtime is what the first "
-                         "attempt asks; retries ask more), or the profile's retries, or send "
-                         "it to a partition that takes it"))
+                         "class's resources in the grid config (every attempt asks the same: a "
+                         "job stopped at its time limit continues from its checkpoint in the "
+                         "next), or send it to a partition that takes it"))
     return out

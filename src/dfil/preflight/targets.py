@@ -6,6 +6,9 @@ not a cell of the loaded grid, or that names another grid, and a file below
 ``paper_tables/<grid>/`` that no rule writes, would otherwise meet only Snakemake's
 "No rule to produce" with its rule list.
 
+Whether a command line builds a named target (:func:`asks_for`): the report's one line
+when tables.pdf is left out.
+
 A command line whose only target is ``preflight`` (:func:`preflight_profiles`) checks the
 site and the hub before a real run: it loads a grid whose branches are not locked yet
 (that is one of the problems it reports) and hands its profiles to ``dfil grid preflight``.
@@ -65,10 +68,23 @@ def preflight_profiles(argv: list[str]) -> list[str] | None:
     ``preflight``; None for any other command line."""
     if PREFLIGHT not in argv[1:]:  # no need to parse every other command line
         return None
-    from snakemake.cli import get_argument_parser, get_profile_dir
+    from snakemake.cli import get_profile_dir
 
-    args = get_argument_parser().parse_args(argv[1:])
+    args = _parsed(argv)
     if list(args.targets) != [PREFLIGHT]:
         return None
     found = [get_profile_dir(str(p)) for p in args.profile or []]
     return [str(f[1]) for f in found if f]
+
+
+def asks_for(argv: list[str], names: Iterable[str], default: str) -> bool:
+    """Whether the Snakemake command line ``argv`` builds one of the named targets
+    ``names`` (no target at all builds ``default``)."""
+    targets = list(_parsed(argv).targets) or [default]
+    return bool(set(targets) & set(names))
+
+
+def _parsed(argv: list[str]):
+    from snakemake.cli import get_argument_parser
+
+    return get_argument_parser().parse_args(argv[1:])

@@ -16,7 +16,6 @@ from dfil.render import diff, figures, file_stem, table_keys, table_names
 from dfil.render.direction import direction_rows
 from dfil.render.entries import Table
 from dfil.render.latex import environment, render_document, render_table, substitution_note
-from dfil.render.pdf import compile_pdf
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
 from dfil.results.aggregate import aggregate
@@ -64,12 +63,13 @@ def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame) -> list[Table]:
     return [resolver.table(n) for n in table_names(specs)]
 
 
-def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table], tex_dir: Path,
-           pdf: bool = True) -> tuple[dict[str, Path], dict[str, str]]:
-    """``diff.md``, ``diff.html``, ``figures/*.png`` and ``tables.pdf`` in ``tex_dir`` (which
-    holds the rendered ``.tex`` files), from ``tables`` (:func:`resolve_tables`): the
-    files written, and each figure's caption (by its file relative to ``tex_dir``, from
-    what it drew)."""
+def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
+           tex_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """``diff.md``, ``diff.html``, ``figures/*.png`` and ``tables.tex`` (the document that
+    inputs every table; :func:`dfil.render.pdf.compile_pdf` makes ``tables.pdf`` of it) in
+    ``tex_dir`` (which holds the rendered ``.tex`` files), from ``tables``
+    (:func:`resolve_tables`): the files written, and each figure's caption (by its file
+    relative to ``tex_dir``, from what it drew)."""
     tex_dir = Path(tex_dir)
     names = table_names(specs)
     standin = grid.config.get("render", {}).get("standin", "")
@@ -92,6 +92,4 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table], te
                           f"DFIL reproduction: {header}")
     out["tables.tex"] = tex_dir / "tables.tex"
     _write_text(out["tables.tex"], doc)
-    if pdf:
-        out["tables.pdf"] = compile_pdf(out["tables.tex"])
     return out, captions

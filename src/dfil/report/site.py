@@ -128,8 +128,8 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                runs_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every page of the report in ``out_dir``. ``heads``: each table's template column
     heads by table name; ``context``: grid name, stand-in text, commit, figures
-    (file -> caption), failures (run key -> reason) and frozen (the run keys that train
-    no adapter)."""
+    (file -> caption), failures (run key -> reason), frozen (the run keys that train
+    no adapter) and pdf (whether tables.pdf is built: else the pages link tables.tex)."""
     out_dir = Path(out_dir)
     refs = {t.label: t.number for t in tables}
     standin = context.get("standin", "")
@@ -154,11 +154,12 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
         out[f"runs/{p.page}"] = out_dir / "runs" / p.page
         _write(out[f"runs/{p.page}"], env.get_template("run.html.j2").render(
             run=p, provenance=p.provenance, test=p.test, title=context["title"],
-            root="../"))
+            root="../", pdf=context.get("pdf", True)))
     for t in per_table:
         t["html"] = datatable(numbers_frame(t["rows"], prov), f"dt-{t['id']}") if t["rows"] else ""
     common = {"title": context["title"], "root": "", "colours": COLOURS, "rule": compare.RULE,
-              "init": itables_init(), "verdicts": claims_mod.VERDICTS}
+              "init": itables_init(), "verdicts": claims_mod.VERDICTS,
+              "pdf": context.get("pdf", True)}
     out["tables.html"] = out_dir / "tables.html"
     _write(out["tables.html"], env.get_template("tables.html.j2").render(
         tables=per_table, explain=flags.EXPLAIN, **common))
