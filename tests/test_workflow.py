@@ -164,6 +164,7 @@ def test_config_edits_rerun_exactly_the_cells_they_change(tmp_path):
     (lambda c: c["groups"]["all_methods"].update(lambdas=[-0.5]),
      "config groups.all_methods.lambdas[0]: must be >= 0, got -0.5"),
     (lambda c: c["resources"].pop("cpu"), "config resources: no class 'cpu'"),
+    (lambda c: c.update(groups={}), "config groups: none declared, so the grid has no cells"),
 ])
 def test_a_bad_grid_value_stops_the_dag_build_naming_file_and_key(tmp_path, edit, message):
     import yaml

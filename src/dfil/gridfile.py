@@ -165,7 +165,8 @@ class GridFile(StrictModel):
     resources: dict[str, Resources]
     """Job requests by size class; ``cpu`` is the light jobs'."""
     tasks: Annotated[dict[Name, TaskEntry], _NAMED]
-    groups: dict[str, Group]
+    groups: Annotated[dict[str, Group], Field(json_schema_extra={"minProperties": 1})]
+    """At least one: a grid without groups has no cells."""
     description: str = ""
     defaults: CellConfig = Field(default_factory=CellConfig)
     """Overrides for every cell (a partial cell)."""
@@ -192,6 +193,9 @@ def check_references(grid: GridFile) -> None:
         raise ConfigError(f"resources: no class {LIGHT!r}; the rules run light jobs (data, cell "
                           "configs, aggregation, tables) with it (the grid has "
                           f"{sorted(grid.resources)})")
+    if not grid.groups:
+        raise ConfigError("groups: none declared, so the grid has no cells and every table "
+                          "would be published empty; declare at least one group")
     for name, backbone in grid.backbones.items():
         if backbone.size not in grid.resources:
             raise ConfigError(f"backbones.{name}.size: {backbone.size!r} is not a class of "
