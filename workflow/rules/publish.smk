@@ -4,7 +4,9 @@
 # (or never runs, because one upstream failed) publishes nothing, so the last good file
 # stays; the onerror hook of the Snakefile (mark_stale, common.smk) marks it stale (paper_tables/<grid>/stale.json,
 # and a banner in the published diff.md and diff.html), and a later run that publishes it
-# again takes the mark off.
+# again takes the mark off. A staged file that does not read as what it is, or that holds
+# fewer entries than the published one from the same runs and config hashes, is refused
+# (dfil.publish); `--config allow_fewer=1` lets the smaller one through.
 import re
 
 PUBLISHED = [*TABLE_FILES, *REPORT_FILES, *AUDIT_FILES, *AGGREGATE_FILES]
@@ -22,8 +24,10 @@ rule publish:
     localrule: True  # a file copy
     resources:
         **CPU_RESOURCES,
+    params:
+        allow=ALLOW_FLAG if ALLOW_FEWER else "",
     shell:
-        "dfil publish {input} {output} > {log} 2>&1"
+        "dfil publish {input} {output} {params.allow} > {log} 2>&1"
 
 
 rule publish_run_pages:

@@ -212,10 +212,15 @@ def _table_commands(sub) -> None:
                  "copy a staged table, report file (or the report's run pages, a directory) or "
                  "aggregate to where it is read, "
                  "atomically (the DAG publishes a file only once it is made, so a failed "
-                 "rebuild keeps the last good one)",
+                 "rebuild keeps the last good one); refuses a staged file that does not read "
+                 "as what it is, and one with fewer entries than the published file made "
+                 "from the same runs and config hashes",
                  cmd_publish)
     p.add_argument("staged", type=Path, help="the file a rule wrote")
     p.add_argument("out", type=Path, help="where it is published")
+    p.add_argument("--allow-fewer", action="store_true", help="replace the published file "
+                   "even with fewer entries from the same runs (the workflow: --config "
+                   "allow_fewer=1)")
 
     p = _command(sub, "report",
                  "the paper-diff report (diff.md, diff.html), figures and tables.pdf beside the "

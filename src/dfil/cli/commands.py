@@ -141,14 +141,19 @@ def cmd_publish(args: argparse.Namespace) -> int:
     import shutil
 
     from dfil.atomic import atomic_copytree, atomic_path
+    from dfil.publish import check_replace, check_staged
 
+    if not args.staged.exists():
+        raise MissingInputError(f"{args.staged}: nothing staged to publish")
+    content = check_staged(args.staged, args.out)
     if args.staged.is_dir():
         atomic_copytree(args.staged, args.out)
-    elif not args.staged.is_file():
-        raise MissingInputError(f"{args.staged}: nothing staged to publish")
     else:
+        note = check_replace(content, args.staged, args.out, args.allow_fewer)
         with atomic_path(args.out) as tmp:
             shutil.copyfile(args.staged, tmp)
+        if note:
+            print(note)
     print(f"{args.staged} -> {args.out}")
     return 0
 

@@ -75,6 +75,12 @@ def run_keys(table: pd.DataFrame) -> set[str]:
     return {format_key(RunPoint(*point)) for point in points}
 
 
+def run_hashes(table: pd.DataFrame) -> dict[str, str]:
+    """Each run key of an aggregate table's rows -> the config hash its run was made for."""
+    rows = table[[*FIELDS, "config_hash"]].drop_duplicates().itertuples(index=False)
+    return {format_key(RunPoint(*row[:-1])): str(row[-1]) for row in rows}
+
+
 def check_replaceable(table: pd.DataFrame, out: Path, grid_keys: Iterable[str] | None = None,
                       drop: bool = False) -> list[str]:
     """The runs the aggregate at ``out`` holds that ``table`` lacks, sorted; a
