@@ -176,3 +176,21 @@ def test_a_bad_grid_value_stops_the_dag_build_naming_file_and_key(tmp_path, edit
     out = snakemake("-n", "all_tables", "--configfile", str(grid))
     assert out.returncode != 0
     assert f"{grid}: {message}" in out.stdout + out.stderr
+
+
+def test_a_typo_in_the_tables_stops_the_dag_build_naming_file_table_and_key(tmp_path):
+    import shutil
+
+    import yaml
+
+    shutil.copy(ROOT / "Snakefile", tmp_path)
+    for d in ("workflow", "config"):
+        shutil.copytree(ROOT / d, tmp_path / d)
+    path = tmp_path / "config" / "tables.yaml"
+    specs = yaml.safe_load(path.read_text())
+    specs["scaling"]["rows"][0]["backbone"] = "qwen2.5-7bb"
+    path.write_text(yaml.safe_dump(specs, sort_keys=False))
+    out = snakemake("-n", "all_tables", "--configfile", "config/smoke.yaml", cwd=tmp_path)
+    assert out.returncode != 0
+    assert ("dfil: error: config/tables.yaml: scaling.rows[0].backbone: 'qwen2.5-7bb' is not "
+            "a backbone of any grid (did you mean 'qwen2.5-7b'?") in out.stdout + out.stderr

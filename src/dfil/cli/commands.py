@@ -162,9 +162,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     from dfil.grid import load_grid_files
     from dfil.render import file_stem, load_specs, table_names
     from dfil.render.build import render_to
+    from dfil.render.coordinates import check_coordinates
 
     grid = load_grid_files(args.config)
     specs = load_specs(args.tables)
+    check_coordinates(specs, grid.config, args.tables)
     runs = args.runs or Path(grid.results) / "runs"
     names = [args.table] if args.table else table_names(specs)
     if args.table and args.out:
@@ -183,6 +185,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from dfil.grid import load_grid_files
     from dfil.render import load_specs
     from dfil.render.build import report, resolve_tables
+    from dfil.render.coordinates import check_coordinates
     from dfil.report.build import write_site
 
     grid = load_grid_files(args.config)
@@ -191,6 +194,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                                 "`dfil aggregate` (Snakemake target all_runs)")
     frame = pd.read_parquet(args.aggregate)
     specs = load_specs(args.tables)
+    check_coordinates(specs, grid.config, args.tables)
     tables = resolve_tables(specs, grid, frame)
     out, captions = report(specs, grid, frame, tables, args.tex_dir, pdf=not args.no_pdf)
     out.update(write_site(tables, grid, Path(args.tex_dir), captions))
