@@ -183,7 +183,8 @@ def _table_commands(sub) -> None:
     p = _command(sub, "aggregate",
                  "run directories -> one tidy table (parquet + CSV); refuses a --runs that "
                  "matches nothing and never replaces a table with one that lacks runs it "
-                 "holds (unless --drop-unlisted-runs, or they are outside the --config grid)",
+                 "holds, nor one it cannot read (unless --drop-unlisted-runs, or they are "
+                 "outside the --config grid)",
                  cmd_aggregate)
     p.add_argument("--runs", type=Path, required=True, help="the runs/ root of a grid")
     p.add_argument("--metrics", type=Path, nargs="*", help="metrics.json files (default: all "

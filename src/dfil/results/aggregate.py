@@ -86,15 +86,23 @@ def check_replaceable(table: pd.DataFrame, out: Path, grid_keys: Iterable[str] |
     """The runs the aggregate at ``out`` holds that ``table`` lacks, sorted; a
     :class:`RefusedError` naming them if that is not allowed: a table never replaces one
     built from more runs unless ``drop`` says so, or each run it drops is outside
-    ``grid_keys`` (the grid's own run list: a grid shrunk on purpose). An unreadable old
-    table has nothing to lose."""
+    ``grid_keys`` (the grid's own run list: a grid shrunk on purpose). An old table that
+    cannot be read holds runs unknown, so it is refused too (unless ``drop``): the CSV
+    beside it, which the new table also replaces, may hold them all."""
     out = Path(out)
     if not out.is_file():
         return []
     try:
         old = pd.read_parquet(out, columns=list(FIELDS))
-    except Exception:  # pyarrow's errors for a damaged file: nothing readable to keep
-        return []
+    except Exception as err:  # pyarrow's errors for a damaged file are of many types
+        if drop:
+            return []
+        why = " ".join(str(err).split())[:120]
+        raise RefusedError(
+            f"{out}: refusing to replace it: it cannot be read ({why}), so which runs it "
+            f"and {out.with_suffix('.csv').name} beside it hold is unknown; aggregate every "
+            "run (no --metrics) after moving both aside, or pass --drop-unlisted-runs to "
+            "replace them") from None
     dropped = sorted(run_keys(old) - (run_keys(table) if len(table) else set()))
     kept_by_grid = [k for k in dropped if grid_keys is None or k in set(grid_keys)]
     if kept_by_grid and not drop:
