@@ -152,3 +152,17 @@ def test_a_truncated_staged_parquet_is_refused(tmp_path, capsys):
     staged.write_bytes(staged.read_bytes()[:100])
     assert main(["publish", str(staged), str(out)]) == 2
     assert f"{staged}: damaged staged file (unreadable parquet" in capsys.readouterr().err
+
+
+def test_a_directory_of_pages_is_published_when_each_page_is_whole(tmp_path, capsys):
+    staged, out = tmp_path / "staging" / "runs", tmp_path / "runs"
+    staged.mkdir(parents=True)
+    (staged / ".snakemake_timestamp").write_text("")  # Snakemake's marker: not a page
+    (staged / "a.html").write_text("<!DOCTYPE html>\n<html><body>a</body></html>\n")
+    assert main(["publish", str(staged), str(out)]) == 0
+    assert (out / "a.html").is_file()
+    (staged / "b.html").write_text("<!DOCTYPE html>\n<html><body>cut")
+    assert main(["publish", str(staged), str(out)]) == 2
+    assert f"{staged / 'b.html'}: damaged staged file (not a whole HTML page" in \
+        capsys.readouterr().err
+    assert not (out / "b.html").exists()

@@ -167,7 +167,9 @@ def check_staged(staged: str | Path, out: str | Path) -> Content:
     staged = Path(staged)
     try:
         if staged.is_dir():
-            files = sorted(p for p in staged.rglob("*") if p.is_file())
+            # hidden files are bookkeeping (Snakemake's empty .snakemake_timestamp)
+            files = sorted(p for p in staged.rglob("*")
+                           if p.is_file() and not p.name.startswith("."))
             if not files:
                 raise Damaged("an empty directory")
             for file in files:
