@@ -180,3 +180,15 @@ def test_an_unreadable_old_table_is_unknown_and_never_replaced_without_the_flag(
     assert (out.read_bytes(), out.with_suffix(".csv").read_bytes()) == before
     assert main([*one, "--drop-unlisted-runs"]) == 0
     assert pd.read_csv(out.with_suffix(".csv"))["seed"].unique().tolist() == [1]
+
+
+def test_aggregating_a_runs_root_skips_the_files_runs_keep_aside(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    run = write_run(runs, 42, 0.5)
+    for aside in ("damaged", "superseded/0123456789abcdef"):
+        (run / aside).mkdir(parents=True)
+        (run / aside / "metrics.json").write_text("{trunc")
+    assert metrics_files(runs) == [run / "metrics.json"]
+    out = tmp_path / "metrics.parquet"
+    assert main(["aggregate", "--runs", str(runs), "--out", str(out)]) == 0
+    assert "from 1 runs" in capsys.readouterr().out

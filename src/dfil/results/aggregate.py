@@ -17,6 +17,7 @@ import pandas as pd
 
 from dfil.contracts.failure import is_failure
 from dfil.contracts.metrics import measures, read_metrics
+from dfil.contracts.rundir import ASIDE, METRICS
 from dfil.errors import MissingInputError, RefusedError
 from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
 
@@ -52,7 +53,8 @@ def aggregate(metrics_files: Iterable[Path], runs_root: Path) -> pd.DataFrame:
 
 
 def metrics_files(runs_root: Path, given: Iterable[Path] | None = None) -> list[Path]:
-    """``given`` if any, else every ``metrics.json`` below ``runs_root``.
+    """``given`` if any, else every ``metrics.json`` below ``runs_root`` but those a run
+    keeps aside (its ``damaged/`` and ``superseded/`` folders).
 
     ``ValueError`` naming ``runs_root`` when it holds none: a mistyped ``--runs`` must not
     aggregate to an empty table.
@@ -63,7 +65,8 @@ def metrics_files(runs_root: Path, given: Iterable[Path] | None = None) -> list[
     runs_root = Path(runs_root)
     if not runs_root.is_dir():
         raise MissingInputError(f"{runs_root}: no such runs directory")
-    files = sorted(runs_root.rglob("metrics.json"))
+    files = sorted(path for path in runs_root.rglob(METRICS)
+                   if not set(path.relative_to(runs_root).parts[:-1]) & set(ASIDE))
     if not files:
         raise MissingInputError(f"{runs_root}: no run directory below it has a metrics.json")
     return files
