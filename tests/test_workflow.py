@@ -194,3 +194,11 @@ def test_a_typo_in_the_tables_stops_the_dag_build_naming_file_table_and_key(tmp_
     assert out.returncode != 0
     assert ("dfil: error: config/tables.yaml: scaling.rows[0].backbone: 'qwen2.5-7bb' is not "
             "a backbone of any grid (did you mean 'qwen2.5-7b'?") in out.stdout + out.stderr
+
+
+def test_a_refused_publish_keeps_the_published_file(paper_dry):
+    """Publishing's outputs are flagged update(): Snakemake removes none before the job
+    (dfil publish compares the staged file with it) and restores it if the job fails."""
+    published = re.findall(r"^\s+output: (paper_tables/paper/\S+)(.*)$", paper_dry, re.M)
+    assert len(published) >= 29 + 2
+    assert all("(update)" in flags for _, flags in published), published[:3]

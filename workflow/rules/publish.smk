@@ -16,7 +16,9 @@ rule publish:
     input:
         lambda wildcards: staged(wildcards.published),
     output:
-        "{published}",
+        # update(): Snakemake neither removes the published file before the job (dfil
+        # publish compares the staged file with it) nor after a refusal (it restores it).
+        update("{published}"),
     log:
         f"{RES}/logs/publish/{{published}}.log",
     wildcard_constraints:
@@ -34,7 +36,7 @@ rule publish_run_pages:
     input:
         staged(RUN_PAGES),
     output:
-        directory(RUN_PAGES),
+        update(directory(RUN_PAGES)),
     log:
         f"{RES}/logs/publish/{RUN_PAGES}.log",
     localrule: True  # a directory copy
