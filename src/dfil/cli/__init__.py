@@ -61,15 +61,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _count(text: str) -> int:
-    """An argument that counts items: an integer >= 1."""
+def _integer(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
     return value
+
+
+def _count(text: str) -> int:
+    """An argument that counts items: an integer >= 1."""
+    return _integer(text, 1)
+
+
+def _seed(text: str) -> int:
+    """A random seed: an integer >= 0 (numpy's generators take no negative one)."""
+    return _integer(text, 0)
 
 
 def _command(sub, name: str, summary: str, func, epilog: str = EXIT_CODES):
@@ -115,13 +124,13 @@ def _data_commands(sub) -> None:
                  "generate the paper's five probe sets (JSONL) and their manifest",
                  cmd_probes)
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed")
 
     p = _command(sub, "synth-frog",
                  "write the synthetic FRoG-format stand-in (easy/hard JSONL)",
                  cmd_synth_frog)
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed")
     p.add_argument("--n-easy", type=_count, default=2044, help="easy items (train + val)")
     p.add_argument("--n-hard", type=_count, default=2044, help="hard (test) items")
     p.add_argument("--hard-form", choices=("unseen_totals", "complement"),
