@@ -25,6 +25,7 @@ from dfil.gridlock import unlocked_note
 from dfil.locks import lock_hint, takes_lock
 from dfil.preflight import preflight
 from dfil.preflight.targets import asks_for, preflight_profiles
+from dfil.publish import ALLOW_FLAG, ALLOW_KEY
 
 min_version("8.20")  # pyproject's requirement
 
@@ -38,6 +39,10 @@ if not workflow.configfiles:
 
     configfile: "config/config.yaml"
 
+
+# `--config allow_fewer=1` lets publishing replace a file with one holding fewer entries
+# from the same runs (publish.smk); it is a setting of this run, not of the grid.
+ALLOW_FEWER = bool(config.pop(ALLOW_KEY, False))
 
 # Each config file read strictly (duplicate keys), then validated; errors name the files.
 # A run that runs jobs refuses hub branches without a commit in the grid's lock file; a

@@ -67,6 +67,17 @@ def test_synth_frog_refuses_counts_below_one(tmp_path, capsys, flag, value, mess
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("command", ["synth-frog", "probes"])
+def test_a_negative_seed_is_refused_as_the_flag(tmp_path, capsys, command):
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--out", str(tmp_path), "--seed", "-1"])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"dfil {command}: error: argument --seed: must be >= 0, got -1 (see dfil {command} "
+        "--help)"]
+    assert not any(tmp_path.iterdir())
+
+
 def test_a_full_disk_names_the_path_and_leaves_no_half_written_file(tmp_path, capsys,
                                                                       monkeypatch):
     def full(fd):

@@ -211,3 +211,26 @@ def test_a_partial_cell_may_give_any_subset_of_keys():
     cell = Grid(cfg).cell("frog/tiny-llama/dfil+fewshot/lam0.5/n16/qure/seed42").config
     assert cell["model"]["heads"]["width_init"] == 1.0  # the float field's type, not the int
     assert cell["model"]["lora"]["r"] == 4 and cell["eval"]["alpha"] is None
+
+
+def test_a_grid_with_no_cells_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump(_edited(lambda c: c.update(groups={})), sort_keys=False))
+    with pytest.raises(ConfigError) as err:
+        load_grid_files([path])
+    assert str(err.value) == (f"{path}: config groups: none declared, so the grid has no cells "
+                              "and every table would be published empty; declare at least "
+                              "one group")
+
+
+@pytest.mark.parametrize("edit,key", [
+    (lambda c: c["seed_sets"].update(three=[42, 42, 123]), "seed_sets.three"),
+    (lambda c: c["groups"]["all_methods"].update(seeds=[7, 42, 7]), "groups.all_methods.seeds"),
+])
+def test_duplicate_seeds_are_refused_naming_the_set_and_file(tmp_path, edit, key):
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump(_edited(edit), sort_keys=False))
+    with pytest.raises(ConfigError) as err:
+        load_grid_files([path])
+    seed = 42 if key.startswith("seed_sets") else 7
+    assert str(err.value).startswith(f"{path}: config {key}: seed {seed} is listed twice; ")

@@ -24,7 +24,7 @@ LAYERS = {
     "engine": 4, "preflight": 4.5,
     "train": 5, "evaluate": 5,
     "results": 6,
-    "render": 7, "audit": 7,
+    "render": 7, "audit": 7, "publish": 7,
     "report": 8,
     "cli": 9,
 }
@@ -32,7 +32,7 @@ LAYERS = {
 PURE = {"dfil", "errors", "atomic", "slurmtime", "validation", "yamlfile", "locks", "quantifiers",
         "inference", "metrics", "stats", "methods", "runlock", "runkey", "contracts",
         "cellconfig", "gridfile", "gridlock", "grid", "results", "render", "audit", "report", "hub",
-        "cost", "preflight"}
+        "cost", "preflight", "publish"}
 
 
 def component(module: str) -> str:

@@ -203,6 +203,7 @@ def test_config_edits_rerun_exactly_the_cells_they_change(tmp_path):
     (lambda c: c["groups"]["all_methods"].update(lambdas=[-0.5]),
      "config groups.all_methods.lambdas[0]: must be >= 0, got -0.5"),
     (lambda c: c["resources"].pop("cpu"), "config resources: no class 'cpu'"),
+    (lambda c: c.update(groups={}), "config groups: none declared, so the grid has no cells"),
 ])
 def test_a_bad_grid_value_stops_the_dag_build_naming_file_and_key(tmp_path, edit, message):
     import yaml
@@ -214,3 +215,29 @@ def test_a_bad_grid_value_stops_the_dag_build_naming_file_and_key(tmp_path, edit
     out = snakemake("-n", "all_tables", "--configfile", str(grid))
     assert out.returncode != 0
     assert f"{grid}: {message}" in out.stdout + out.stderr
+
+
+def test_a_typo_in_the_tables_stops_the_dag_build_naming_file_table_and_key(tmp_path):
+    import shutil
+
+    import yaml
+
+    shutil.copy(ROOT / "Snakefile", tmp_path)
+    for d in ("workflow", "config"):
+        shutil.copytree(ROOT / d, tmp_path / d)
+    path = tmp_path / "config" / "tables.yaml"
+    specs = yaml.safe_load(path.read_text())
+    specs["scaling"]["rows"][0]["backbone"] = "qwen2.5-7bb"
+    path.write_text(yaml.safe_dump(specs, sort_keys=False))
+    out = snakemake("-n", "all_tables", "--configfile", "config/smoke.yaml", cwd=tmp_path)
+    assert out.returncode != 0
+    assert ("dfil: error: config/tables.yaml: scaling.rows[0].backbone: 'qwen2.5-7bb' is not "
+            "a backbone of any grid (did you mean 'qwen2.5-7b'?") in out.stdout + out.stderr
+
+
+def test_a_refused_publish_keeps_the_published_file(paper_dry):
+    """Publishing's outputs are flagged update(): Snakemake removes none before the job
+    (dfil publish compares the staged file with it) and restores it if the job fails."""
+    published = re.findall(r"^\s+output: (paper_tables/paper/\S+)(.*)$", paper_dry, re.M)
+    assert len(published) >= 29 + 2
+    assert all("(update)" in flags for _, flags in published), published[:3]

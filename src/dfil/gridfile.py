@@ -48,6 +48,21 @@ Name = Annotated[str, AfterValidator(_name), Field(json_schema_extra={"pattern":
 _NAMED = Field(json_schema_extra={"additionalProperties": False})
 
 
+def _distinct(seeds: tuple[int, ...]) -> tuple[int, ...]:
+    twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice:
+        raise PydanticCustomError(
+            "seeds", f"seed {twice[0]} is listed twice; each seed is one run, so a repeated "
+            f"one would silently drop a run from every table that reads the set (got "
+            f"{list(seeds)})")
+    return seeds
+
+
+#: A list of seeds, each one run: none negative, none repeated.
+SeedList = Annotated[NonEmpty[NonNegative], AfterValidator(_distinct),
+                     Field(json_schema_extra={"uniqueItems": True})]
+
+
 def _seeds_kind(value: Any) -> str:
     return "set" if isinstance(value, str) else "list"
 
@@ -56,7 +71,7 @@ def _budget_kind(value: Any) -> str:
     return "full" if isinstance(value, str) else "n"
 
 
-Seeds = Annotated[Annotated[str, Tag("set")] | Annotated[NonEmpty[NonNegative], Tag("list")],
+Seeds = Annotated[Annotated[str, Tag("set")] | Annotated[SeedList, Tag("list")],
                   Discriminator(_seeds_kind)]
 Budget = Annotated[Annotated[Literal["full"], Tag("full")] | Annotated[Count, Tag("n")],
                    Discriminator(_budget_kind)]
@@ -165,7 +180,8 @@ class GridFile(StrictModel):
     resources: dict[str, Resources]
     """Job requests by size class; ``cpu`` is the light jobs'."""
     tasks: Annotated[dict[Name, TaskEntry], _NAMED]
-    groups: dict[str, Group]
+    groups: Annotated[dict[str, Group], Field(json_schema_extra={"minProperties": 1})]
+    """At least one: a grid without groups has no cells."""
     description: str = ""
     defaults: CellConfig = Field(default_factory=CellConfig)
     """Overrides for every cell (a partial cell)."""
@@ -180,7 +196,7 @@ class GridFile(StrictModel):
     network), or ``job``, as CPU jobs (sites whose login nodes are offline)."""
     fetch_backbones: TupleOf[str] = ()
     probe_seed: NonNegative = 0
-    seed_sets: dict[str, NonEmpty[NonNegative]] = Field(default_factory=dict)
+    seed_sets: dict[str, SeedList] = Field(default_factory=dict)
     variants: Annotated[dict[Name, Variant], _NAMED] = Field(default_factory=dict)
     render: RenderMap = Field(default_factory=RenderMap)
 
@@ -192,6 +208,9 @@ def check_references(grid: GridFile) -> None:
         raise ConfigError(f"resources: no class {LIGHT!r}; the rules run light jobs (data, cell "
                           "configs, aggregation, tables) with it (the grid has "
                           f"{sorted(grid.resources)})")
+    if not grid.groups:
+        raise ConfigError("groups: none declared, so the grid has no cells and every table "
+                          "would be published empty; declare at least one group")
     for name, backbone in grid.backbones.items():
         if backbone.size not in grid.resources:
             raise ConfigError(f"backbones.{name}.size: {backbone.size!r} is not a class of "

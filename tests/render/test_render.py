@@ -36,9 +36,9 @@ def grid_with_render(render: dict | None = None) -> Grid:
     return Grid(cfg)
 
 
-def frame(values: dict[tuple[str, str], float]) -> pd.DataFrame:
-    return pd.DataFrame([{**parse_key(k), "metric": m, "value": v, "run_dir": k}
-                         for (k, m), v in values.items()])
+def frame(values: dict[tuple[str, str], float], config_hash: str = "c0ffee") -> pd.DataFrame:
+    return pd.DataFrame([{**parse_key(k), "metric": m, "value": v, "run_dir": k,
+                          "config_hash": config_hash} for (k, m), v in values.items()])
 
 
 SPEC = {"demo": {
@@ -114,6 +114,17 @@ def test_a_non_finite_number_never_reaches_a_table(bad):
     key = "frog/b/dfil/lam0.5/nfull/qure/seed1"
     with pytest.raises(ValueError, match=f"{key}: metric test.main.acc is {bad}"):
         Source(grid_with_render(), frame({(key, "test.main.acc"): bad}))
+
+
+def test_a_table_header_names_each_run_with_its_config_hash():
+    """What ``dfil publish`` reads to tell a config edit from a table that lost entries."""
+    key = "frog/b/dfil/lam0.5/nfull/qure/seed1"
+    specs = {**SPECS, "scaling": SPEC["demo"]}
+    tex = render_one(specs, grid_with_render(RENDER), frame({(key, "test.main.acc"): 0.5}),
+                     "scaling", ["cfg.yaml"], Path("runs"))
+    lines = [line for line in tex.splitlines() if line.startswith("%   ")]
+    assert f"%   {key}  config c0ffee" in lines
+    assert "%   frog/b/dfil/lam0.5/nfull/qure/seed2  config none" in lines  # never ran
 
 
 def test_latex_escapes_data_strings_but_not_template_source():

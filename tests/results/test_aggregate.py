@@ -159,3 +159,36 @@ def test_aggregate_cli_with_a_mistyped_runs_keeps_the_table(tmp_path, capsys):
     assert main(["aggregate", "--runs", str(typo), "--out", str(out)]) == 2
     assert f"{typo}: no such runs directory" in capsys.readouterr().err
     assert out.read_bytes() == before
+
+
+def test_an_unreadable_old_table_is_unknown_and_never_replaced_without_the_flag(
+        tmp_path, capsys):
+    runs = tmp_path / "runs"
+    dirs = [write_run(runs, seed, 0.5) for seed in (1, 2, 3)]
+    out = tmp_path / "agg" / "metrics.parquet"
+    assert main(["aggregate", "--runs", str(runs), "--out", str(out)]) == 0
+    out.write_bytes(out.read_bytes()[:100])  # truncated; the CSV beside it intact
+    before = out.read_bytes(), out.with_suffix(".csv").read_bytes()
+    one = ["aggregate", "--runs", str(runs), "--metrics", str(dirs[0] / "metrics.json"),
+           "--out", str(out)]
+    assert main(one) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"dfil aggregate: error: {out}: refusing to replace it: it cannot "
+                          "be read (")
+    assert "so which runs it and metrics.csv beside it hold is unknown" in err
+    assert (out.read_bytes(), out.with_suffix(".csv").read_bytes()) == before
+    assert main([*one, "--drop-unlisted-runs"]) == 0
+    assert pd.read_csv(out.with_suffix(".csv"))["seed"].unique().tolist() == [1]
+
+
+def test_aggregating_a_runs_root_skips_the_files_runs_keep_aside(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    run = write_run(runs, 42, 0.5)
+    for aside in ("damaged", "superseded/0123456789abcdef"):
+        (run / aside).mkdir(parents=True)
+        (run / aside / "metrics.json").write_text("{trunc")
+    assert metrics_files(runs) == [run / "metrics.json"]
+    out = tmp_path / "metrics.parquet"
+    assert main(["aggregate", "--runs", str(runs), "--out", str(out)]) == 0
+    assert "from 1 runs" in capsys.readouterr().out

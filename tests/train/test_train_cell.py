@@ -316,3 +316,21 @@ def test_a_sigterm_at_the_time_limit_on_the_last_attempt_leaves_a_timeout_record
     else:
         assert out.returncode == 143 and not summary.exists()
         assert (run / "resume.pt").exists()
+
+
+def test_a_missing_data_source_stops_training_before_anything_is_moved(tmp_path, frog_dir,
+                                                                       capsys):
+    run = tmp_path / "run"
+    first = make_cell(tmp_path, frog_dir, name="first", epochs=1)
+    assert main(["train", "--cell", str(first), "--out", str(run)]) == 0
+    before = sorted(p.name for p in run.iterdir())
+    data = yaml.safe_load((run / "cell.yaml").read_text())
+    data["data"]["source"] = str(tmp_path / "frgo")  # a typo: a config edit, a new hash
+    (run / "cell.yaml").write_text(yaml.safe_dump(data))
+    capsys.readouterr()
+    assert main(["train", "--cell", str(run / "cell.yaml"), "--out", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"dfil train: error: data.source: {tmp_path / 'frgo'} does not exist; give "
+                   "an existing file or directory (a hub dataset is "
+                   "hub:<org>/<name>@<commit>, from the grid's datasets:)\n")
+    assert sorted(p.name for p in run.iterdir()) == before  # no superseded/

@@ -5,6 +5,7 @@ from dfil.methods import method_spec
 from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
+from dfil.render.coordinates import check_coordinates
 from dfil.render.pdf import pdflatex, skipped_note
 from dfil.render.stale import show_stale
 
@@ -76,7 +77,10 @@ def data_inputs(wildcards):
 
 
 #: The declared tables; a table's file stem (T05-scaling) -> its name there (scaling).
+#: Every name they give a cell must be known to this grid or the paper's (a typo is an
+#: error here, never a row with no runs), every metric to metrics.json's schema.
 TABLE_SPECS = or_exit(load_specs, "config/tables.yaml")
+or_exit(check_coordinates, TABLE_SPECS, GRID.config, "config/tables.yaml")
 TABLES = {file_stem(TABLE_SPECS, name): name for name in table_names(TABLE_SPECS)}
 
 

@@ -62,15 +62,24 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _count(text: str) -> int:
-    """An argument that counts items: an integer >= 1."""
+def _integer(text: str, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
     return value
+
+
+def _count(text: str) -> int:
+    """An argument that counts items: an integer >= 1."""
+    return _integer(text, 1)
+
+
+def _seed(text: str) -> int:
+    """A random seed: an integer >= 0 (numpy's generators take no negative one)."""
+    return _integer(text, 0)
 
 
 def _command(sub, name: str, summary: str, func, epilog: str = EXIT_CODES):
@@ -116,13 +125,13 @@ def _data_commands(sub) -> None:
                  "generate the paper's five probe sets (JSONL) and their manifest",
                  cmd_probes)
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed")
 
     p = _command(sub, "synth-frog",
                  "write the synthetic FRoG-format stand-in (easy/hard JSONL)",
                  cmd_synth_frog)
     p.add_argument("--out", type=Path, required=True, help="output directory")
-    p.add_argument("--seed", type=int, default=0, help="random seed")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed")
     p.add_argument("--n-easy", type=_count, default=2044, help="easy items (train + val)")
     p.add_argument("--n-hard", type=_count, default=2044, help="hard (test) items")
     p.add_argument("--hard-form", choices=("unseen_totals", "complement"),
@@ -186,7 +195,8 @@ def _table_commands(sub) -> None:
     p = _command(sub, "aggregate",
                  "run directories -> one tidy table (parquet + CSV); refuses a --runs that "
                  "matches nothing and never replaces a table with one that lacks runs it "
-                 "holds (unless --drop-unlisted-runs, or they are outside the --config grid)",
+                 "holds, nor one it cannot read (unless --drop-unlisted-runs, or they are "
+                 "outside the --config grid)",
                  cmd_aggregate)
     p.add_argument("--runs", type=Path, required=True, help="the runs/ root of a grid")
     p.add_argument("--metrics", type=Path, nargs="*", help="metrics.json files (default: all "
@@ -215,10 +225,15 @@ def _table_commands(sub) -> None:
                  "copy a staged table, report file (or the report's run pages, a directory) or "
                  "aggregate to where it is read, "
                  "atomically (the DAG publishes a file only once it is made, so a failed "
-                 "rebuild keeps the last good one)",
+                 "rebuild keeps the last good one); refuses a staged file that does not read "
+                 "as what it is, and one with fewer entries than the published file made "
+                 "from the same runs and config hashes",
                  cmd_publish)
     p.add_argument("staged", type=Path, help="the file a rule wrote")
     p.add_argument("out", type=Path, help="where it is published")
+    p.add_argument("--allow-fewer", action="store_true", help="replace the published file "
+                   "even with fewer entries from the same runs (the workflow: --config "
+                   "allow_fewer=1)")
 
     p = _command(sub, "report",
                  "the report (index.html, tables.html, numbers.csv, the run pages), the "

@@ -144,14 +144,19 @@ def cmd_publish(args: argparse.Namespace) -> int:
     import shutil
 
     from dfil.atomic import atomic_copytree, atomic_path
+    from dfil.publish import check_replace, check_staged
 
+    if not args.staged.exists():
+        raise MissingInputError(f"{args.staged}: nothing staged to publish")
+    content = check_staged(args.staged, args.out)
     if args.staged.is_dir():
         atomic_copytree(args.staged, args.out)
-    elif not args.staged.is_file():
-        raise MissingInputError(f"{args.staged}: nothing staged to publish")
     else:
+        note = check_replace(content, args.staged, args.out, args.allow_fewer)
         with atomic_path(args.out) as tmp:
             shutil.copyfile(args.staged, tmp)
+        if note:
+            print(note)
     print(f"{args.staged} -> {args.out}")
     return 0
 
@@ -160,9 +165,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     from dfil.grid import load_grid_files
     from dfil.render import file_stem, load_specs, table_names
     from dfil.render.build import render_to
+    from dfil.render.coordinates import check_coordinates
 
     grid = load_grid_files(args.config)
     specs = load_specs(args.tables)
+    check_coordinates(specs, grid.config, args.tables)
     runs = args.runs or Path(grid.results) / "runs"
     names = [args.table] if args.table else table_names(specs)
     if args.table and args.out:
@@ -181,6 +188,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from dfil.grid import load_grid_files
     from dfil.render import load_specs
     from dfil.render.build import report, resolve_tables
+    from dfil.render.coordinates import check_coordinates
     from dfil.report.build import write_site
 
     grid = load_grid_files(args.config)
@@ -189,6 +197,7 @@ def cmd_report(args: argparse.Namespace) -> int:
                                 "`dfil aggregate` (Snakemake target all_runs)")
     frame = pd.read_parquet(args.aggregate)
     specs = load_specs(args.tables)
+    check_coordinates(specs, grid.config, args.tables)
     tables = resolve_tables(specs, grid, frame)
     out, captions = report(specs, grid, frame, tables, args.tex_dir)
     out.update(write_site(tables, grid, Path(args.tex_dir), captions, pdf=not args.no_pdf))

@@ -11,8 +11,10 @@ Non-finite numbers are refused on write and on read: a NaN never becomes a table
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
@@ -96,6 +98,56 @@ def _items(node: Mapping) -> Mapping:
         if _resolve(option).get("type") == "array":
             return _resolve(option).get("items", {})
     return node.get("items", {})
+
+
+def _object(node: Mapping) -> Mapping:
+    """``node`` resolved; of an object-or-null, or an array-or-null, the object or array."""
+    node = _resolve(node)
+    for option in node.get("anyOf", ()):
+        option = _resolve(option)
+        if option.get("type") in ("object", "array"):
+            return option
+    return node
+
+
+def measure_problem(path: str) -> str:
+    """What is wrong with ``path`` as the dotted name of a measurement in metrics.json
+    (``test.main.acc``, ``grid.1000.nearest_center_rate``), in words with the closest
+    allowed key; "" when the schema allows it (a key or index it does not constrain
+    included)."""
+    node: Mapping = schema()
+    done: list[str] = []
+    for part in path.split("."):
+        node = _object(node)
+        where = ".".join(done) or "metrics.json"
+        if node.get("x-measure", True) is False:
+            return f"{where} is no measurement (it describes the run)"
+        if node.get("type") == "array" or "items" in node:
+            if not part.isdigit():
+                return f"{where} is a list: {part!r} must be an index"
+            node, done = node.get("items", {}), [*done, part]
+            continue
+        props = node.get("properties", {})
+        names = node.get("propertyNames", {})
+        extra = node.get("additionalProperties", {})
+        if part in props:
+            node = props[part]
+        elif (extra is not False and part in names.get("enum", [part])
+              and re.match(names.get("pattern", ""), part)):
+            node = extra if isinstance(extra, Mapping) else {}
+        else:
+            allowed = sorted(props) + list(names.get("enum", []))
+            close = difflib.get_close_matches(part, allowed, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            shown = ", ".join(allowed) if allowed else f"keys matching {names.get('pattern')}"
+            return f"{part!r} is not a key of {where} ({hint}it has {shown})"
+        done.append(part)
+    node = _object(node)
+    if node.get("x-measure", True) is False:
+        return f"{path} is no measurement (it describes the run)"
+    if node.get("type") in ("object", "array"):
+        return f"{path} is not a number but holds entries: name one of them"
+    return ""
 
 
 def measures(metrics: Mapping, node: Mapping | None = None,

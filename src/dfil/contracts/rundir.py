@@ -30,6 +30,11 @@ MF = "mf.json"
 #: What training writes, and what evaluation writes, in a run directory besides CELL.
 TRAINING_OUTPUTS = (SUMMARY, ATTEMPTS, BEST, ATTEMPT1_BEST, RESUME, LOG)
 EVALUATION_OUTPUTS = (METRICS, PREDICTIONS, MF)
+#: Folders of a run directory that keep outputs moved aside: damaged files (the DAG makes
+#: them again) and those of an earlier config. Never read as the run's results.
+DAMAGED = "damaged"
+SUPERSEDED = "superseded"
+ASIDE = (DAMAGED, SUPERSEDED)
 
 
 def read_run_json(path: Path, remedy: str) -> Any:

@@ -72,6 +72,9 @@ def parse_frog_record(record: dict, where: str, split: str = "") -> dict:
     """
     if "question" not in record:
         raise DataError(f"{where}: record has no 'question'")
+    if not isinstance(record["question"], str) or not record["question"].strip():
+        raise DataError(f"{where}: 'question' must be a non-empty string, got "
+                        f"{record['question']!r}")
     info = record.get("info")
     name = record.get("quantifier")
     if name is None and isinstance(info, list) and len(info) > 1:

@@ -15,13 +15,21 @@ from dfil.errors import DataError
 def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line_number, record)`` pairs from a JSONL file or a JSON array file.
 
-    A JSON array gets its 1-based element index as "line"; a malformed line raises
-    :class:`DataError` naming ``path:line``.
+    A JSON array gets its 1-based element index as "line"; a malformed line (or bytes
+    that are not UTF-8) raises :class:`DataError` naming ``path:line``. Lines end at
+    "\n" only: JSON strings may hold U+2028 and other characters ``str.splitlines``
+    would split at.
     """
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: file not found")
-    text = path.read_text(encoding="utf-8")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        lineno = data.count(b"\n", 0, err.start) + 1
+        raise DataError(f"{path}:{lineno}: not UTF-8 (byte {data[err.start]:#04x} at offset "
+                        f"{err.start}); save the file as UTF-8") from None
     if text.lstrip().startswith("["):
         try:
             rows = json.loads(text)
@@ -30,7 +38,7 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for i, row in enumerate(rows, start=1):
             yield i, _as_record(row, path, i)
         return
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -26,7 +26,8 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     ``train["pool_row"]``.
     """
     d = cell.data
-    source, test_source = local_source(d.source), local_source(d.test_source)
+    source = local_source(d.source, key="data.source")
+    test_source = local_source(d.test_source, key="data.test_source")
     if d.task == "frog":
         easy = load_frog(source, "easy", d.frog_task).rename(columns={"question": "text"})
         train, val = split_train_val(easy, d.train_frac, d.split_seed)

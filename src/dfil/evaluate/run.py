@@ -165,7 +165,8 @@ def _data_counts(frames: dict, q: int) -> dict:
 
 def _qure_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
     """Accuracy of each path on the QuRe sentences; their rows join ``predictions``."""
-    qure = load_qure(local_source(cell.data.qure_source), expected_rows=cell.data.qure_rows)
+    qure = load_qure(local_source(cell.data.qure_source, key="data.qure_source"),
+                     expected_rows=cell.data.qure_rows)
     gold = qure["label"].to_numpy()
     preds = score(qure, task="frog", label_col="label", p_col="p")
     labels = ev.path_labels(preds, score.centers, alpha)

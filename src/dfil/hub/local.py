@@ -22,6 +22,9 @@ from dfil.hub.store import fetched_path
 
 HUB_PREFIX = "hub:"
 _SOURCE = re.compile(r"hub:([^/@\s]+/[^/@\s]+)@([0-9a-f]{40})")
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+#: Suffixes of the data files a local source may name.
+_FILE_SUFFIXES = {".json", ".jsonl", ".parquet", ".csv", ".tsv", ".txt"}
 
 
 def cache_root() -> Path:
@@ -49,12 +52,23 @@ def parse_hub_source(source: str) -> tuple[str, str] | None:
     return match.group(1), match.group(2)
 
 
-def local_source(source: str, label: str = "") -> str:
+def is_hub_id(source: str) -> bool:
+    """Whether ``source`` reads as a bare hub id, ``<org>/<name>`` (``GAIR/FRoG``), rather
+    than a path of this machine (absolute, relative with more parts, or a file name)."""
+    return bool(_HUB_ID.fullmatch(source)) and Path(source).suffix not in _FILE_SUFFIXES
+
+
+def local_source(source: str, label: str = "", key: str = "data.source") -> str:
     """A dataset source as a local path: a ``hub:`` source's prepared splits in the cache
     (:class:`~dfil.errors.HubError` naming the fetch if they are not there), anything else
-    as given."""
+    as given. A path that does not exist is a :class:`ConfigError` naming ``key``, never
+    a hub lookup; only a bare hub id (:func:`is_hub_id`) is left to ``datasets``."""
     pinned = parse_hub_source(source)
     if pinned is None:
+        if source and not is_hub_id(source) and not Path(source).exists():
+            raise ConfigError(f"{key}: {source} does not exist; give an existing file or "
+                              "directory (a hub dataset is hub:<org>/<name>@<commit>, from "
+                              "the grid's datasets:)")
         return source
     return str(fetched_path(cache_root(), "dataset", *pinned, label=label))
 

@@ -19,14 +19,13 @@ from pathlib import Path
 
 from dfil.contracts.rundir import (
     BEST,
+    DAMAGED,
     EVALUATION_OUTPUTS,
     SUMMARY,
     TRAINING_OUTPUTS,
 )
 from dfil.runlock import is_alive, read_holder
 
-#: Where a run's damaged files are moved (the latest damaged copy of each name is kept).
-DAMAGED = "damaged"
 #: What evaluation writes, and what training writes (moved aside to retrain from scratch).
 EVALUATION, TRAINING = EVALUATION_OUTPUTS, TRAINING_OUTPUTS
 

@@ -18,7 +18,7 @@ from dfil.render.entries import Table
 from dfil.render.latex import environment, render_document, render_table, substitution_note
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
-from dfil.results.aggregate import aggregate
+from dfil.results.aggregate import aggregate, run_hashes
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -45,7 +45,8 @@ def render_one(specs: dict, grid: Grid, frame: pd.DataFrame, name: str,
     table = Resolver(specs, Source(grid, frame)).table(name)
     prov = {"package_version": __version__, "git_commit": git_commit(),
             "config": grid.name, "config_files": " ".join(map(str, config_files)),
-            "runs": str(runs), "n_runs": len(table.keys), "keys": sorted(table.keys)}
+            "runs": str(runs), "n_runs": len(table.keys), "keys": sorted(table.keys),
+            "hashes": run_hashes(frame) if len(frame) else {}}
     standin = grid.config.get("render", {}).get("standin", "")
     return render_table(environment(), table, prov, standin)
 

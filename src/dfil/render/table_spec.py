@@ -10,12 +10,14 @@ and the dotted key (``config/tables.yaml: scaling.rows[3].cells.dfil.fmt: ...``)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import difflib
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, RootModel
 
 from dfil.cellconfig import MethodName, MfInitName
+from dfil.contracts.metrics import measure_problem
 from dfil.errors import ConfigError
 from dfil.gridfile import Budget
 from dfil.validation import (
@@ -162,14 +164,49 @@ def check_specs(specs: Mapping, path: str = "config/tables.yaml") -> Mapping:
     try:
         tables = validate(TablesFile, specs).root
         for name, table in tables.items():
-            _check_references(name, table)
+            _check_references(name, table, tables)
     except ConfigError as err:
         raise ConfigError(f"{path}: {err}") from None
     return specs
 
 
-def _check_references(name: str, table: TableSpec) -> None:
-    """A row names only its table's columns; an effect, two published cells."""
+def entries(table: TableSpec) -> Iterator[tuple[str, EntrySpec]]:
+    """(dotted key, spec) of every entry spec of ``table``: its defaults, columns, rows'
+    cells, footnotes, and the entries their ``with`` fills in."""
+    found: list[tuple[str, EntrySpec]] = [("defaults", table.defaults)]
+    found += [(f"columns[{i}]", c) for i, c in enumerate(table.columns)]
+    found += [(f"rows[{i}].cells.{col}", e) for i, r in enumerate(table.rows)
+              for col, e in (r.cells or {}).items() if e is not None]
+    found += [(f"footnotes[{i}]", f) for i, f in enumerate(table.footnotes)]
+    while found:
+        where, spec = found.pop(0)
+        yield where, spec
+        found += [(f"{where}.with.{k}", e) for k, e in (spec.with_ or {}).items()]
+
+
+def selectors(table: TableSpec) -> Iterator[tuple[str, Selector]]:
+    """(dotted key, selector) of every layer of ``table`` that picks grid cells: its
+    ``where``, rows, entries and the two sides of a test."""
+    yield "where", table.where
+    yield from ((f"rows[{i}]", r) for i, r in enumerate(table.rows))
+    for where, spec in entries(table):
+        yield where, spec
+        yield from ((f"{where}.{side}", getattr(spec, side)) for side in ("a", "b")
+                    if getattr(spec, side) is not None)
+
+
+def unknown(kind: str, value: str, known: Iterable[str]) -> str:
+    """``'fft' is not a column (did you mean 'ft'? known: dfil, ft)``."""
+    known = sorted(map(str, known))
+    close = difflib.get_close_matches(str(value), known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"{value!r} is not a {kind} ({hint}known: {', '.join(known) or 'none'})"
+
+
+def _check_references(name: str, table: TableSpec, tables: Mapping[str, TableSpec]) -> None:
+    """A row names only its table's columns; an entry, its table's columns and rows and
+    other tables' entries; a selector, a measurement of metrics.json; an effect, two
+    published cells."""
     cols = [c.id for c in table.columns]
     for i, row in enumerate(table.rows):
         for part in ("cells", "paper"):
@@ -177,6 +214,10 @@ def _check_references(name: str, table: TableSpec) -> None:
                 if col not in cols:
                     raise ConfigError(f"{name}.rows[{i}].{part}: {col!r} is not a column "
                                       f"{cols}")
+    _check_entry_references(name, table, tables)
+    for where, selector in selectors(table):
+        if selector.metric is not None and (problem := measure_problem(selector.metric)):
+            raise ConfigError(f"{name}.{where}.metric: {problem}")
     _check_metric_layers(name, table)
     published = {(str(r.id), c) for r in table.rows if r.id is not None for c in r.paper or {}}
     for i, effect in enumerate(table.effects):
@@ -185,6 +226,48 @@ def _check_references(name: str, table: TableSpec) -> None:
             if tuple(ref.split("/")) not in published:
                 raise ConfigError(f"{name}.effects[{i}].{side}: {ref!r} is not a row/column "
                                   "with a published number")
+
+
+def _row_ids(table: TableSpec) -> list[str]:
+    return [str(r.id) for r in table.rows if r.id is not None]
+
+
+def _check_entry_references(name: str, table: TableSpec,
+                            tables: Mapping[str, TableSpec]) -> None:
+    """The columns a ``delta``, ``ratio``, ``holm`` or ``against`` names are its table's;
+    so are a ``wins`` pair's row and column, and the rows a row difference or reduction
+    names; a ``ref`` names an entry of another table."""
+    cols, rows = [c.id for c in table.columns], _row_ids(table)
+    for where, spec in entries(table):
+        named = [("delta", c) for c in spec.delta or ()] + [("ratio", c) for c in spec.ratio or ()]
+        named += [(key, getattr(spec, key)) for key in ("holm", "against")
+                  if getattr(spec, key) is not None]
+        for key, col in named + [("wins", c) for _, c in spec.wins or ()]:
+            if col not in cols:
+                raise ConfigError(f"{name}.{where}.{key}: {unknown('column', col, cols)}")
+        for row, _ in spec.wins or ():
+            if row not in rows:
+                raise ConfigError(f"{name}.{where}.wins: {unknown('row', row, rows)}")
+        if spec.ref is not None:
+            _check_ref(f"{name}.{where}.ref", spec.ref, tables)
+    for i, row in enumerate(table.rows):
+        a, b = row.rows or ((), None)
+        named = [*((a,) if isinstance(a, str) else a), *((b,) if b else ()), *(row.over or ())]
+        for other in named:
+            if other not in rows:
+                raise ConfigError(f"{name}.rows[{i}].{'over' if row.over else 'rows'}: "
+                                  f"{unknown('row', other, rows)}")
+
+
+def _check_ref(key: str, ref: str, tables: Mapping[str, TableSpec]) -> None:
+    tname, rid, cid = ref.split("/")
+    if tname not in tables:
+        raise ConfigError(f"{key}: {unknown('table', tname, tables)}")
+    if rid not in _row_ids(tables[tname]):
+        raise ConfigError(f"{key}: {unknown(f'row of {tname}', rid, _row_ids(tables[tname]))}")
+    cols = [c.id for c in tables[tname].columns]
+    if cid not in cols:
+        raise ConfigError(f"{key}: {unknown(f'column of {tname}', cid, cols)}")
 
 
 def _check_metric_layers(name: str, table: TableSpec) -> None:

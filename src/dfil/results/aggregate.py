@@ -17,6 +17,7 @@ import pandas as pd
 
 from dfil.contracts.failure import is_failure
 from dfil.contracts.metrics import measures, read_metrics
+from dfil.contracts.rundir import ASIDE, METRICS
 from dfil.errors import MissingInputError, RefusedError
 from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
 
@@ -52,7 +53,8 @@ def aggregate(metrics_files: Iterable[Path], runs_root: Path) -> pd.DataFrame:
 
 
 def metrics_files(runs_root: Path, given: Iterable[Path] | None = None) -> list[Path]:
-    """``given`` if any, else every ``metrics.json`` below ``runs_root``.
+    """``given`` if any, else every ``metrics.json`` below ``runs_root`` but those a run
+    keeps aside (its ``damaged/`` and ``superseded/`` folders).
 
     ``ValueError`` naming ``runs_root`` when it holds none: a mistyped ``--runs`` must not
     aggregate to an empty table.
@@ -63,7 +65,8 @@ def metrics_files(runs_root: Path, given: Iterable[Path] | None = None) -> list[
     runs_root = Path(runs_root)
     if not runs_root.is_dir():
         raise MissingInputError(f"{runs_root}: no such runs directory")
-    files = sorted(runs_root.rglob("metrics.json"))
+    files = sorted(path for path in runs_root.rglob(METRICS)
+                   if not set(path.relative_to(runs_root).parts[:-1]) & set(ASIDE))
     if not files:
         raise MissingInputError(f"{runs_root}: no run directory below it has a metrics.json")
     return files
@@ -75,20 +78,34 @@ def run_keys(table: pd.DataFrame) -> set[str]:
     return {format_key(RunPoint(*point)) for point in points}
 
 
+def run_hashes(table: pd.DataFrame) -> dict[str, str]:
+    """Each run key of an aggregate table's rows -> the config hash its run was made for."""
+    rows = table[[*FIELDS, "config_hash"]].drop_duplicates().itertuples(index=False)
+    return {format_key(RunPoint(*row[:-1])): str(row[-1]) for row in rows}
+
+
 def check_replaceable(table: pd.DataFrame, out: Path, grid_keys: Iterable[str] | None = None,
                       drop: bool = False) -> list[str]:
     """The runs the aggregate at ``out`` holds that ``table`` lacks, sorted; a
     :class:`RefusedError` naming them if that is not allowed: a table never replaces one
     built from more runs unless ``drop`` says so, or each run it drops is outside
-    ``grid_keys`` (the grid's own run list: a grid shrunk on purpose). An unreadable old
-    table has nothing to lose."""
+    ``grid_keys`` (the grid's own run list: a grid shrunk on purpose). An old table that
+    cannot be read holds runs unknown, so it is refused too (unless ``drop``): the CSV
+    beside it, which the new table also replaces, may hold them all."""
     out = Path(out)
     if not out.is_file():
         return []
     try:
         old = pd.read_parquet(out, columns=list(FIELDS))
-    except Exception:  # pyarrow's errors for a damaged file: nothing readable to keep
-        return []
+    except Exception as err:  # pyarrow's errors for a damaged file are of many types
+        if drop:
+            return []
+        why = " ".join(str(err).split())[:120]
+        raise RefusedError(
+            f"{out}: refusing to replace it: it cannot be read ({why}), so which runs it "
+            f"and {out.with_suffix('.csv').name} beside it hold is unknown; aggregate every "
+            "run (no --metrics) after moving both aside, or pass --drop-unlisted-runs to "
+            "replace them") from None
     dropped = sorted(run_keys(old) - (run_keys(table) if len(table) else set()))
     kept_by_grid = [k for k in dropped if grid_keys is None or k in set(grid_keys)]
     if kept_by_grid and not drop:

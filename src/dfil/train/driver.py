@@ -75,6 +75,8 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print,
 
 def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log,
            last_try: bool) -> dict:
+    # The data first: a bad source stops the job before anything in run_dir is moved.
+    frames = task_frames(cell) if method_spec(cell.model.method).trains else None
     run_dir.mkdir(parents=True, exist_ok=True)
     chash = config_hash(cell)
     _prepare(run_dir, cell, cell_path, chash, log)
@@ -91,8 +93,8 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
         summary["note"] = FROZEN_NOTE
     if cell.data.standin:
         summary["data_note"] = "synthetic stand-in data, not the paper's dataset"
-    if method_spec(cell.model.method).trains:
-        job = Job(run_dir, chash, device, task_frames(cell),
+    if frames is not None:
+        job = Job(run_dir, chash, device, frames,
                   LazyTokenizer(cell.model.backbone), log, plan, last_try)
         attempts = _out_of_memory_guarded(cell, job)
         summary.update(attempts=attempts, remediated=len(attempts) > 1, trained=True,

@@ -16,6 +16,7 @@ from dfil.contracts.rundir import (
     EVALUATION_OUTPUTS,
     RESUME,
     SUMMARY,
+    SUPERSEDED,
     TRAINING_OUTPUTS,
     read_run_json,
 )
@@ -43,11 +44,11 @@ def trained_for(run_dir: Path) -> str | None:
 
 def supersede(run_dir: Path, old_hash: str) -> Path:
     """Move the directory's outputs to ``superseded/<old_hash>/``; returns that folder."""
-    target = run_dir / "superseded" / old_hash
+    target = run_dir / SUPERSEDED / old_hash
     n = 1
     while target.exists():
         n += 1
-        target = run_dir / "superseded" / f"{old_hash}.{n}"
+        target = run_dir / SUPERSEDED / f"{old_hash}.{n}"
     target.mkdir(parents=True)
     for name in OUTPUTS:
         if (run_dir / name).exists():

@@ -1,0 +1,207 @@
+"""What a published file holds, and whether a staged file may replace it (pure: csv,
+pandas).
+
+The DAG writes every table, report file and the aggregate to a staging area and copies
+each to where it is read once its rule has made it (``dfil publish``). A staged file is
+published only if it reads as what its name says (:func:`read`): a ``.tex`` table with
+its ``tabular`` body, a CSV with a header and rows of its width, a parquet table, an
+HTML page to its ``</html>``, a PDF to its ``%%EOF``, a PNG to its ``IEND``. And it never
+replaces a published file with less (:func:`check_replace`): where both were made from
+the same runs with the same config hashes, the new one must hold as many entries (a
+table's filled entries, the aggregate's rows, numbers.csv's numbers) as the old. Where
+the runs or their config hashes differ, the grid or a config changed and the new file
+is what that edit makes: it replaces the old one.
+
+Which runs a file was made from: a table's header lists each run key with its config
+hash (``%   <key>  config <hash>``, ``dfil render``); the aggregate holds them as
+columns; numbers.csv lists run keys only, so there its run keys stand for both.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from dfil.errors import RefusedError, RunFileError
+
+#: The config key (``snakemake --config allow_fewer=1``) and the ``dfil publish`` flag that
+#: let a file with fewer entries replace the published one.
+ALLOW_KEY = "allow_fewer"
+ALLOW_FLAG = "--allow-fewer"
+
+_KEY_LINE = re.compile(r"^%   (\S+)(?:  config (\S+))?$", re.M)
+_AMPERSAND = re.compile(r"(?<!\\)&")
+#: What an entry with no number renders as (:data:`dfil.render.fmt.MISSING`), bold or not.
+_EMPTY = {"", "---", r"\textbf{---}"}
+
+
+@dataclass(frozen=True)
+class Content:
+    """What a file holds: ``what`` it is (in words); ``runs``, each ``"<key> <config
+    hash>"`` it was made from (None: not recorded); ``count`` of its ``unit``s (None:
+    not counted)."""
+
+    what: str
+    runs: frozenset[str] | None = None
+    count: int | None = None
+    unit: str = "entries"
+
+
+class Damaged(ValueError):
+    """A file does not read as what its name says; the message says why."""
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise Damaged(f"not UTF-8 text (byte {err.start})") from None
+
+
+def _table(path: Path) -> Content:
+    text = _text(path)
+    for mark in (r"\begin{table}", r"\begin{tabular}", r"\bottomrule", r"\end{tabular}",
+                 r"\end{table}"):
+        if mark not in text:
+            raise Damaged(f"no {mark}")
+    runs = frozenset(f"{key} {config or 'none'}" for key, config in _KEY_LINE.findall(text))
+    head_end = text.index(r"\midrule", text.index(r"\begin{tabular}"))
+    body = text[head_end:text.index(r"\bottomrule")]
+    filled = 0
+    for line in body.splitlines():
+        line = line.strip()
+        if line.endswith(r"\\") and not line.startswith(r"\multicolumn"):
+            cells = _AMPERSAND.split(line[:-2])[1:]
+            filled += sum(cell.strip() not in _EMPTY for cell in cells)
+    hashed = bool(runs) and not any(r.endswith(" none") for r in runs)
+    return Content("LaTeX table", runs if hashed else None, filled, "filled entries")
+
+
+def _csv(path: Path) -> Content:
+    text = _text(path)
+    if not text.endswith("\n"):
+        raise Damaged("its last line is cut (no line end)")
+    rows = list(csv.reader(io.StringIO(text)))
+    if len(rows) < 2:
+        raise Damaged("no rows below its header")
+    header = rows[0]
+    for i, row in enumerate(rows[1:], start=2):
+        if len(row) != len(header):
+            raise Damaged(f"line {i} has {len(row)} fields, its header {len(header)}")
+    records = [dict(zip(header, row, strict=True)) for row in rows[1:]]
+    if {"config_hash", "metric"} <= set(header):
+        import pandas as pd
+
+        return _aggregate(pd.DataFrame(records))
+    if {"runs", "value"} <= set(header):
+        runs = frozenset(key for r in records for key in r["runs"].split())
+        return Content("CSV", runs, sum(r["value"] != "" for r in records), "numbers")
+    return Content("CSV", None, len(records), "rows")
+
+
+def _aggregate(frame) -> Content:
+    from dfil.results.aggregate import run_hashes
+
+    runs = frozenset(f"{key} {h}" for key, h in run_hashes(frame).items())
+    return Content("aggregate table", runs, len(frame), "rows")
+
+
+def _parquet(path: Path) -> Content:
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as err:  # pyarrow's errors for a damaged file are of many types
+        raise Damaged(f"unreadable parquet ({' '.join(str(err).split())[:120]})") from None
+    if not len(frame):
+        raise Damaged("no rows")
+    return _aggregate(frame)
+
+
+def _html(path: Path) -> Content:
+    text = _text(path)
+    if "<html" not in text.lower() or not text.rstrip().lower().endswith("</html>"):
+        raise Damaged("not a whole HTML page (no <html> ... </html>)")
+    return Content("HTML page")
+
+
+def _bytes_between(path: Path, head: bytes, tail: bytes, what: str) -> Content:
+    data = path.read_bytes()
+    if not data.startswith(head) or tail not in data[-1024:]:
+        raise Damaged(f"not a whole {what} (it must start with {head!r} and end with "
+                      f"{tail!r})")
+    return Content(what)
+
+
+def _text_file(path: Path) -> Content:
+    if not _text(path).strip():
+        raise Damaged("empty")
+    return Content("text")
+
+
+_READERS = {
+    ".tex": _table,
+    ".csv": _csv,
+    ".parquet": _parquet,
+    ".html": _html,
+    ".pdf": lambda p: _bytes_between(p, b"%PDF-", b"%%EOF", "PDF"),
+    ".png": lambda p: _bytes_between(p, b"\x89PNG\r\n\x1a\n", b"IEND", "PNG image"),
+}
+
+
+def read(path: str | Path) -> Content:
+    """What the file at ``path`` holds, by its suffix (any other: non-empty text);
+    :class:`Damaged` if it does not read as that."""
+    path = Path(path)
+    if path.stat().st_size == 0:
+        raise Damaged("empty")
+    return _READERS.get(path.suffix, _text_file)(path)
+
+
+def check_staged(staged: str | Path, out: str | Path) -> Content:
+    """What ``staged`` holds; :class:`RunFileError` naming it when it is damaged (nothing is
+    published: ``out`` stays)."""
+    staged = Path(staged)
+    try:
+        if staged.is_dir():
+            # hidden files are bookkeeping (Snakemake's empty .snakemake_timestamp)
+            files = sorted(p for p in staged.rglob("*")
+                           if p.is_file() and not p.name.startswith("."))
+            if not files:
+                raise Damaged("an empty directory")
+            for file in files:
+                staged = file
+                read(file)
+            return Content("directory")
+        return read(staged)
+    except Damaged as err:
+        raise RunFileError(f"{staged}: damaged staged file ({err}); nothing is published and "
+                           f"{out} stays as it is; delete {staged} and rerun to make it "
+                           "again") from None
+
+
+def check_replace(new: Content, staged: str | Path, out: str | Path,
+                  allow_fewer: bool = False) -> str:
+    """A note on what publishing ``staged`` (holding ``new``) over ``out`` replaces ("" when
+    nothing to say); :class:`RefusedError` when ``out`` holds more entries from the same
+    runs and config hashes and ``allow_fewer`` is not given."""
+    out = Path(out)
+    if not out.is_file():
+        return ""
+    try:
+        old = read(out)
+    except Damaged as err:
+        return f"{out} was damaged ({err}): replaced"
+    same_runs = new.runs == old.runs
+    if not same_runs or old.count is None or new.count is None or new.count >= old.count:
+        return ""
+    if allow_fewer:
+        return f"{out}: {old.count} {old.unit} replaced by {new.count}, as {ALLOW_FLAG} allows"
+    raise RefusedError(
+        f"{out}: refusing to replace it with {staged}, which has {new.count} {new.unit} where "
+        f"it has {old.count}, from the same runs and config hashes; {out} stays; to publish "
+        f"the smaller file anyway rerun with --config {ALLOW_KEY}=1 (dfil publish "
+        f"{ALLOW_FLAG})")

@@ -1,0 +1,103 @@
+"""Every name config/tables.yaml uses is checked where it is loaded: metrics against
+metrics.json's schema, a ``delta`` (and every other column or row reference) against the
+table's own columns and rows, backbones, tasks, variants and seed sets against the
+grids. An error names the file, the table, the dotted key and the closest known name; a
+typo never reads as a row of "---" or a row with no runs."""
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dfil.errors import ConfigError
+from dfil.render import load_specs
+from dfil.render.coordinates import check_coordinates
+from dfil.yamlfile import load_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "config"
+GRIDS = ("config.yaml", "smoke.yaml", "paper.yaml", "hub-smoke.yaml")
+
+
+def edited(tmp_path: Path, edit) -> Path:
+    """A copy of the real tables file with ``edit`` applied, beside the paper's grid."""
+    specs = yaml.safe_load((CONFIG / "tables.yaml").read_text())
+    edit(specs)
+    shutil.copy(CONFIG / "paper.yaml", tmp_path / "paper.yaml")
+    path = tmp_path / "tables.yaml"
+    path.write_text(yaml.safe_dump(specs, sort_keys=False))
+    return path
+
+
+def scaling_column(specs: dict, cid: str) -> dict:
+    return next(c for c in specs["scaling"]["columns"] if c["id"] == cid)
+
+
+@pytest.mark.parametrize("grid", GRIDS)
+def test_the_shipped_tables_name_only_what_the_grids_know(grid):
+    check_coordinates(load_specs(CONFIG / "tables.yaml"), load_yaml(CONFIG / grid),
+                      CONFIG / "tables.yaml")
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda s: scaling_column(s, "delta").update(delta=["dfil", "fft"]),
+     "scaling.columns[2].delta: 'fft' is not a column (did you mean 'ft'? known: "
+     "delta, dfil, ft, mono)"),
+    (lambda s: s["scaling"]["where"].update(metric="test.main.accc"),
+     "scaling.where.metric: 'accc' is not a key of test.main (did you mean 'acc'? it has "
+     "acc, mono_magnitude, mono_pairs, mono_rate, mono_violations, n, per_class_acc)"),
+    (lambda s: s["scaling"]["where"].update(metric="provenance.device"),
+     "scaling.where.metric: provenance is no measurement (it describes the run)"),
+])
+def test_a_misnamed_metric_or_column_is_refused_where_the_tables_load(tmp_path, edit,
+                                                                       message):
+    path = edited(tmp_path, edit)
+    with pytest.raises(ConfigError) as err:
+        load_specs(path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+def test_a_reference_to_another_tables_entry_is_checked(tmp_path):
+    def edit(specs):
+        entry = next(e for t in specs.values() for r in t.get("rows", [])
+                     for e in (r.get("cells") or {}).values()
+                     if isinstance(e, dict) and "ref" in e)
+        entry["ref"] = "compositonal/" + entry["ref"].split("/", 1)[1]
+
+    with pytest.raises(ConfigError, match=r": 'compositonal' is not a table \(did you mean "
+                                          r"'compositional'\?"):
+        load_specs(edited(tmp_path, edit))
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda s: s["scaling"]["rows"][0].update(backbone="qwen2.5-7bb"),
+     "scaling.rows[0].backbone: 'qwen2.5-7bb' is not a backbone of any grid (did you mean "
+     "'qwen2.5-7b'? known: "),
+    (lambda s: s["scaling"]["where"].update(seeds="thre"),
+     "scaling.where.seeds: 'thre' is not a seed set of any grid (did you mean 'three'? "),
+    (lambda s: s["scaling"]["where"].update(task="frogg"),
+     "scaling.where.task: 'frogg' is not a task of any grid (did you mean 'frog'? "),
+])
+@pytest.mark.parametrize("grid", ["smoke.yaml", "paper.yaml"])
+def test_a_cell_name_no_grid_knows_is_refused_naming_file_table_and_key(tmp_path, edit,
+                                                                        message, grid):
+    path = edited(tmp_path, edit)
+    with pytest.raises(ConfigError) as err:
+        check_coordinates(load_specs(path), load_yaml(CONFIG / grid), path)
+    assert str(err.value).startswith(f"{path}: {message}")
+
+
+def test_a_name_only_the_paper_grid_runs_is_a_row_with_no_runs_not_an_error(tmp_path):
+    # the smoke grid neither runs nor maps qwen2.5-72b or variant stopgrad: the paper does
+    path = edited(tmp_path, lambda s: s["scaling"]["rows"][0].update(
+        backbone="qwen2.5-72b", variant="stopgrad"))
+    smoke = load_yaml(CONFIG / "smoke.yaml")
+    assert "qwen2.5-72b" not in smoke["render"]["backbones"]
+    assert "stopgrad" not in smoke["render"]["variants"]
+    check_coordinates(load_specs(path), smoke, path)
+    (tmp_path / "paper.yaml").unlink()  # without the paper's grid: the backbone catalogue's
+    with pytest.raises(ConfigError, match=re.escape(
+            "scaling.rows[0].variant: 'stopgrad' is not a variant of any grid")):
+        check_coordinates(load_specs(path), smoke, path)

@@ -1,0 +1,168 @@
+"""``dfil publish``: a staged file is published only if it reads as what it is, and never
+replaces a published file with one holding fewer entries from the same runs and config
+hashes, unless allowed (``--allow-fewer``; the workflow's ``--config allow_fewer=1``)."""
+
+import pandas as pd
+import pytest
+
+from dfil.cli import main
+from dfil.publish import read
+
+KEYS = ("frog/tiny/dfil/lam0.5/nfull/qure/seed42", "frog/tiny/coral/na/nfull/na/seed42")
+
+
+def table(entries: list[list[str]], hashes=("aaa", "bbb")) -> str:
+    """A table as ``dfil render`` writes it: the header with each run key and its config
+    hash, then the float with one body row per ``entries`` item."""
+    head = ["% Table 5 (tab:x) rendered by dfil 0.1.0 (git abc)",
+            "% config: smoke (grid.yaml); 2 run directories under runs",
+            *(f"%   {k}  config {h}" for k, h in zip(KEYS, hashes, strict=True))]
+    body = [f"Row {i} & {' & '.join(row)} \\\\" for i, row in enumerate(entries)]
+    return "\n".join([*head, r"\begin{table}[!htb]", r"\centering", r"\caption{X}",
+                      r"\begin{tabular}{lcc}", r"\toprule", r"\textbf{M} & A & B \\",
+                      r"\midrule", r"\multicolumn{3}{l}{\textit{Section}} \\", *body,
+                      r"\bottomrule", r"\end{tabular}", r"\end{table}", ""])
+
+
+FULL = [["43.2 $\\pm$ 0.3", "\\textbf{50.1}"], ["---", "12.0"]]  # 3 filled entries
+LESS = [["43.2 $\\pm$ 0.3", "---"], ["---", "12.0"]]  # 2 filled entries
+
+
+def publish(tmp_path, staged_text: str, published_text: str | None, *flags: str):
+    staged, out = tmp_path / "staging" / "T05.tex", tmp_path / "T05.tex"
+    staged.parent.mkdir(exist_ok=True)
+    staged.write_text(staged_text)
+    if published_text is not None:
+        out.write_text(published_text)
+    return main(["publish", str(staged), str(out), *flags]), staged, out
+
+
+def test_a_table_counts_its_filled_entries_and_its_runs(tmp_path):
+    # by hand: FULL's body has 4 entries, one of them "---"; the section line holds none
+    path = tmp_path / "T05.tex"
+    path.write_text(table(FULL))
+    content = read(path)
+    assert content.count == 3
+    assert content.runs == {f"{KEYS[0]} aaa", f"{KEYS[1]} bbb"}
+
+
+def test_a_truncated_staged_table_is_refused_and_the_published_one_stays(tmp_path, capsys):
+    good = table(FULL)
+    rc, staged, out = publish(tmp_path, good[:100], good)
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert err.startswith(f"dfil publish: error: {staged}: damaged staged file (no "
+                          r"\begin{table}); nothing is published and ")
+    assert out.read_text() == good
+
+
+def test_a_table_with_fewer_entries_from_the_same_runs_is_refused_unless_allowed(
+        tmp_path, capsys):
+    rc, staged, out = publish(tmp_path, table(LESS), table(FULL))
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert (f"{out}: refusing to replace it with {staged}, which has 2 filled entries where it "
+            "has 3, from the same runs and config hashes") in err
+    assert "--config allow_fewer=1" in err
+    assert out.read_text() == table(FULL)
+    rc, _, out = publish(tmp_path, table(LESS), None, "--allow-fewer")
+    assert rc == 0 and out.read_text() == table(LESS)
+
+
+@pytest.mark.parametrize("hashes", [("aaa", "ccc"), ("aaa", "none")])
+def test_a_table_whose_config_hashes_changed_replaces_the_old_one(tmp_path, hashes):
+    rc, _, out = publish(tmp_path, table(LESS, hashes), table(FULL))
+    assert rc == 0 and out.read_text() == table(LESS, hashes)
+
+
+def test_a_table_with_as_many_or_more_entries_replaces_the_old_one(tmp_path):
+    rc, _, out = publish(tmp_path, table(FULL), table(LESS))
+    assert rc == 0 and out.read_text() == table(FULL)
+
+
+def test_a_damaged_published_file_is_replaced_saying_so(tmp_path, capsys):
+    rc, _, out = publish(tmp_path, table(LESS), table(FULL)[:50])
+    assert rc == 0 and out.read_text() == table(LESS)
+    assert f"{out} was damaged (no \\begin{{table}}): replaced" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name,text,why", [
+    ("numbers.csv", "table,value\nT1,3.0\nT2,", "its last line is cut"),
+    ("numbers.csv", "table,value\n", "no rows below its header"),
+    ("numbers.csv", "table,value\nT1,3.0\nT2\n", "line 3 has 1 fields, its header 2"),
+    ("index.html", "<!DOCTYPE html>\n<html><body><p>cut", "not a whole HTML page"),
+    ("tables.pdf", "%PDF-1.5\n1 0 obj", "not a whole PDF"),
+    ("diff.md", "", "empty"),
+])
+def test_a_damaged_staged_report_file_is_refused(tmp_path, capsys, name, text, why):
+    staged, out = tmp_path / "staging" / name, tmp_path / name
+    staged.parent.mkdir()
+    staged.write_text(text)
+    assert main(["publish", str(staged), str(out)]) == 2
+    assert f"{staged}: damaged staged file ({why}" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def numbers(values: list[str]) -> str:
+    rows = [f"T5,{KEYS[0]},{v}" for v in values]
+    return "\n".join(["table,runs,value", *rows, ""])
+
+
+def test_numbers_csv_with_fewer_numbers_from_the_same_runs_is_refused(tmp_path, capsys):
+    staged, out = tmp_path / "staging" / "numbers.csv", tmp_path / "numbers.csv"
+    staged.parent.mkdir()
+    staged.write_text(numbers(["1.0", ""]))
+    out.write_text(numbers(["1.0", "2.0"]))
+    assert main(["publish", str(staged), str(out)]) == 2
+    assert "which has 1 numbers where it has 2" in capsys.readouterr().err
+
+
+def aggregate_frame(rows: int, config_hash: str = "aaa") -> pd.DataFrame:
+    from dfil.results.aggregate import COLUMNS
+
+    base = {"task": "frog", "backbone": "tiny", "method": "dfil", "variant": "",
+            "lam": "0.5", "budget": "full", "init": "qure", "seed": "42",
+            "run_dir": "runs/x", "config_hash": config_hash, "package_version": "0.1.0",
+            "git_commit": "abc"}
+    return pd.DataFrame([{**base, "metric": f"m{i}", "value": float(i)} for i in range(rows)],
+                        columns=COLUMNS)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_an_aggregate_with_fewer_rows_from_the_same_runs_is_refused(tmp_path, capsys, suffix):
+    staged, out = tmp_path / "staging" / f"metrics{suffix}", tmp_path / f"metrics{suffix}"
+    staged.parent.mkdir()
+
+    def write(frame, path):
+        frame.to_parquet(path, index=False) if suffix == ".parquet" else frame.to_csv(
+            path, index=False)
+
+    write(aggregate_frame(2), staged)
+    write(aggregate_frame(3), out)
+    assert main(["publish", str(staged), str(out)]) == 2
+    assert "which has 2 rows where it has 3" in capsys.readouterr().err
+    write(aggregate_frame(2, "ccc"), staged)  # a config edit: its runs' hashes changed
+    assert main(["publish", str(staged), str(out)]) == 0
+
+
+def test_a_truncated_staged_parquet_is_refused(tmp_path, capsys):
+    staged, out = tmp_path / "staging" / "metrics.parquet", tmp_path / "metrics.parquet"
+    staged.parent.mkdir()
+    aggregate_frame(3).to_parquet(staged, index=False)
+    staged.write_bytes(staged.read_bytes()[:100])
+    assert main(["publish", str(staged), str(out)]) == 2
+    assert f"{staged}: damaged staged file (unreadable parquet" in capsys.readouterr().err
+
+
+def test_a_directory_of_pages_is_published_when_each_page_is_whole(tmp_path, capsys):
+    staged, out = tmp_path / "staging" / "runs", tmp_path / "runs"
+    staged.mkdir(parents=True)
+    (staged / ".snakemake_timestamp").write_text("")  # Snakemake's marker: not a page
+    (staged / "a.html").write_text("<!DOCTYPE html>\n<html><body>a</body></html>\n")
+    assert main(["publish", str(staged), str(out)]) == 0
+    assert (out / "a.html").is_file()
+    (staged / "b.html").write_text("<!DOCTYPE html>\n<html><body>cut")
+    assert main(["publish", str(staged), str(out)]) == 2
+    assert f"{staged / 'b.html'}: damaged staged file (not a whole HTML page" in \
+        capsys.readouterr().err
+    assert not (out / "b.html").exists()
