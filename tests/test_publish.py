@@ -92,6 +92,8 @@ def test_a_damaged_published_file_is_replaced_saying_so(tmp_path, capsys):
     ("numbers.csv", "table,value\nT1,3.0\nT2\n", "line 3 has 1 fields, its header 2"),
     ("index.html", "<!DOCTYPE html>\n<html><body><p>cut", "not a whole HTML page"),
     ("tables.pdf", "%PDF-1.5\n1 0 obj", "not a whole PDF"),
+    ("tables.tex", "\\documentclass{article}\n\\begin{document}\n\\input{T01",
+     "a LaTeX document without its \\end{document}"),
     ("diff.md", "", "empty"),
 ])
 def test_a_damaged_staged_report_file_is_refused(tmp_path, capsys, name, text, why):
@@ -152,6 +154,15 @@ def test_a_truncated_staged_parquet_is_refused(tmp_path, capsys):
     staged.write_bytes(staged.read_bytes()[:100])
     assert main(["publish", str(staged), str(out)]) == 2
     assert f"{staged}: damaged staged file (unreadable parquet" in capsys.readouterr().err
+
+
+def test_the_document_of_every_table_is_published_when_whole(tmp_path, capsys):
+    staged, out = tmp_path / "staging" / "tables.tex", tmp_path / "tables.tex"
+    staged.parent.mkdir()
+    staged.write_text("\\documentclass{article}\n\\begin{document}\n\\input{T01-a}\n"
+                      "\\end{document}\n")
+    assert main(["publish", str(staged), str(out)]) == 0
+    assert out.read_text() == staged.read_text()
 
 
 def test_a_directory_of_pages_is_published_when_each_page_is_whole(tmp_path, capsys):

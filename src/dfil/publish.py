@@ -4,7 +4,7 @@ pandas).
 The DAG writes every table, report file and the aggregate to a staging area and copies
 each to where it is read once its rule has made it (``dfil publish``). A staged file is
 published only if it reads as what its name says (:func:`read`): a ``.tex`` table with
-its ``tabular`` body, a CSV with a header and rows of its width, a parquet table, an
+its ``tabular`` body (or the document of every table to its ``\end{document}``), a CSV with a header and rows of its width, a parquet table, an
 HTML page to its ``</html>``, a PDF to its ``%%EOF``, a PNG to its ``IEND``. And it never
 replaces a published file with less (:func:`check_replace`): where both were made from
 the same runs with the same config hashes, the new one must hold as many entries (a
@@ -136,6 +136,16 @@ def _bytes_between(path: Path, head: bytes, tail: bytes, what: str) -> Content:
     return Content(what)
 
 
+def _tex(path: Path) -> Content:
+    """A table, or the document that inputs every table (``tables.tex``) to its end."""
+    text = _text(path)
+    if r"\documentclass" not in text:
+        return _table(path)
+    if r"\end{document}" not in text:
+        raise Damaged(r"a LaTeX document without its \end{document}")
+    return Content("LaTeX document")
+
+
 def _text_file(path: Path) -> Content:
     if not _text(path).strip():
         raise Damaged("empty")
@@ -143,7 +153,7 @@ def _text_file(path: Path) -> Content:
 
 
 _READERS = {
-    ".tex": _table,
+    ".tex": _tex,
     ".csv": _csv,
     ".parquet": _parquet,
     ".html": _html,
