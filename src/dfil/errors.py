@@ -99,6 +99,12 @@ class TimeLimit(Preempted):
     saving its resume state: the run is recorded as failed by TIMEOUT."""
 
 
+class NonFiniteLoss(RuntimeError):
+    """Training's loss became NaN or infinite: the run diverged, and a retry of the same
+    config diverges the same way (deterministic); the message names the first such step
+    and what to change."""
+
+
 class OutOfMemory(RuntimeError):
     """A CUDA out-of-memory error in training; ``retry``: the run's memory plan names what
     the retry changes (``dfil.train.memory``); else nothing is left to try."""

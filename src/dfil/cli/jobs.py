@@ -6,9 +6,12 @@ its jobs which attempt is the last (``DFIL_LAST_ATTEMPT``, set by the Snakefile'
 ``onstart``), and a job given ``--attempt`` that number turns its failure into a record
 (:mod:`dfil.contracts.failure`) and exits 0, so the tables are built from the cells that
 finished (a SIGTERM at the SLURM time limit on the last attempt too:
-:mod:`dfil.train.timelimit`; a preemption then is requeued by SLURM and resumes). Before
-the last attempt a failure is an exit status: 143 preempted (state saved), 3 out of
-memory (the memory plan names what the retry changes), 2 bad input, 1 a bug.
+:mod:`dfil.train.timelimit`; a preemption then is requeued by SLURM and resumes). A
+failure that a retry repeats (a non-finite loss; out of memory with no remedy left) is
+recorded on any attempt, so Snakemake does not run it again. Otherwise, and without
+keep-going, a failure is an exit status: 143 preempted (state saved), 4 diverged (a
+non-finite loss), 3 out of memory (the memory plan names what the retry changes), 2 bad
+input, 1 a bug.
 """
 
 from __future__ import annotations
@@ -21,10 +24,19 @@ import sys
 import traceback
 from pathlib import Path
 
-from dfil.errors import InputError, MissingInputError, OutOfMemory, Preempted, TimeLimit
+from dfil.errors import (
+    InputError,
+    MissingInputError,
+    NonFiniteLoss,
+    OutOfMemory,
+    Preempted,
+    TimeLimit,
+)
 
 #: The exit status of a training that ran out of GPU memory and will retry differently.
 EXIT_OOM = 3
+#: The exit status of a training whose loss became non-finite (not recorded: no keep-going).
+EXIT_DIVERGED = 4
 #: The variable naming Snakemake's last attempt (set only with keep-going).
 LAST = "DFIL_LAST_ATTEMPT"
 
@@ -50,13 +62,14 @@ def _recording() -> bool:
 def _record(args, stage: str, reason: str, err: BaseException) -> int:
     """Write the failure record in place of the job's output; exit status 0."""
     from dfil.cellconfig import config_hash, load_cell
-    from dfil.contracts.failure import failure_record, write_failure
+    from dfil.contracts.failure import DETERMINISTIC, failure_record, write_failure
     from dfil.contracts.rundir import CELL, SUMMARY
 
     run = Path(args.out if stage == "train" else args.run)
     cell = load_cell(args.cell if stage == "train" else run / CELL)
+    message = str(err) if reason in DETERMINISTIC else f"{type(err).__name__}: {err}"
     record = failure_record(cell.name, config_hash(cell), {
-        "reason": reason, "stage": stage, "message": f"{type(err).__name__}: {err}",
+        "reason": reason, "stage": stage, "message": message,
         "log": args.log or "", "attempt": args.attempt})
     if stage == "train":
         write_failure(run / SUMMARY, record)
@@ -64,7 +77,8 @@ def _record(args, stage: str, reason: str, err: BaseException) -> int:
         from dfil.evaluate.run import write_failed
 
         write_failed(run, cell, record)
-    print(f"dfil {stage}: gave up on the last attempt ({reason}): {err}; recorded in {run} "
+    when = "for good" if reason in DETERMINISTIC else "on the last attempt"
+    print(f"dfil {stage}: gave up {when} ({reason}): {err}; recorded in {run} "
           "(dfil grid status lists it)", file=sys.stderr)
     return 0
 
@@ -115,6 +129,11 @@ def _train(args: argparse.Namespace) -> int:
         print(f"dfil train: preempted: {stop}; rerun the same command to resume",
               file=sys.stderr)
         return 143
+    except NonFiniteLoss as err:  # deterministic: a retry diverges the same way
+        if args.attempt is not None and _recording():
+            return _record(args, "train", "non-finite loss", err)
+        print(f"dfil train: {err}", file=sys.stderr)
+        return EXIT_DIVERGED
     except OutOfMemory as err:  # nothing left to try: a retry would fail the same way
         if last or (not err.retry and args.attempt is not None and _recording()):
             return _record(args, "train", "OOM", err)
