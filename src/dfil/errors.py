@@ -57,6 +57,12 @@ class HubError(InputError, ValueError):
     fetch command)."""
 
 
+class GatedRepo(HubError):
+    """A gated hub repo refused its files to this machine (no token, or a token whose
+    account has not accepted the repo's licence): every rerun is refused the same way
+    until a token with access is given."""
+
+
 class RefusedError(InputError):
     """A command refused to replace a result with less; the message says how to force it."""
 

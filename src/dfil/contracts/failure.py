@@ -11,9 +11,10 @@ the aggregate turns it into a ``failed`` row; the tables show the entries that r
 cell as not available; ``dfil grid status`` lists it with its reason (or, for a
 deterministic failure, its message: where, and what to change) and log. Rerunning a
 failed cell is asking for it again (``--forcerun`` its ``train_summary.json``): training
-resumes from its saved state. Hub fetch failures are not recorded here: a fetch that
-fails stops the cells that need it before any is queued (``dfil grid status`` reports
-them from the fetch's own record, ``<stamp>.failed.json``).
+resumes from its saved state. A hub fetch that a gated repo refused is recorded, with
+keep-going, in the fetch rule's stamp (the job exits 0): each cell that reads the repo
+then records itself as ``gated`` (:data:`GATED`); other fetch failures stop the cells
+that need them.
 """
 
 from __future__ import annotations
@@ -30,11 +31,13 @@ from dfil.contracts import packaged_schema, schema_problem
 from dfil.errors import MetricsError
 
 KEY = "failed"
-REASONS = ("OOM", "TIMEOUT", "401", "non-finite loss", "error")
+REASONS = ("OOM", "TIMEOUT", "401", "non-finite loss", "gated", "error")
 #: Reasons that a rerun of the same config repeats, recorded on the job's first attempt
 #: (no retry): their message says where and what to change, and ``dfil grid status``
 #: shows it in place of the reason.
-DETERMINISTIC = ("non-finite loss",)
+DETERMINISTIC = ("non-finite loss", "gated")
+#: How a gated cell's record begins: the cell did not run, and what it needs.
+GATED = "not run: gated (needs HF_TOKEN and the licence)"
 
 
 @cache

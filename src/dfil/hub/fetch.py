@@ -8,7 +8,8 @@ and then finds the stamp), the files are downloaded with huggingface_hub's
 splits are prepared, and the stamp is written last. A fetch killed half-way leaves no
 stamp; the next one removes its partial files and downloads again (huggingface_hub 2.x
 resumes a transfer whose connection drops, within one process only). Errors are
-:class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix. The
+:class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix; a gated
+repo's refusal is also left in the cache for the jobs that read it. The
 token is huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored.
 """
 
@@ -21,7 +22,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dfil.errors import HubError
+from dfil.errors import GatedRepo, HubError
 from dfil.hub.errors import Target, explain
 from dfil.hub.online import online
 from dfil.hub.prepare import prepare_splits
@@ -32,6 +33,7 @@ from dfil.hub.store import (
     read_stamp,
     snapshot_dir,
     stamp_problem,
+    write_refusal,
     write_stamp,
 )
 
@@ -78,7 +80,11 @@ def _fetch(target: Target, cache: Path, patterns, configs) -> dict:
         if stamp_problem(cache, target.kind, target.repo, commit) is None:
             return read_stamp(cache, target, commit)
         _drop_partials(cache, target, commit)
-        snapshot = _download(target, commit, cache, patterns)
+        try:
+            snapshot = _download(target, commit, cache, patterns)
+        except GatedRepo as err:  # the jobs that read it say so (dfil.hub.store)
+            write_refusal(cache, target.kind, target.repo, commit, str(err))
+            raise
         record = {"kind": target.kind, "repo": target.repo, "revision": target.revision,
                   "commit": commit, "label": target.label, "endpoint": target.endpoint,
                   "fetched": datetime.now(timezone.utc).isoformat(timespec="seconds"),
