@@ -205,3 +205,11 @@ def test_a_gated_fetch_in_a_keep_going_run_is_an_outcome_its_cells_record(
     assert failed["message"].endswith("then run the workflow again with `--forcerun hub_fetch`")
     assert main(["evaluate", "--run", str(run), "--attempt", "1"]) == 0
     assert cell_status(run, "t.log", "e.log") == (failed["message"], "t.log")
+    # A zero-shot cell trains nothing: its evaluation is what reads the backbone.
+    data["model"]["method"] = "zero_shot"
+    cell.write_text(yaml.safe_dump(data))
+    zero = tmp_path / "zero"
+    for command in (["train", "--cell", str(cell), "--out", str(zero)],
+                    ["evaluate", "--run", str(zero)]):
+        assert main([*command, "--attempt", "1"]) == 0
+    assert json.loads((zero / "metrics.json").read_text())["failed"]["reason"] == "gated"
