@@ -6,9 +6,11 @@ olah (PyPI 0.5.4) with ``[accessibility] offline = true`` and ``mirrors-path`` s
 git repositories of :mod:`hubrepos` (``<mirrors>/models/<org>/<name>``,
 ``<mirrors>/datasets/<org>/<name>``) through the hub's routes, so huggingface_hub's
 ``snapshot_download``/``HfApi`` work against it (``HF_ENDPOINT`` or ``endpoint=``). olah has
-no authentication; :class:`Proxy` answers a repo in ``gated`` without an Authorization
-header with 401 and ``X-Error-Code: GatedRepo`` (what makes huggingface_hub's
-``hf_raise_for_status`` raise GatedRepoError), gives every file its ``Content-Length`` and
+no authentication; :class:`Proxy` gates a repo in ``gated`` as huggingface.co does: its
+metadata (``/api/``) answers anyone, its files answer 401 without an Authorization header
+and 403 to a token in ``no_access`` (one whose account has not accepted the licence), both
+with ``X-Error-Code: GatedRepo`` (what makes huggingface_hub's ``hf_raise_for_status``
+raise GatedRepoError); it gives every file its ``Content-Length`` and
 serves ``Range`` requests as the hub does (olah streams whole files without either), can
 stall or cut a transfer, and passes everything else through. Both listen on loopback only.
 
@@ -116,7 +118,8 @@ class Olah:
 class Proxy:
     """The proxy in front of olah (see the module docstring).
 
-    ``gated``: repo ids answered as gated without a token. ``stall``: file name -> bytes
+    ``gated``: repo ids whose files are refused without a token with access;
+    ``no_access``: tokens refused them. ``stall``: file name -> bytes
     after which a GET of that file pauses until :attr:`release` is set; ``cut``: file name
     -> bytes after which the next GET of that file loses its connection. ``requests``:
     (method, path, Range header) of every request, in order; ``sent``: body bytes sent per
@@ -128,6 +131,7 @@ class Proxy:
         self.upstream = urlsplit(upstream)
         self.journal = journal
         self.gated: set[str] = set()
+        self.no_access: set[str] = set()
         self.stall: dict[str, int] = {}
         self.cut: dict[str, int] = {}
         self.release = threading.Event()
@@ -159,12 +163,19 @@ class Proxy:
                        if m == method and p.split("?")[0].endswith(suffix))
 
     def gated_repo(self, path: str) -> str | None:
+        """The gated repo whose file ``path`` asks for (metadata answers anyone)."""
         bare = path.split("?")[0]
         for repo in self.gated:
-            for prefix in ("/api/models/", "/api/datasets/", "/datasets/", "/"):
-                if bare.startswith(prefix + repo + "/") or bare == prefix + repo:
+            for prefix in ("/datasets/", "/"):
+                if bare.startswith(prefix + repo + "/resolve/"):
                     return repo
         return None
+
+    def refused(self, authorization: str | None) -> int | None:
+        """The status a gated file answers this Authorization header with (None: served)."""
+        if not authorization:
+            return 401
+        return 403 if authorization.removeprefix("Bearer ") in self.no_access else None
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -192,8 +203,9 @@ class _Handler(BaseHTTPRequestHandler):
                     fh.write(json.dumps({"time": time.time(), "method": method,
                                          "path": self.path, "range": wanted}) + "\n")
         repo = proxy.gated_repo(self.path)
-        if repo and not self.headers.get("Authorization"):
-            return self._gated(repo, method)
+        status = proxy.refused(self.headers.get("Authorization")) if repo else None
+        if status:
+            return self._gated(repo, method, status)
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         headers = {k: v for k, v in self.headers.items()
@@ -236,11 +248,13 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             conn.close()
 
-    def _gated(self, repo: str, method: str) -> None:
+    def _gated(self, repo: str, method: str, status: int) -> None:
         message = (f"Access to model {repo} is restricted. You must have access to it and be "
-                   "authenticated to access it. Please log in.")
+                   "authenticated to access it. Please log in." if status == 401 else
+                   f"Access to model {repo} is restricted and you are not in the authorized "
+                   "list. Visit its page to ask for access.")
         body = json.dumps({"error": message}).encode()
-        self.send_response(401)
+        self.send_response(status)
         self.send_header("X-Error-Code", "GatedRepo")
         self.send_header("X-Error-Message", message)
         self.send_header("Content-Type", "application/json")

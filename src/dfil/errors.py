@@ -57,6 +57,12 @@ class HubError(InputError, ValueError):
     fetch command)."""
 
 
+class GatedRepo(HubError):
+    """A gated hub repo refused its files to this machine (no token, or a token whose
+    account has not accepted the repo's licence): every rerun is refused the same way
+    until a token with access is given."""
+
+
 class RefusedError(InputError):
     """A command refused to replace a result with less; the message says how to force it."""
 
@@ -97,6 +103,12 @@ class Preempted(RuntimeError):
 class TimeLimit(Preempted):
     """Training stopped on SIGUSR1 (its time limit is near) on the job's last try, after
     saving its resume state: the run is recorded as failed by TIMEOUT."""
+
+
+class NonFiniteLoss(RuntimeError):
+    """Training's loss became NaN or infinite: the run diverged, and a retry of the same
+    config diverges the same way (deterministic); the message names the first such step
+    and what to change."""
 
 
 class OutOfMemory(RuntimeError):

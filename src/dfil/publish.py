@@ -4,8 +4,9 @@ pandas).
 The DAG writes every table, report file and the aggregate to a staging area and copies
 each to where it is read once its rule has made it (``dfil publish``). A staged file is
 published only if it reads as what its name says (:func:`read`): a ``.tex`` table with
-its ``tabular`` body (or the document of every table to its ``\end{document}``), a CSV with a header and rows of its width, a parquet table, an
-HTML page to its ``</html>``, a PDF to its ``%%EOF``, a PNG to its ``IEND``. And it never
+its ``tabular`` body (the document of every table: to its end), a CSV with a header and
+rows of its width, a parquet table, an HTML page to its ``</html>``, a PDF to its
+``%%EOF``, a PNG to its ``IEND``. And it never
 replaces a published file with less (:func:`check_replace`): where both were made from
 the same runs with the same config hashes, the new one must hold as many entries (a
 table's filled entries, the aggregate's rows, numbers.csv's numbers) as the old. Where

@@ -28,6 +28,14 @@ def test_a_record_names_reason_stage_log_and_attempt():
     assert r["failed"]["attempt"] == 3
 
 
+def test_every_reason_the_code_records_is_one_the_schema_allows():
+    from dfil.contracts.failure import DETERMINISTIC, REASONS, schema
+
+    enum = schema()["properties"]["failed"]["properties"]["reason"]["enum"]
+    assert list(REASONS) == enum and set(DETERMINISTIC) <= set(REASONS)
+    assert record(reason="non-finite loss")["failed"]["reason"] == "non-finite loss"
+
+
 def test_an_unknown_reason_is_refused_by_the_schema():
     with pytest.raises(MetricsError, match="failure record key failed.reason"):
         record(reason="tired")

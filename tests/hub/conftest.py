@@ -63,10 +63,12 @@ def hub(mirror, monkeypatch, tmp_path_factory):
         proxy.requests.clear()
         proxy.sent.clear()
     proxy.gated.clear()
+    proxy.no_access.clear()
     proxy.stall.clear()
     proxy.cut.clear()
     proxy.release.clear()
     yield mirror
     proxy.release.set()
     proxy.gated.clear()
+    proxy.no_access.clear()
     proxy.stall.clear()

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from hubids import FROG, TINY
 
+from dfil.errors import GatedRepo
 from dfil.hub import (
     HubError,
     fetch_dataset,
@@ -101,10 +102,27 @@ def test_gated_repo_without_a_token_names_the_backbone_and_the_fix(hub, tmp_path
                  "hf auth login", f"{hub.endpoint}/{TINY}"):
         assert part in message
     assert not stamp_path(tmp_path, "model", TINY, hub.commits[TINY]).exists()
-    # With a token (the proxy, like the hub, then serves the files) the fetch goes through.
+    # The job that reads it is told it is gated, not that it was never fetched.
+    with pytest.raises(GatedRepo, match="is gated .* accept its licence"):
+        fetched_path(tmp_path, "model", TINY, hub.commits[TINY])
+    # A token without the licence accepted: the hub's 403, the same line.
+    monkeypatch.setenv("HF_TOKEN", "hf_no_licence")
+    hub.proxy.no_access.add("hf_no_licence")
+    with pytest.raises(GatedRepo, match="is gated"):
+        fetch_model(TINY, "main", tmp_path, label="llama-3.1-8b", endpoint=hub.endpoint)
+    # With a token that has access (the proxy, like the hub, then serves the files) the
+    # fetch goes through, and its stamp replaces the refusal.
     monkeypatch.setenv("HF_TOKEN", "hf_test")
     stamp = fetch_model(TINY, "main", tmp_path, label="llama-3.1-8b", endpoint=hub.endpoint)
     assert stamp["commit"] == hub.commits[TINY]
+    assert fetched_path(tmp_path, "model", TINY, hub.commits[TINY]).is_dir()
+
+
+def test_a_gated_repos_metadata_answers_anyone_so_it_can_be_locked(hub):
+    """As on huggingface.co: the lock step resolves a gated repo's branch without a
+    token; only its files are refused."""
+    hub.proxy.gated.add(TINY)
+    assert resolve_revision(TINY, "main", endpoint=hub.endpoint) == hub.commits[TINY]
 
 
 @pytest.mark.parametrize("repo, revision, expected", [

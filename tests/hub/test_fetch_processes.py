@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+import yaml
 from hubids import BIG, FROG, TINY
 
 from dfil.hub import HubError, fetch_model, fetched_path, snapshot_dir, stamp_path
@@ -138,9 +139,9 @@ def test_two_jobs_fetching_one_backbone_download_it_once(hub, tmp_path):
     assert hub.proxy.count("GET", "/model.safetensors") == 1
 
 
-def dfil_hub(*args: str, endpoint: str) -> subprocess.CompletedProcess:
+def dfil_hub(*args: str, endpoint: str, **env: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, HF_ENDPOINT=endpoint, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               HF_DATASETS_OFFLINE="1", HF_HUB_DISABLE_PROGRESS_BARS="1")
+               HF_DATASETS_OFFLINE="1", HF_HUB_DISABLE_PROGRESS_BARS="1", **env)
     return subprocess.run([sys.executable, "-m", "dfil.cli", "hub", *args], env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -160,3 +161,55 @@ def test_the_fetch_command_goes_through_hf_endpoint_and_says_the_fix(hub, tmp_pa
     assert out.returncode == 2
     assert out.stderr.startswith("dfil hub: error: backbone llama-3.1-8b (dfil-test/tiny-llama)"
                                  " is gated") and "HF_TOKEN" in out.stderr
+
+
+def test_a_gated_fetch_in_a_keep_going_run_is_an_outcome_its_cells_record(
+        hub, tmp_path, monkeypatch, capsys):
+    """With keep-going (DFIL_LAST_ATTEMPT set) the fetch rule's job, refused a gated
+    backbone, writes its stamp as the refusal and exits 0; a cell that reads the backbone
+    then records itself on its first attempt as not run (gated), naming the licence step,
+    and `dfil grid status` gives that reason."""
+    from cells import tiny_cell
+    from dfil.cli import main
+    from dfil.data.synthetic import write_frog_like
+    from dfil.results.status import cell_status
+
+    hub.proxy.gated.add(TINY)
+    cache, stamp = tmp_path / "cache", tmp_path / "tiny.json"
+    args = ("fetch", "--kind", "model", "--repo", TINY, "--revision", hub.commits[TINY],
+            "--cache", str(cache), "--label", "tiny-llama", "--stamp", str(stamp))
+    out = dfil_hub(*args, endpoint=hub.endpoint)  # without keep-going: an error, no stamp
+    assert out.returncode == 2 and not stamp.exists()
+    out = dfil_hub(*args, endpoint=hub.endpoint, DFIL_LAST_ATTEMPT="3")
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "the run goes on" in out.stderr
+    assert json.loads(stamp.read_text())["gated"].startswith(
+        "backbone tiny-llama (dfil-test/tiny-llama) is gated")
+
+    write_frog_like(tmp_path / "frog", seed=0, n_easy=24, n_hard=8)
+    cell = tiny_cell(tmp_path, tmp_path / "frog", "gated")
+    data = yaml.safe_load(cell.read_text())
+    data["model"]["backbone"] = {"name": "tiny-llama", "model_id": TINY,
+                                 "revision": hub.commits[TINY]}
+    cell.write_text(yaml.safe_dump(data))
+    monkeypatch.setenv("DFIL_HUB_CACHE", str(cache))
+    monkeypatch.setenv("DFIL_LAST_ATTEMPT", "3")
+    run = tmp_path / "run"
+    assert main(["train", "--cell", str(cell), "--out", str(run), "--attempt", "1",
+                 "--log", "t.log"]) == 0
+    failed = json.loads((run / "train_summary.json").read_text())["failed"]
+    assert (failed["reason"], failed["attempt"]) == ("gated", 1)
+    assert failed["message"].startswith("not run: gated (needs HF_TOKEN and the licence): "
+                                        "backbone tiny-llama (dfil-test/tiny-llama) is gated")
+    assert "accept its licence at" in failed["message"]
+    assert failed["message"].endswith("then run the workflow again with `--forcerun hub_fetch`")
+    assert main(["evaluate", "--run", str(run), "--attempt", "1"]) == 0
+    assert cell_status(run, "t.log", "e.log") == (failed["message"], "t.log")
+    # A zero-shot cell trains nothing: its evaluation is what reads the backbone.
+    data["model"]["method"] = "zero_shot"
+    cell.write_text(yaml.safe_dump(data))
+    zero = tmp_path / "zero"
+    for command in (["train", "--cell", str(cell), "--out", str(zero)],
+                    ["evaluate", "--run", str(zero)]):
+        assert main([*command, "--attempt", "1"]) == 0
+    assert json.loads((zero / "metrics.json").read_text())["failed"]["reason"] == "gated"

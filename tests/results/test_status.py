@@ -13,6 +13,7 @@ OOM = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
 TIMEOUT = "frog/tiny-llama/coral/lamna/nfull/na/seed42"
 RETRYING = "frog/tiny-llama/corn/lamna/nfull/na/seed42"
 DONE = "frog/tiny-llama/finetune/lamna/nfull/na/seed42"
+DIVERGED = "frog/tiny-llama/corn/lamna/nfull/na/seed42"
 
 
 def test_unfinished_cells_are_listed_with_reason_and_log(tmp_path):
@@ -36,3 +37,18 @@ def test_unfinished_cells_are_listed_with_reason_and_log(tmp_path):
     assert DONE not in by_key
     assert lines[-1] == f"{len(grid.cells) - 1} of {len(grid.cells)} cells unfinished"
     assert sum("not started" in line for line in lines) == len(grid.cells) - 4
+
+
+def test_a_diverged_cell_is_listed_with_its_first_bad_step_and_remedy(tmp_path):
+    """A deterministic failure's line is its message (where, and what to change), not a
+    bare reason."""
+    grid = Grid(smoke(), results_root=str(tmp_path))
+    run = tmp_path / "smoke" / "runs" / DIVERGED
+    run.mkdir(parents=True)
+    message = ("non-finite loss: the training loss is NaN or infinite, first at epoch 2, "
+               "step 7: the run diverged; lower the learning rates (train.lr_lora)")
+    write_failure(run / "train_summary.json", failure_record("c", "0" * 16, {
+        "reason": "non-finite loss", "stage": "train", "message": message,
+        "log": "logs/train/d.log", "attempt": 1}))
+    by_key = {line.split(": ", 1)[0]: line for line in status_lines(grid)[:-1]}
+    assert by_key[DIVERGED] == f"{DIVERGED}: {message} (log: logs/train/d.log)"

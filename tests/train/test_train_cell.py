@@ -334,3 +334,51 @@ def test_a_missing_data_source_stops_training_before_anything_is_moved(tmp_path,
                    "an existing file or directory (a hub dataset is "
                    "hub:<org>/<name>@<commit>, from the grid's datasets:)\n")
     assert sorted(p.name for p in run.iterdir()) == before  # no superseded/
+
+
+@pytest.mark.parametrize("keep_going", [True, False])
+def test_a_diverging_cell_is_recorded_on_its_first_attempt_and_not_retried(
+        tmp_path, frog_dir, monkeypatch, capsys, keep_going):
+    """A loss that turns NaN (step 5 on) stops training at the end of epoch 1. With
+    keep-going the first attempt records it (exit 0: Snakemake runs it no more), naming
+    the step and the remedy; evaluation copies the record and `dfil grid status` shows
+    it. Without keep-going it is exit status 4 and no summary."""
+    import math
+
+    import dfil.train.step as step_module
+    from dfil.cli.jobs import EXIT_DIVERGED
+    from dfil.results.status import cell_status
+
+    real, calls = step_module.compute_loss, [0]
+
+    def poisoned(*args, **kwargs):
+        terms = real(*args, **kwargs)
+        calls[0] += 1
+        if calls[0] >= 5:
+            terms.total = terms.total * math.nan
+        return terms
+
+    monkeypatch.setattr(step_module, "compute_loss", poisoned)
+    if keep_going:
+        monkeypatch.setenv("DFIL_LAST_ATTEMPT", "3")
+    else:
+        monkeypatch.delenv("DFIL_LAST_ATTEMPT", raising=False)
+    cell, run = make_cell(tmp_path, frog_dir, epochs=3), tmp_path / "run"
+    code = main(["train", "--cell", str(cell), "--out", str(run), "--attempt", "1",
+                 "--log", "x.log"])
+    err = capsys.readouterr().err
+    assert "first at epoch 1, step 5: the run diverged; lower the learning rates" in err
+    if not keep_going:
+        assert code == EXIT_DIVERGED and not (run / "train_summary.json").exists()
+        return
+    assert code == 0 and "gave up for good (non-finite loss)" in err
+    failed = json.loads((run / "train_summary.json").read_text())["failed"]
+    assert (failed["reason"], failed["attempt"], failed["log"]) == ("non-finite loss", 1,
+                                                                    "x.log")
+    assert failed["message"].startswith("non-finite loss: the training loss is NaN or "
+                                        "infinite, first at epoch 1, step 5")
+    assert not (run / "model.safetensors").exists()
+    assert main(["evaluate", "--run", str(run), "--attempt", "1"]) == 0
+    metrics = json.loads((run / "metrics.json").read_text())
+    assert metrics["failed"] == failed
+    assert cell_status(run, "t.log", "e.log") == (failed["message"], "x.log")

@@ -29,17 +29,20 @@ from dfil.cli.hub import add_hub_parser
 from dfil.cli.jobs import cmd_evaluate, cmd_train
 from dfil.errors import DiskFullError, InputError
 
-#: What every subcommand's exit status means; ``train`` adds 143 and 3.
+#: What every subcommand's exit status means; ``train`` adds 143, 4 and 3.
 EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a full disk or a "
               "refused operation (one line naming the file, line or key; nothing is "
               "overwritten); 1 a bug (its traceback)")
 PREEMPTED = ("; 143 preempted (SIGTERM, what SLURM sends before it kills or requeues a "
              "job): the resume state is saved, rerun the same command to resume (SIGUSR1, "
-             "SLURM's warning ahead of the time limit, saves it and training goes on); 3 out "
-             "of GPU memory: the run's memory plan names what the rerun changes")
+             "SLURM's warning ahead of the time limit, saves it and training goes on); 4 the "
+             "loss became NaN or infinite: lower the learning rates or check the data (a "
+             "rerun diverges the same way); 3 out of GPU memory: the run's memory plan names "
+             "what the rerun changes")
 ATTEMPT_HELP = ("Snakemake's attempt number of this job (the workflow passes it); on the "
                 "last attempt (DFIL_LAST_ATTEMPT, set with keep-going) a failure is "
-                "recorded in place of the output and the exit status is 0")
+                "recorded in place of the output and the exit status is 0 (with keep-going a "
+                "non-finite loss is recorded on any attempt: a retry repeats it)")
 
 
 class _Help(argparse.HelpFormatter):

@@ -1,11 +1,18 @@
 """``dfil hub``: fetch a hub backbone or dataset at a revision into the cache (the fetch
 rule's command, the one place the offline flags are lifted), or resolve a revision to its
-commit (the lock step's)."""
+commit (the lock step's).
+
+A gated repo that refuses this machine is a partial failure of the workflow, not a crash:
+with keep-going, the fetch rule's stamp then records the refusal and the job exits 0, so
+the run goes on; each cell that reads the repo records itself as not run (gated) when its
+training job finds the refusal in the cache (:mod:`dfil.hub.store`, :mod:`dfil.cli.jobs`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 
 def cmd_hub(args: argparse.Namespace) -> int:
@@ -14,18 +21,29 @@ def cmd_hub(args: argparse.Namespace) -> int:
     if args.action == "resolve":
         print(resolve_revision(args.repo, args.revision, kind=args.kind, label=args.label))
         return 0
+    from dfil.atomic import atomic_write_json
+    from dfil.cli.jobs import recording
+    from dfil.errors import GatedRepo
     from dfil.hub import cache_root
 
     cache = args.cache or cache_root()
-    if args.kind == "model":
-        stamp = fetch_model(args.repo, args.revision, cache, label=args.label)
-    else:
-        configs = args.config or [None]
-        stamp = fetch_dataset(args.repo, args.revision, cache, label=args.label,
-                              configs=configs)
+    try:
+        if args.kind == "model":
+            stamp = fetch_model(args.repo, args.revision, cache, label=args.label)
+        else:
+            configs = args.config or [None]
+            stamp = fetch_dataset(args.repo, args.revision, cache, label=args.label,
+                                  configs=configs)
+    except GatedRepo as err:
+        if not (args.stamp and recording()):
+            raise
+        atomic_write_json(args.stamp, {"kind": args.kind, "repo": args.repo,
+                                       "revision": args.revision, "label": args.label,
+                                       "gated": str(err)})
+        print(f"dfil hub: {err}; the cells that read it are recorded as not run (gated), "
+              "the run goes on", file=sys.stderr)
+        return 0
     if args.stamp:
-        from dfil.atomic import atomic_write_json
-
         atomic_write_json(args.stamp, stamp)
     print(json.dumps({k: stamp[k] for k in ("repo", "revision", "commit", "path")}))
     return 0

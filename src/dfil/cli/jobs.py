@@ -6,9 +6,12 @@ its jobs which attempt is the last (``DFIL_LAST_ATTEMPT``, set by the Snakefile'
 ``onstart``), and a job given ``--attempt`` that number turns its failure into a record
 (:mod:`dfil.contracts.failure`) and exits 0, so the tables are built from the cells that
 finished (a SIGTERM at the SLURM time limit on the last attempt too:
-:mod:`dfil.train.timelimit`; a preemption then is requeued by SLURM and resumes). Before
-the last attempt a failure is an exit status: 143 preempted (state saved), 3 out of
-memory (the memory plan names what the retry changes), 2 bad input, 1 a bug.
+:mod:`dfil.train.timelimit`; a preemption then is requeued by SLURM and resumes). A
+failure that a retry repeats (a non-finite loss, a gated repo whose fetch was refused,
+out of memory with no remedy left) is recorded on any attempt, so Snakemake does not run
+it again. Otherwise, and without keep-going, a failure is an exit status: 143 preempted
+(state saved), 4 diverged (a non-finite loss), 3 out of memory (the memory plan names
+what the retry changes), 2 bad input (a gated repo among them), 1 a bug.
 """
 
 from __future__ import annotations
@@ -21,10 +24,20 @@ import sys
 import traceback
 from pathlib import Path
 
-from dfil.errors import InputError, MissingInputError, OutOfMemory, Preempted, TimeLimit
+from dfil.errors import (
+    GatedRepo,
+    InputError,
+    MissingInputError,
+    NonFiniteLoss,
+    OutOfMemory,
+    Preempted,
+    TimeLimit,
+)
 
 #: The exit status of a training that ran out of GPU memory and will retry differently.
 EXIT_OOM = 3
+#: The exit status of a training whose loss became non-finite (not recorded: no keep-going).
+EXIT_DIVERGED = 4
 #: The variable naming Snakemake's last attempt (set only with keep-going).
 LAST = "DFIL_LAST_ATTEMPT"
 
@@ -39,10 +52,10 @@ def set_last_attempt(keep_going: bool, retries: int) -> None:
 
 def last_try(attempt: int | None) -> bool:
     """Whether ``attempt`` (Snakemake's, 1-based) is the workflow's last one."""
-    return attempt is not None and _recording() and attempt >= int(os.environ[LAST])
+    return attempt is not None and recording() and attempt >= int(os.environ[LAST])
 
 
-def _recording() -> bool:
+def recording() -> bool:
     """Whether the workflow turns last attempts' failures into records (keep-going)."""
     return os.environ.get(LAST, "").isdigit()
 
@@ -50,13 +63,16 @@ def _recording() -> bool:
 def _record(args, stage: str, reason: str, err: BaseException) -> int:
     """Write the failure record in place of the job's output; exit status 0."""
     from dfil.cellconfig import config_hash, load_cell
-    from dfil.contracts.failure import failure_record, write_failure
+    from dfil.contracts.failure import DETERMINISTIC, GATED, failure_record, write_failure
     from dfil.contracts.rundir import CELL, SUMMARY
 
     run = Path(args.out if stage == "train" else args.run)
     cell = load_cell(args.cell if stage == "train" else run / CELL)
+    message = (f"{GATED}: {err}; then run the workflow again with `--forcerun hub_fetch`"
+               if reason == "gated" else str(err) if reason in DETERMINISTIC
+               else f"{type(err).__name__}: {err}")
     record = failure_record(cell.name, config_hash(cell), {
-        "reason": reason, "stage": stage, "message": f"{type(err).__name__}: {err}",
+        "reason": reason, "stage": stage, "message": message,
         "log": args.log or "", "attempt": args.attempt})
     if stage == "train":
         write_failure(run / SUMMARY, record)
@@ -64,7 +80,8 @@ def _record(args, stage: str, reason: str, err: BaseException) -> int:
         from dfil.evaluate.run import write_failed
 
         write_failed(run, cell, record)
-    print(f"dfil {stage}: gave up on the last attempt ({reason}): {err}; recorded in {run} "
+    when = "for good" if reason in DETERMINISTIC else "on the last attempt"
+    print(f"dfil {stage}: gave up {when} ({reason}): {err}; recorded in {run} "
           "(dfil grid status lists it)", file=sys.stderr)
     return 0
 
@@ -83,6 +100,8 @@ def _sole_writer(run_dir: Path, command: str):
 
 
 def _reason(err: BaseException) -> str:
+    if isinstance(err, GatedRepo):
+        return "gated"
     if isinstance(err, TimeLimit):
         return "TIMEOUT"
     if isinstance(err, OutOfMemory) or "out of memory" in str(err):
@@ -115,8 +134,17 @@ def _train(args: argparse.Namespace) -> int:
         print(f"dfil train: preempted: {stop}; rerun the same command to resume",
               file=sys.stderr)
         return 143
+    except NonFiniteLoss as err:  # deterministic: a retry diverges the same way
+        if args.attempt is not None and recording():
+            return _record(args, "train", "non-finite loss", err)
+        print(f"dfil train: {err}", file=sys.stderr)
+        return EXIT_DIVERGED
+    except GatedRepo as err:  # its fetch was refused: a retry is refused the same way
+        if args.attempt is not None and recording():
+            return _record(args, "train", "gated", err)
+        raise
     except OutOfMemory as err:  # nothing left to try: a retry would fail the same way
-        if last or (not err.retry and args.attempt is not None and _recording()):
+        if last or (not err.retry and args.attempt is not None and recording()):
             return _record(args, "train", "OOM", err)
         print(f"dfil train: {err}", file=sys.stderr)
         return EXIT_OOM
@@ -138,7 +166,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         with _sole_writer(args.run, "evaluate"):
             metrics = evaluate_run(args.run)
     except Exception as err:
-        if not last_try(args.attempt) or isinstance(err, KeyboardInterrupt):
+        gated = isinstance(err, GatedRepo) and args.attempt is not None and recording()
+        if not (last_try(args.attempt) or gated):  # a zero-shot cell reads it here first
             raise
         if not isinstance(err, InputError):
             traceback.print_exc()

@@ -3,15 +3,18 @@
 
 With Snakemake's keep-going, a failed job would leave its cell without outputs and every
 table that reads the cell unbuilt. So a training or evaluation job told it is Snakemake's
-last attempt (``dfil train --attempt N``, with ``DFIL_ATTEMPTS`` the attempts the workflow
-makes) does not fail: it writes this record in place of its output and exits 0. The
-evaluation of a failed training copies it into ``metrics.json`` (asking for no GPU); the
-aggregate turns it into a ``failed`` row; the tables show the entries that read the cell
-as not available; ``dfil grid status`` lists it with its reason and log. Rerunning a
+last attempt (``dfil train --attempt N``, with ``DFIL_LAST_ATTEMPT`` the attempt the
+workflow makes last), or one whose failure a retry would repeat (:data:`DETERMINISTIC`,
+on any attempt), does not fail: it writes this record in place of its output and exits 0.
+The evaluation of a failed training copies it into ``metrics.json`` (asking for no GPU);
+the aggregate turns it into a ``failed`` row; the tables show the entries that read the
+cell as not available; ``dfil grid status`` lists it with its reason (or, for a
+deterministic failure, its message: where, and what to change) and log. Rerunning a
 failed cell is asking for it again (``--forcerun`` its ``train_summary.json``): training
-resumes from its saved state. Hub fetch failures are not recorded here: a fetch that
-fails stops the cells that need it before any is queued (``dfil grid status`` reports
-them from the fetch's own record, ``<stamp>.failed.json``).
+resumes from its saved state. A hub fetch that a gated repo refused is recorded, with
+keep-going, in the fetch rule's stamp (the job exits 0): each cell that reads the repo
+then records itself as ``gated`` (:data:`GATED`); other fetch failures stop the cells
+that need them.
 """
 
 from __future__ import annotations
@@ -28,7 +31,13 @@ from dfil.contracts import packaged_schema, schema_problem
 from dfil.errors import MetricsError
 
 KEY = "failed"
-REASONS = ("OOM", "TIMEOUT", "401", "error")
+REASONS = ("OOM", "TIMEOUT", "401", "non-finite loss", "gated", "error")
+#: Reasons that a rerun of the same config repeats, recorded on the job's first attempt
+#: (no retry): their message says where and what to change, and ``dfil grid status``
+#: shows it in place of the reason.
+DETERMINISTIC = ("non-finite loss", "gated")
+#: How a gated cell's record begins: the cell did not run, and what it needs.
+GATED = "not run: gated (needs HF_TOKEN and the licence)"
 
 
 @cache

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dfil.errors import HubError
+from dfil.errors import GatedRepo, HubError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 TOKEN_FIX = ("give this machine a token with access: `export HF_TOKEN=hf_...` (a read token "
@@ -68,9 +68,9 @@ def _default_endpoint() -> str:
     return constants.ENDPOINT
 
 
-def gated_error(target: Target) -> HubError:
+def gated_error(target: Target) -> GatedRepo:
     """A gated repo that this machine has no token with access to, and the fix."""
-    return HubError(f"{target.describe()} is gated and the hub refused it without a token "
+    return GatedRepo(f"{target.describe()} is gated and the hub refused it without a token "
                     f"that has access: accept its licence at {target.page()}, then "
                     f"{TOKEN_FIX}")
 

@@ -10,9 +10,10 @@ such as a cached file cut short, is downloaded again), a dataset's splits are pr
 the stamp is written last, with each checked file's sha256. A fetch killed half-way leaves no
 stamp; the next one removes its partial files and downloads again (huggingface_hub 2.x
 resumes a transfer whose connection drops, within one process only). Errors are
-:class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix. The
-token is huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored. A
-cache shared by a group stays writable by it (:mod:`dfil.hub.shared`).
+:class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix; a gated
+repo's refusal is also left in the cache for the jobs that read it. The token is
+huggingface_hub's own: ``HF_TOKEN``, else the one ``hf auth login`` stored. A cache shared
+by a group stays writable by it (:mod:`dfil.hub.shared`).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dfil.errors import HubError
+from dfil.errors import GatedRepo, HubError
 from dfil.hub.errors import Target, explain
 from dfil.hub.online import online
 from dfil.hub.prepare import prepare_splits
@@ -37,6 +38,7 @@ from dfil.hub.store import (
     read_stamp,
     snapshot_dir,
     stamp_problem,
+    write_refusal,
     write_stamp,
 )
 from dfil.hub.verify import check
@@ -92,7 +94,11 @@ def _fetch_shared(target: Target, cache: Path, patterns, configs) -> dict:
         if stamp_problem(cache, target.kind, target.repo, commit) is None:
             return read_stamp(cache, target, commit)
         _drop_partials(cache, target, commit)
-        snapshot = _download(target, commit, cache, patterns)
+        try:
+            snapshot = _download(target, commit, cache, patterns)
+        except GatedRepo as err:  # the jobs that read it say so (dfil.hub.store)
+            write_refusal(cache, target.kind, target.repo, commit, str(err))
+            raise
         sha256 = _verified(target, commit, cache, snapshot, patterns)
         record = {"kind": target.kind, "repo": target.repo, "revision": target.revision,
                   "commit": commit, "label": target.label, "endpoint": target.endpoint,

@@ -8,6 +8,8 @@ which readers copy from here rather than hash the weights again. A download kill
 half-way leaves no stamp, so :func:`fetched_path` refuses it and names the command that
 finishes it; a file removed from the cache after the fetch is refused the same way. Paths
 are recomputed from ``cache_dir`` on every read, so a cache moved as a whole still reads.
+A fetch that a gated repo refused leaves ``<commit>.gated.json`` there instead, so a job
+that needs it fails as gated (:class:`~dfil.errors.GatedRepo`), not as never fetched.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from pathlib import Path
 
 from dfil.atomic import atomic_write_json
-from dfil.errors import HubError
+from dfil.errors import GatedRepo, HubError
 from dfil.hub.errors import Target
 
 STAMP_FIELDS = ("kind", "repo", "revision", "commit", "path", "files")
@@ -70,7 +72,22 @@ def write_stamp(cache_dir: str | Path, record: dict) -> Path:
         raise ValueError(f"stamp record lacks {missing}")
     path = stamp_path(cache_dir, record["kind"], record["repo"], record["commit"])
     atomic_write_json(path, record)
+    refusal_path(cache_dir, record["kind"], record["repo"], record["commit"]).unlink(
+        missing_ok=True)
     return path
+
+
+def refusal_path(cache_dir: str | Path, kind: str, repo: str, commit: str) -> Path:
+    """Where a fetch that the hub refused as gated leaves the refusal, beside the stamp it
+    could not write: a job then says why the repo is not there (a later fetch that
+    succeeds removes it)."""
+    return stamp_path(cache_dir, kind, repo, commit).with_suffix(".gated.json")
+
+
+def write_refusal(cache_dir: str | Path, kind: str, repo: str, commit: str,
+                  message: str) -> None:
+    atomic_write_json(refusal_path(cache_dir, kind, repo, commit),
+                      {"kind": kind, "repo": repo, "commit": commit, "message": message})
 
 
 def stamp_problem(cache_dir: str | Path, kind: str, repo: str, commit: str) -> str | None:
@@ -98,6 +115,9 @@ def stamp_problem(cache_dir: str | Path, kind: str, repo: str, commit: str) -> s
 def read_stamp(cache_dir: str | Path, target: Target, commit: str) -> dict:
     """The stamp of a finished, intact fetch; :class:`HubError` naming the fix otherwise."""
     problem = stamp_problem(cache_dir, target.kind, target.repo, commit)
+    refusal = refusal_path(cache_dir, target.kind, target.repo, commit)
+    if problem and refusal.is_file():
+        raise GatedRepo(json.loads(refusal.read_text())["message"])
     if problem:
         raise HubError(f"{target.describe()} at commit {commit} is not fetched into "
                        f"{cache_dir}: {problem}. Run its fetch (`dfil hub fetch --kind "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dfil.contracts.failure import is_failure
+from dfil.contracts.failure import DETERMINISTIC, is_failure
 from dfil.contracts.rundir import METRICS, RESUME, SUMMARY
 
 #: The run directory's memory plan (dfil.train.memory.PLAN; train/ is a higher layer).
@@ -34,7 +34,8 @@ def cell_status(run_dir: Path, train_log: str, eval_log: str) -> tuple[str, str]
         record = _read(run_dir / name)
         if is_failure(record):
             failed = record["failed"]
-            return failed["reason"], failed.get("log") or log
+            why = failed["message"] if failed["reason"] in DETERMINISTIC else failed["reason"]
+            return why, failed.get("log") or log
         if name == METRICS and record is not None:
             return None
         if name == SUMMARY and record is not None:

@@ -1,2 +1,3 @@
-"""Training: one cell's attempts (:mod:`.driver`), the loop (:mod:`.loop`), preemption and
-resume (:mod:`.resume`). Never imports :mod:`dfil.evaluate`."""
+"""Training: one cell's attempts (:mod:`.driver`), the loop (:mod:`.loop`), a diverged
+loss (:mod:`.finite`), preemption and resume (:mod:`.resume`). Never imports
+:mod:`dfil.evaluate`."""

@@ -5,7 +5,8 @@ A linear loop with small named helpers. Per epoch it appends a record to
 and the resume state (:mod:`dfil.train.resume`), so a rerun continues exactly where a
 preempted run stopped and ends with the same numbers as an uninterrupted one. SIGTERM
 saves and stops; SIGUSR1 (SLURM's warning ahead of the time limit) saves and goes on,
-or, on the job's last try, saves and stops as out of time.
+or, on the job's last try, saves and stops as out of time. A non-finite loss stops the
+attempt at the next of those reads (:mod:`dfil.train.finite`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from dfil.errors import Preempted, TimeLimit
 from dfil.inference import mf_labels
 from dfil.model.losses import inverse_frequency_weights
 from dfil.model.objective import compute_loss
+from dfil.train.finite import FiniteWatch, check_validation
 from dfil.train.resume import AttemptState, StopFlag
 from dfil.train.step import StepSetup, make_optimizer, train_step
 
@@ -122,7 +124,7 @@ class Attempt:
 
 def train_attempt(model, cell: CellConfig, data: TrainData, place: Place) -> dict:
     """Train ``model`` in place for one attempt; returns its summary. Raises Preempted
-    (TimeLimit on the last try's time-limit warning)."""
+    (TimeLimit on the last try's time-limit warning), NonFiniteLoss when it diverges."""
     run, state = _set_up(model, cell, data, place)
     started = time.perf_counter()
     with StopFlag() as stop:
@@ -186,22 +188,27 @@ def step_batches(run: Attempt, plan: list[np.ndarray]):
 def _run_epoch(run: Attempt, state: AttemptState, stop: StopFlag) -> None:
     """The steps left in epoch ``state.epoch``, each one's loss terms added to
     ``state.sums``; on a signal the state after the step is saved, then Preempted raised
-    (SIGTERM; SIGUSR1 on the last try: TimeLimit) or training goes on (SIGUSR1)."""
+    (SIGTERM; SIGUSR1 on the last try: TimeLimit) or training goes on (SIGUSR1). A
+    non-finite loss raises NonFiniteLoss at the epoch's end or a signal, whichever first."""
     run.setup.model.train()
     plan = epoch_plan(run.cell, run.data.train, state.epoch)
     state.sums = {k: v.to(run.setup.device) for k, v in state.sums.items()}
     bar = progress(range(state.step, len(plan)), total=len(plan), initial=state.step,
                    desc=f"attempt {run.number} epoch {state.epoch + 1}/{run.cell.train.epochs}")
+    watch = FiniteWatch(run.setup.device)
     with sync_guard() as guard:
         for s, (size, batch) in zip(bar, step_batches(run, plan[state.step:]), strict=True):
             terms = train_step(run.setup, batch)
             for k, v in vars(terms).items():  # stays on device: no host sync
                 state.sums[k] = state.sums.get(k, 0.0) + v * size
+            watch.add(terms.total, s + 1)
             guard.arm()  # from the first step on, any host sync is reported
             if stop.raised or stop.warned:
                 guard.disarm()
+                watch.check(state.epoch + 1)  # a diverged run saves no state to resume
                 _on_signal(run, state, stop, s + 1)
                 guard.arm()
+    watch.check(state.epoch + 1)
 
 
 def _on_signal(run: Attempt, state: AttemptState, stop: StopFlag, step: int) -> None:
@@ -225,6 +232,7 @@ def _end_epoch(run: Attempt, state: AttemptState) -> None:
     record = {"attempt": run.number, "epoch": epoch}
     record.update({f"train_{k}": float(v) / len(run.data.train) for k, v in state.sums.items()})
     record.update(_validate(run))
+    check_validation(record["val_loss"], epoch)
     centers = heads_centers(model.heads)
     if centers is not None:
         record["centers"] = [round(float(c), 5) for c in centers]
