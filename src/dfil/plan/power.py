@@ -58,6 +58,17 @@ class Need:
         return f"needs {n} seeds a side: not plannable"
 
 
+@dataclass(frozen=True)
+class Trial:
+    """What a power analysis of one claim needs: its ``test``, the true ``effect`` (side
+    a minus side b), each side's std ``sds``, and TOST's ``margin``."""
+
+    test: str
+    effect: float
+    sds: tuple[float, ...]
+    margin: float = 0.0
+
+
 def _diff_sd(sds: tuple[float, ...], test: str) -> float:
     """The std a one- or two-sample power analysis divides the effect by."""
     if test == "welch":
@@ -67,10 +78,10 @@ def _diff_sd(sds: tuple[float, ...], test: str) -> float:
     return sds[0]
 
 
-def analytic_power(test: str, n: int, effect: float, sds: tuple[float, ...],
-                   alpha: float) -> float | None:
-    """Power of ``test`` at ``n`` seeds a side from statsmodels (two-sided, at level
-    ``alpha``); None for a test with no closed form here (TOST)."""
+def analytic_power(trial: Trial, n: int, alpha: float) -> float | None:
+    """Power of the trial's test at ``n`` seeds a side from statsmodels (two-sided, at
+    level ``alpha``); None for a test with no closed form here (TOST)."""
+    test, effect, sds = trial.test, trial.effect, trial.sds
     if test not in ("welch", "paired", "one_sample"):
         return None
     sd = _diff_sd(sds, test)
@@ -85,13 +96,14 @@ def analytic_power(test: str, n: int, effect: float, sds: tuple[float, ...],
     return 1.0 if math.isnan(p) else p
 
 
-def simulated_power(test: str, n: int, effect: float, sds: tuple[float, ...], alpha: float,
-                    margin: float = 0.0, sims: int = SIMS, seed: int = 0) -> float:
-    """Power of ``test`` at ``n`` seeds a side, by simulation: ``sims`` pairs of normal
-    samples (side a around ``effect`` with std ``sds[0]``, side b around 0 with
-    ``sds[-1]``; a one-sample test draws side a only) tested by :mod:`dfil.stats`. A
-    superiority test counts a rejection in the effect's direction; TOST, equivalence
-    within ``margin``."""
+def simulated_power(trial: Trial, n: int, alpha: float, sims: int = SIMS,
+                    seed: int = 0) -> float:
+    """Power of the trial's test at ``n`` seeds a side, by simulation: ``sims`` pairs of
+    normal samples (side a around the effect with std ``sds[0]``, side b around 0 with
+    ``sds[-1]``; a one-sample test uses side a only) tested by :mod:`dfil.stats`, drawn
+    from ``seed``. A superiority test counts a rejection in the effect's direction; TOST,
+    equivalence within the margin."""
+    test, effect, sds, margin = trial.test, trial.effect, trial.sds, trial.margin
     rng = np.random.default_rng(seed)
     a = rng.normal(effect, sds[0], size=(sims, n))
     b = rng.normal(0.0, sds[-1], size=(sims, n))
@@ -110,21 +122,19 @@ def _one_sample(x: np.ndarray) -> stats.TestResult:
     return stats.paired_t(x, np.zeros_like(x))
 
 
-def _power(test, n, effect, sds, alpha, margin) -> float:
-    p = analytic_power(test, n, effect, sds, alpha)
-    if p is None:
-        p = simulated_power(test, n, effect, sds, alpha, margin, seed=n)
-    return p
+def _power(trial: Trial, n: int, alpha: float) -> float:
+    p = analytic_power(trial, n, alpha)
+    return simulated_power(trial, n, alpha, seed=n) if p is None else p
 
 
-def _smallest(test, effect, sds, alpha, power, margin, lo: int, hi: int) -> int | None:
+def _smallest(trial: Trial, alpha: float, power: float, lo: int, hi: int) -> int | None:
     """The smallest n in [lo, hi] with power >= ``power`` (power rises with n), else
     None."""
-    if _power(test, hi, effect, sds, alpha, margin) < power:
+    if _power(trial, hi, alpha) < power:
         return None
     while lo < hi:
         mid = (lo + hi) // 2
-        if _power(test, mid, effect, sds, alpha, margin) >= power:
+        if _power(trial, mid, alpha) >= power:
             hi = mid
         else:
             lo = mid + 1
@@ -148,9 +158,10 @@ def seeds_needed(test: str, effect: float, sds: tuple[float | None, ...], alpha:
         return Need(None, how)  # equivalence cannot be shown for a difference past the margin
     if test != "tost" and effect == 0:
         return Need(None, how)
-    n = _smallest(test, effect, sds, alpha, power, margin, MIN_SEEDS, MAX_SEEDS)
+    trial = Trial(test, effect, tuple(sds), margin)
+    n = _smallest(trial, alpha, power, MIN_SEEDS, MAX_SEEDS)
     if n is not None:
-        return Need(n, how, _power(test, n, effect, sds, alpha, margin))
-    beyond = None if test == "tost" else _smallest(test, effect, sds, alpha, power, margin,
-                                                   MAX_SEEDS + 1, 100 * MAX_SEEDS)
+        return Need(n, how, _power(trial, n, alpha))
+    beyond = None if test == "tost" else _smallest(trial, alpha, power, MAX_SEEDS + 1,
+                                                   100 * MAX_SEEDS)
     return Need(None, how, beyond=beyond)
