@@ -55,7 +55,7 @@ def choose(options: Sequence[Option], hours: Mapping[str, float],
             a[row, i], a[row, index[k]] = 1.0, -1.0
             row += 1
     a[links, len(options):] = cost
-    upper = np.r_[np.zeros(links), budget - 1e-6]  # HiGHS' feasibility tolerance
+    upper = np.r_[np.zeros(links), budget]
     res = milp(c, constraints=LinearConstraint(a.tocsr(), -np.inf, upper),
                integrality=np.ones(c.size), bounds=Bounds(0, 1))
     if res.x is None:
@@ -63,7 +63,7 @@ def choose(options: Sequence[Option], hours: Mapping[str, float],
     chosen = [o for i, o in enumerate(options) if res.x[i] > 0.5]
     # the solver's tolerance must never buy a plan over the budget
     spent = sum(hours[k] for k in set().union(*(o.runs for o in chosen))) if chosen else 0.0
-    if spent > budget:
+    if spent > budget + 1e-9:
         raise RuntimeError(f"the plan's integer program exceeded the budget ({spent} > "
                            f"{budget})")
     return frozenset(o.claim for o in chosen)
