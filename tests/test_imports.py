@@ -26,13 +26,14 @@ LAYERS = {
     "results": 6,
     "render": 7, "audit": 7, "publish": 7,
     "report": 8,
+    "plan": 8.5,
     "cli": 9,
 }
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
 PURE = {"dfil", "errors", "atomic", "slurmtime", "validation", "yamlfile", "locks", "quantifiers",
         "inference", "metrics", "stats", "methods", "runlock", "runkey", "contracts",
         "cellconfig", "gridfile", "gridlock", "grid", "results", "render", "audit", "report", "hub",
-        "cost", "preflight", "publish"}
+        "cost", "preflight", "publish", "plan"}
 
 
 def component(module: str) -> str:

@@ -167,11 +167,13 @@ def _run_commands(sub) -> None:
                  "file from the hub (lock), list its unfinished cells with why (status), or "
                  "check before the real run that its hub repos are locked and reachable or "
                  "fetched, the cache has room, and SLURM has the profile's partitions, GPU "
-                 "types and account, then print its cost (preflight)",
+                 "types and account, then print its cost (preflight), or choose the paper's "
+                 "claims a budget of GPU-hours can settle and write the grid that runs them "
+                 "(plan)",
                  cmd_grid, epilog=EXIT_CODES + "; preflight: 3 a check found a problem "
                  "(its line says PROBLEM and the fix)")
     p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost", "lock",
-                                       "status", "preflight"])
+                                       "status", "preflight", "plan"])
     p.add_argument("--update", action="append", nargs="?", const="", metavar="NAME",
                    help="lock: resolve every branch again, or only those of backbone or "
                    "dataset NAME (the grid's name or the hub id; repeatable); default: keep "
@@ -180,13 +182,27 @@ def _run_commands(sub) -> None:
                    "as JSON, as the DAG passes it; instead of --config/--key")
     _grid_files(p)
     p.add_argument("--key", help="cell key (run-directory path below runs/)")
-    p.add_argument("--out", type=Path, help="cell YAML to write")
+    p.add_argument("--out", type=Path, help="cell YAML to write (cell, resolve); plan: the "
+                   "plan's grid file")
     p.add_argument("--gpu", choices=["h100", "h200", "h100-pcie", "a100"],
                    help="cost: project every class on this GPU (default: each class's "
                    "gpu_model, else h100)")
     p.add_argument("--trainer", choices=["packed", "plain"], default="packed",
                    help="cost, preflight: whose measured throughput sets the MFU (issue 25's H100 "
                    "figures: the project's packed path, or a plain transformers+peft loop)")
+    p.add_argument("--gpu-hours", type=float,
+                   help="plan: the budget, GPU-hours (never exceeded by the cost model)")
+    p.add_argument("--power", type=float, default=0.8,
+                   help="plan: the power each planned claim's test must have (default 0.8)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="plan: the tests' level (default 0.05)")
+    p.add_argument("--claims", help="plan: only these claims, comma-separated ids (as the "
+                   "plan's table prints them) or tables (T5)")
+    p.add_argument("--optimistic", action="store_true",
+                   help="plan: cost runs at the cost model's optimistic end (the plain "
+                   "trainer's throughput) instead of its pessimistic end")
+    p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
+                   help="plan: the declared tables whose claims are planned")
     p.add_argument("--profile", type=Path, action="append",
                    help="preflight: the Snakemake profile whose account and partitions are "
                    "checked (a directory with config.yaml; repeatable, later ones override, "

@@ -89,6 +89,14 @@ def cmd_grid(args: argparse.Namespace) -> int:
         from dfil.cli.cost import grid_cost
 
         print(grid_cost(grid, args.gpu, args.trainer))
+    elif args.action == "plan":
+        from dfil.cli.plan import grid_plan
+
+        _require(args.gpu_hours is not None, "dfil grid plan needs --gpu-hours")
+        try:
+            print(grid_plan(grid, args))
+        except ValueError as err:  # a budget, power or claim id the user gave
+            raise UsageError(f"dfil grid plan: {err}") from None
     elif args.action == "resolve":
         _require(args.out, "dfil grid resolve needs --out")
         atomic_write_bytes(args.out, yaml.safe_dump(grid.config, sort_keys=False).encode())

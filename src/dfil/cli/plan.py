@@ -1,0 +1,47 @@
+"""``dfil grid plan``: which claims a budget of GPU-hours settles, and the grid file that
+runs them (:mod:`dfil.plan`)."""
+
+from __future__ import annotations
+
+from dfil.plan.power import MAX_SEEDS
+
+
+def grid_plan(grid, args) -> str:
+    """The plan's table for ``grid`` (a :class:`dfil.grid.Grid`) and the budget
+    ``args.gpu_hours`` (with ``args``' power, alpha, claims, GPU, cost end and tables);
+    writes the plan's grid file to ``args.out`` unless it plans nothing."""
+    import yaml
+
+    from dfil.atomic import atomic_write_bytes
+    from dfil.plan import (
+        coordinate_hours,
+        format_plan,
+        make_plan,
+        paper_claims,
+        plan_config,
+        seed_order,
+        select,
+    )
+    from dfil.render import load_specs
+
+    budget, out, optimistic = args.gpu_hours, args.out, args.optimistic
+    if budget < 0:
+        raise ValueError(f"--gpu-hours must be >= 0, got {budget:g}")
+    claims = paper_claims(grid, load_specs(args.tables))
+    if args.claims:
+        claims = select(claims, [w.strip() for w in args.claims.split(",") if w.strip()])
+    end = "optimistic" if optimistic else "pessimistic"
+    order = seed_order(grid.config, MAX_SEEDS)
+    plan = make_plan(claims, coordinate_hours(grid, args.gpu, end), order, budget,
+                     args.alpha, args.power)
+    text = format_plan(plan)
+    note = (f"GPU-hours: the cost model's {end} end"
+            f"{' (--optimistic)' if optimistic else ' (--optimistic for the other)'}")
+    if not plan.runs:
+        return f"{text}\n{note}\nNothing planned: no grid file written."
+    if out is not None:
+        config = plan_config(grid.config, grid, plan.runs, order)
+        atomic_write_bytes(out, yaml.safe_dump(config, sort_keys=False, default_flow_style=None,
+                                                width=100).encode())
+        note += f"\nwrote {out}: snakemake all_tables --configfile={out}"
+    return f"{text}\n{note}"

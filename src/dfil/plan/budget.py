@@ -1,0 +1,106 @@
+"""A plan for a budget of GPU-hours: each claim's seeds a side, the runs and GPU-hours
+that costs, and which claims the budget settles (pure).
+
+The pieces: the claims (:mod:`dfil.plan.claims`), the seeds each needs
+(:mod:`dfil.plan.power`), what a run costs (:mod:`dfil.plan.price`) and the exact choice
+(:mod:`dfil.plan.choose`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from dfil.plan.choose import Option, choose
+from dfil.plan.claims import PaperClaim
+from dfil.plan.power import MAX_SEEDS, Need, seeds_needed
+
+
+@dataclass(frozen=True)
+class Row:
+    """One claim in a plan: the seeds it needs (``need``; why not, where it cannot be
+    planned), the runs and GPU-hours it needs alone, and whether the plan takes it."""
+
+    claim: PaperClaim
+    need: Need | None
+    runs: frozenset[str]
+    hours: float
+    planned: bool
+
+    @property
+    def plannable(self) -> bool:
+        return not self.claim.why_not and self.need is not None and self.need.seeds is not None
+
+    @property
+    def why_not(self) -> str:
+        if self.claim.why_not:
+            return self.claim.why_not
+        return self.need.message if self.need is not None and self.need.seeds is None else ""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The rows of every claim, the budget, the power and alpha asked for, and the runs
+    of the planned claims with their projected GPU-hours (shared runs counted once)."""
+
+    rows: tuple[Row, ...]
+    budget: float
+    power: float
+    alpha: float
+    runs: frozenset[str]
+    projected: float
+
+    @property
+    def planned(self) -> int:
+        return sum(r.planned for r in self.rows)
+
+
+def need_of(claim: PaperClaim, alpha: float, power: float) -> Need | None:
+    """The seeds a side ``claim`` needs (None: it cannot be planned at all)."""
+    if claim.why_not:
+        return None
+    sds = tuple(s.std for s in claim.sides)
+    return seeds_needed(claim.test, claim.effect, sds, alpha, power, claim.margin)
+
+
+def runs_of(claim: PaperClaim, seeds: int, order: Sequence[int]) -> frozenset[str]:
+    """The run keys of ``claim`` at ``seeds`` seeds a side (the first of ``order``)."""
+    return frozenset(f"{cell}/seed{s}" for side in claim.sides for cell in side.cells
+                     for s in order[:seeds])
+
+
+def make_plan(claims: Sequence[PaperClaim], hours: Mapping[str, float], order: Sequence[int],
+              budget: float, alpha: float = 0.05, power: float = 0.8) -> Plan:
+    """The plan for ``budget`` GPU-hours: ``hours`` gives one run's GPU-hours by
+    coordinate (:func:`dfil.plan.price.coordinate_hours`), ``order`` the seeds to draw
+    (at least :data:`dfil.plan.power.MAX_SEEDS`)."""
+    if len(order) < MAX_SEEDS:
+        raise ValueError(f"a plan draws up to {MAX_SEEDS} seeds; got {len(order)}")
+    rows = []
+    for c in claims:
+        need = need_of(c, alpha, power)
+        ok = need is not None and need.seeds is not None
+        runs = runs_of(c, need.seeds, order) if ok else frozenset()
+        rows.append(Row(c, need, runs, sum(hours[k.rsplit("/seed", 1)[0]] for k in runs),
+                        False))
+    run_hours = {k: hours[k.rsplit("/seed", 1)[0]] for r in rows for k in r.runs}
+    chosen = choose([Option(r.claim.id, r.runs, r.claim.headline) for r in rows
+                     if r.plannable], run_hours, budget)
+    rows = [Row(r.claim, r.need, r.runs, r.hours, r.claim.id in chosen) for r in rows]
+    runs = frozenset().union(*(r.runs for r in rows if r.planned))
+    return Plan(tuple(rows), budget, power, alpha, runs, sum(run_hours[k] for k in runs))
+
+
+def select(claims: Sequence[PaperClaim], wanted: Sequence[str]) -> list[PaperClaim]:
+    """The claims ``wanted`` names (an id, or a table as ``T5``); ``ValueError`` naming
+    any that matches none."""
+    out, unknown = [], []
+    for w in wanted:
+        found = [c for c in claims if c.id == w or c.id.split(":", 1)[0] == w]
+        if not found:
+            unknown.append(w)
+        out += [c for c in found if c not in out]
+    if unknown:
+        raise ValueError(f"no claim {', '.join(map(repr, unknown))}; ids look like "
+                         f"{claims[0].id!r} or a table, 'T5' (`dfil grid plan` lists them)")
+    return out

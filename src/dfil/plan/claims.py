@@ -1,0 +1,181 @@
+"""The paper's claims as a power analysis needs them (pure: no runs are read).
+
+The claims are the report's (:func:`dfil.report.claims.table_claims`: every published
+signed entry of a table and every ``effects:`` contrast of ``config/tables.yaml``), with
+the same labels, sides and tests. Each side is what the paper printed for it (mean, the
+sample std where printed, and its n: the seeds of the entry's seed set in the source grid)
+and the grid cells that compute it. The tables are resolved against :class:`_Shapes`, a
+source that answers every selection with placeholder values, so that each entry's sides
+and the run keys they read are known before any run exists.
+
+:func:`paper_claims` is the planner's one reader of claims.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from dfil.errors import ConfigError
+from dfil.render import table_names
+from dfil.render.direction import TOL, direction
+from dfil.render.entries import Entry, Table
+from dfil.render.fmt import parse_published
+from dfil.render.resolve import Resolver
+from dfil.render.source import Sample, Source
+from dfil.report.claims import table_claims
+
+#: The paper's main body holds tables 1-7 (the abstract's findings are Table 2's rows):
+#: their claims are headline claims, which break ties when a budget must choose.
+MAIN_TABLES = 7
+#: Seeds of a run that has none (zero-shot scoring): one deterministic run.
+UNSEEDED = "na"
+#: The placeholder value of a run named by one fixed ``seed:`` (others count 0, 1, ...).
+FIXED = -1.0
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a claim: the paper's printed mean and std (``None``: not printed), its
+    n, and the grid coordinates it reads (run keys without their ``/seed<s>`` part)."""
+
+    mean: float | None
+    std: float | None
+    n: int
+    cells: tuple[str, ...]
+    seeded: bool = True
+    fixed: bool = False
+    """Every run it reads is named by one fixed ``seed:`` (more seeds are never read)."""
+
+
+@dataclass(frozen=True)
+class PaperClaim:
+    """A claim with its declared test: ``welch`` (two sides, the paper's sign), ``tost``
+    (a parity: |Δ| under ``margin``), ``one_sample`` (one side's per-seed differences
+    against 0) or ``paired`` (two sides on common seeds). ``why_not``: why no seed count
+    can settle it ("" when one can)."""
+
+    id: str
+    table: int
+    label: str
+    effect: float | None
+    test: str
+    margin: float
+    sides: tuple[Side, ...]
+    headline: bool
+    why_not: str = ""
+
+    @property
+    def spread_known(self) -> bool:
+        return all(s.std is not None for s in self.sides)
+
+
+class _Shapes(Source):
+    """A source with a placeholder value for every run a selection names (0, 1, 2, ... in
+    seed order; :data:`FIXED` for a selection of one fixed ``seed:``): tables resolve to
+    their full shape, with each entry's reads and sides."""
+
+    def sample(self, where: Mapping) -> Sample:
+        metric = where.get("metric")
+        if metric is None:
+            raise ConfigError("a table entry needs a metric")
+        selection = self.select(where)
+        values = {key.rsplit("/seed", 1)[1]: FIXED if "seed" in where else float(i)
+                  for i, key in enumerate(selection.keys)}
+        return Sample(pd.Series(values, dtype=float),
+                      frozenset((key, metric) for key in selection.keys),
+                      selection.substituted)
+
+
+def _side(entry: Entry | None) -> Side:
+    mean, std = parse_published(None if entry is None else entry.published)
+    reads = entry.reads if entry is not None else frozenset()
+    keys = sorted({key for key, _ in reads})
+    cells = tuple(dict.fromkeys(k.rsplit("/seed", 1)[0] for k in keys))
+    seeded = all(not k.endswith("/seed" + UNSEEDED) for k in keys)
+    fixed = entry is not None and entry.kind == "stat" and entry.values == (FIXED,)
+    return Side(mean, std, entry.n if entry is not None else 0, cells, seeded, fixed)
+
+
+def _why_not(effect: float | None, sides: tuple[Side, ...], entry: Entry | None) -> str:
+    if effect is None:
+        return "the paper prints no value for one side"
+    if entry is not None and entry.kind != "stat" and not sides:
+        return "a derived number with no seeds to test"
+    if any(not s.cells for s in sides):
+        return "the grid has no cell for one side"
+    if any(not s.seeded for s in sides):
+        return "one side is a single deterministic run: no test on seeds"
+    if any(s.fixed for s in sides):
+        return "one side reads one fixed seed: no test on seeds"
+    return ""
+
+
+def _test(effect: float | None, tol: float, two_sided: bool) -> str:
+    if effect is not None and direction(effect, tol) == "0":
+        return "tost"
+    return "welch" if two_sided else "one_sample"
+
+
+def _best_side(table: Table, spec: Mapping, row: str, col: str, sides: tuple) -> tuple:
+    """A row difference whose first side is the best of several rows (``rows: [[a1, a2],
+    b]``) takes, as the paper did, the row with the largest printed mean."""
+    rspec = next((r for r in spec.get("rows", []) if str(r.get("id")) == row), {})
+    first = rspec.get("rows", [None])[0]
+    if isinstance(first, str) or first is None:
+        return sides
+    printed = [(parse_published((r.get("paper") or {}).get(col))[0], str(r["id"]))
+               for r in spec["rows"] if str(r.get("id")) in map(str, first)]
+    printed = [(m, r) for m, r in printed if m is not None]
+    if not printed:
+        return sides
+    return (table.entry(max(printed)[1], col), sides[1])
+
+
+def _slug(label: str) -> str:
+    """A label as an id with no spaces or commas (``--claims`` splits on commas)."""
+    return re.sub(r"[^a-z0-9.]+", "-", label.lower()).strip("-")
+
+
+def _claims_of(table: Table, spec: Mapping, frozen: frozenset[str]) -> list[PaperClaim]:
+    tols = {e["label"]: float(e.get("tol", TOL)) for e in table.effects}
+    out = []
+    for c in table_claims(table, standin=False, frozen=frozen):
+        if len(c.entries) == 1:  # a published signed entry
+            row, col = c.entries[0]
+            entry = table.entry(row, col)
+            cid, tol = f"T{table.number}:{row}/{col}", TOL
+            if entry is not None and entry.sides:
+                pair = _best_side(table, spec, row, col, entry.sides)
+                sides = tuple(_side(e) for e in pair)
+            elif entry is not None and entry.kind == "stat":
+                sides = (_side(entry),)
+                # a per-seed difference: its printed spread is the differences' own
+                sides = (Side(c.paper, sides[0].std, sides[0].n, sides[0].cells,
+                              sides[0].seeded, sides[0].fixed),)
+            else:
+                sides = ()
+        else:
+            entry = None
+            sides = tuple(_side(table.entry(*rc)) for rc in c.entries)
+            cid, tol = f"T{table.number}:{_slug(c.label)}", tols.get(c.label, TOL)
+        why = _why_not(c.paper, sides, entry)
+        if not why and c.verdict == "not comparable":
+            why = c.reason
+        out.append(PaperClaim(cid, table.number, c.label, c.paper,
+                              _test(c.paper, tol, len(sides) == 2), tol, sides,
+                              table.number <= MAIN_TABLES, why))
+    return out
+
+
+def paper_claims(grid, specs: Mapping) -> list[PaperClaim]:
+    """Every claim of the tables ``specs`` (``config/tables.yaml``) on ``grid`` (a
+    :class:`dfil.grid.Grid`): sides, printed numbers and cells, in table order."""
+    resolver = Resolver(specs, _Shapes(grid))
+    out = []
+    for name in table_names(specs):
+        out += _claims_of(resolver.table(name), specs[name], resolver.frozen)
+    return out

@@ -1,0 +1,54 @@
+"""A plan as a grid file: the source grid with only the planned runs (pure).
+
+Every top-level key of the source grid is kept (its ``name`` too, so the plan's runs are
+the larger grid's runs, under the same run directories); ``groups`` become one group per
+(source group, coordinate) that a planned run needs, each listing the seeds planned for it
+and keeping its source group's variant, cell overrides and tables; each seed set is
+extended by the seeds a plan adds, so that the tables that read a set read them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+from dfil.plan.price import coordinate
+from dfil.runkey import RunPoint, applicable, format_key
+
+
+def plan_config(config: dict, grid, runs: Iterable[str], order: list[int]) -> dict:
+    """The grid file running ``runs`` (run keys, their seeds a prefix of ``order``) of
+    ``grid`` (a :class:`dfil.grid.Grid` built from ``config``)."""
+    seeds: dict[str, list[int]] = {}
+    for key in runs:
+        coord, seed = key.rsplit("/seed", 1)
+        seeds.setdefault(coord, []).append(int(seed))
+    groups, done = {}, set()
+    for gname, group in grid.spec.groups.items():
+        raw = config["groups"][gname]
+        for task, backbone, method, lam, budget, init in itertools.product(
+                group.tasks, group.backbones, group.methods, group.lambdas, group.budgets,
+                group.inits):
+            point = RunPoint(task, backbone, method, group.variant, lam, budget, init, 0)
+            coord = coordinate(format_key(applicable(point)))
+            if coord not in seeds or coord in done:
+                continue
+            done.add(coord)
+            groups[f"{gname}_{len(groups) + 1}"] = {
+                **{k: v for k, v in raw.items() if k not in _COORDS},
+                "tasks": [task], "backbones": [backbone], "methods": [method],
+                "lambdas": [lam], "budgets": [budget], "inits": [init],
+                "seeds": sorted(seeds[coord], key=order.index)}
+    missing = sorted(set(seeds) - done)
+    if missing:
+        raise ValueError(f"planned runs the grid does not build: {missing}")
+    most = max((len(s) for s in seeds.values()), default=0)
+    sets = {name: [*given, *(s for s in order[:most] if s not in given)]
+            for name, given in config.get("seed_sets", {}).items()}
+    out = {k: v for k, v in config.items() if k != "groups"}
+    if sets:
+        out["seed_sets"] = sets
+    return {**out, "groups": groups}
+
+
+_COORDS = ("tasks", "backbones", "methods", "lambdas", "budgets", "inits", "seeds")

@@ -1,0 +1,63 @@
+"""The table ``dfil grid plan`` prints: one line per claim, then the plan's coverage."""
+
+from __future__ import annotations
+
+from dfil.plan.budget import Plan, Row
+
+
+def _num(x: float) -> str:
+    return f"{x:+.1f}" if abs(x) >= 0.05 else "0.0"
+
+
+def spread(row: Row) -> str:
+    """The paper's numbers behind a claim: each side's mean±std (n), or 'spread unknown'."""
+    c = row.claim
+    if c.effect is None:
+        return "-"
+    if not c.spread_known:
+        return "spread unknown"
+    return " vs ".join(f"{s.mean:g}±{s.std:g} (n={s.n})" if s.mean is not None
+                       else f"±{s.std:g} (n={s.n})" for s in c.sides)
+
+
+def _seeds(row: Row) -> str:
+    if row.need is None:
+        return "-"
+    if row.need.seeds is None:
+        return "-"
+    return f"{row.need.seeds}" + ("*" if row.need.method == "spread unknown" else "")
+
+
+def _planned(row: Row) -> str:
+    if row.planned:
+        return "yes"
+    return f"no: {row.why_not}" if row.why_not else "no"
+
+
+def coverage(plan: Plan) -> str:
+    """The one-line summary: K of M claims planned, for N GPU-h (projected X)."""
+    return (f"{plan.planned} of {len(plan.rows)} claims planned at power {plan.power:g} for "
+            f"{plan.budget:g} GPU-h (projected {plan.projected:.1f} GPU-h)")
+
+
+def format_plan(plan: Plan) -> str:
+    """Every claim: its id, the paper's effect and spread, its test, the seeds a side it
+    needs, the runs and GPU-hours they cost, and whether the plan takes it; then
+    :func:`coverage`."""
+    head = (f"{'claim':<46} {'paper Δ':>7}  {'paper spread':<34} {'test':<5} "
+            f"{'seeds/side':>10} {'runs':>4} {'GPU-h':>7}  planned")
+    lines = [head, "-" * len(head)]
+    for r in plan.rows:
+        c = r.claim
+        cid = c.id if len(c.id) <= 46 else c.id[:45] + "…"
+        effect = "-" if c.effect is None else _num(c.effect)
+        cost = f"{r.hours:.1f}" if r.runs else "-"
+        runs = str(len(r.runs)) if r.runs else "-"
+        lines.append(f"{cid:<46} {effect:>7}  {spread(r):<34} {c.test:<5} {_seeds(r):>10} "
+                     f"{runs:>4} {cost:>7}  {_planned(r)}")
+    lines += ["-" * len(head),
+              f"seeds/side: for power {plan.power:g} at alpha {plan.alpha:g} with the "
+              "claim's test (* spread unknown: planned at 3); runs and GPU-h: what the "
+              "claim needs alone (runs shared between claims are paid once)",
+              coverage(plan)]
+    return "\n".join(lines)
