@@ -10,17 +10,14 @@ import pytest
 
 from dfil.errors import ConfigError
 from dfil.preflight import cluster
+from dfil.preflight.accounting import judge_account, judge_qos, parse_accounts, parse_qos
 from dfil.preflight.checks import Check, problems, summary
 from dfil.preflight.cluster import (
     NodeGroup,
     Site,
     gpu_types,
-    judge_account,
     judge_gpu_models,
     judge_partitions,
-    judge_qos,
-    parse_accounts,
-    parse_qos,
     parse_sinfo,
     site_from_profile,
     slurm_checks,
@@ -202,7 +199,8 @@ def test_site_from_profile_reads_the_qos_resource_and_the_plugins_setting():
 def test_qos_judged_against_the_accounts_associations():
     site = Site({"default-resources.slurm_account": "proj-ml"}, {},
                 qos={"default-resources.qos": "normal", "set-resources.train_cell.qos": "debug"})
-    debug, normal = judge_qos(site, parse_qos(SACCTMGR), "ada")  # by name
+    # by name
+    debug, normal = judge_qos(site.accounts.values(), site.qos, parse_qos(SACCTMGR), "ada")
     assert debug == Check("slurm", "problem", "qos debug (set-resources.train_cell.qos) is "
                           "not one proj-ml may use (long, normal): set qos in the SITE "
                           "SETTINGS block of the slurm profile (slurm/config.yaml); `sacctmgr "
@@ -211,9 +209,9 @@ def test_qos_judged_against_the_accounts_associations():
                            "may use")
     sandbox = Site({"default-resources.slurm_account": "sandbox"}, {},
                    qos={"slurm-qos": "normal"})
-    (skipped,) = judge_qos(sandbox, parse_qos(SACCTMGR), "ada")
+    (skipped,) = judge_qos(sandbox.accounts.values(), sandbox.qos, parse_qos(SACCTMGR), "ada")
     assert skipped.status == "skipped" and "lists no QOS for ada under sandbox" in skipped.text
-    assert judge_qos(Site({}, {}), parse_qos(SACCTMGR), "ada") == []
+    assert judge_qos([], {}, parse_qos(SACCTMGR), "ada") == []
 
 
 def test_slurm_checks_report_a_qos_the_account_may_not_use(monkeypatch):

@@ -162,14 +162,11 @@ def _run_commands(sub) -> None:
     _job_arguments(p)
 
     p = _command(sub, "grid",
-                 "the experiment grid: list its cells, write one cell's YAML, write the resolved "
-                 "grid, print the config schema, project its GPU cost (cost), write its lock "
-                 "file from the hub (lock), list its unfinished cells with why (status), or "
-                 "check before the real run that its hub repos are locked and reachable or "
-                 "fetched, the cache has room, and SLURM has the profile's partitions, GPU "
-                 "types and account, then print its cost (preflight), or choose the paper's "
-                 "claims a budget of GPU-hours can settle and write the grid that runs them "
-                 "(plan)",
+                 "the experiment grid: its cells (list), one cell's or the resolved grid's "
+                 "YAML (cell, resolve), the config schema, its GPU cost (cost), its lock file "
+                 "(lock), its unfinished cells with why (status), checks of hub, disk and "
+                 "SLURM before the real run (preflight), or the claims a budget of GPU-hours "
+                 "can settle and the grid that runs them (plan)",
                  cmd_grid, epilog=EXIT_CODES + "; preflight: 3 a check found a problem "
                  "(its line says PROBLEM and the fix)")
     p.add_argument("action", choices=["list", "cell", "resolve", "schema", "cost", "lock",
@@ -188,19 +185,18 @@ def _run_commands(sub) -> None:
                    help="cost: project every class on this GPU (default: each class's "
                    "gpu_model, else h100)")
     p.add_argument("--trainer", choices=["packed", "plain"], default="packed",
-                   help="cost, preflight: whose measured throughput sets the MFU (issue 25's H100 "
-                   "figures: the project's packed path, or a plain transformers+peft loop)")
+                   help="cost, preflight: whose measured H100 throughput sets the MFU (the "
+                   "project's packed path, or a plain transformers+peft loop)")
     p.add_argument("--gpu-hours", type=float,
                    help="plan: the budget, GPU-hours (never exceeded by the cost model)")
     p.add_argument("--power", type=float, default=0.8,
                    help="plan: the power each planned claim's test must have (default 0.8)")
     p.add_argument("--alpha", type=float, default=0.05,
-                   help="plan: the tests' level (default 0.05)")
+                   help="plan: the tests' level (default %(default)s)")
     p.add_argument("--claims", help="plan: only these claims, comma-separated ids (as the "
                    "plan's table prints them) or tables (T5)")
-    p.add_argument("--optimistic", action="store_true",
-                   help="plan: cost runs at the cost model's optimistic end (the plain "
-                   "trainer's throughput) instead of its pessimistic end")
+    p.add_argument("--optimistic", action="store_true", help="plan: cost runs at the cost "
+                   "model's optimistic end (the plain trainer's throughput), not its pessimistic")
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
                    help="plan: the declared tables whose claims are planned")
     p.add_argument("--profile", type=Path, action="append",

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 STATUSES = ("ok", "problem", "skipped")
+#: Where a site setting the checks find wrong is changed.
+PROFILE_FIX = "the SITE SETTINGS block of the slurm profile (slurm/config.yaml)"
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from dfil.errors import ConfigError
-from dfil.preflight.checks import Check
+from dfil.preflight.accounting import judge_account, judge_qos, parse_qos
+from dfil.preflight.checks import PROFILE_FIX, Check
 from dfil.preflight.limits import judge_limits
 from dfil.slurmtime import parse_duration
 
@@ -40,7 +41,6 @@ SINFO = ("sinfo", "-h", "-o", "%R %G %f %l %m %c")
 QOS_SETTING = "slurm-qos"
 #: The rules that run on a GPU (their partition is where gpu_model must be a GRES type).
 GPU_RULES = ("train_cell", "evaluate_cell")
-PROFILE_FIX = "the SITE SETTINGS block of the slurm profile (slurm/config.yaml)"
 
 
 @dataclass(frozen=True)
@@ -181,22 +181,6 @@ def parse_sinfo(text: str) -> list[NodeGroup]:
     return groups
 
 
-def parse_accounts(text: str) -> set[str]:
-    """The accounts of ``sacctmgr -n -P show assoc user=<user> format=account,qos``."""
-    return set(parse_qos(text))
-
-
-def parse_qos(text: str) -> dict[str, set[str]]:
-    """Each account of ``sacctmgr -n -P show assoc user=<user> format=account,qos`` and
-    the QOS its associations list (lowercased, as SLURM compares them)."""
-    out: dict[str, set[str]] = {}
-    for line in text.splitlines():
-        if line.strip():
-            account, _, qos = line.strip().lower().partition("|")
-            out.setdefault(account, set()).update(q for q in qos.split(",") if q)
-    return out
-
-
 def judge_partitions(site: Site, groups: list[NodeGroup]) -> list[Check]:
     """One check per partition the profile names (with the keys that name it): present
     in ``sinfo``."""
@@ -244,43 +228,6 @@ def judge_gpu_models(models: Mapping[str, str | None], partitions: set[str],
     return out
 
 
-def judge_account(account: str | None, accounts: set[str], user: str) -> Check:
-    """The profile's account is one of ``user``'s associations."""
-    if account is None:
-        return Check("slurm", "problem", f"no slurm_account is set: set it in {PROFILE_FIX}")
-    if not accounts:
-        return Check("slurm", "skipped", f"sacctmgr lists no association for {user} (no "
-                     f"accounting here): account {account} not checked")
-    if account.lower() in accounts:
-        return Check("slurm", "ok", f"account {account} is one of {user}'s")
-    return Check("slurm", "problem", f"account {account!r} is not one of {user}'s "
-                 f"({', '.join(sorted(accounts))}): set slurm_account in {PROFILE_FIX}")
-
-
-def judge_qos(site: Site, assoc: Mapping[str, set[str]], user: str) -> list[Check]:
-    """One check per QOS the profile sets: one that the profile's account may use
-    (``assoc``: :func:`parse_qos`)."""
-    accounts = sorted({a.lower() for a in site.accounts.values()} & set(assoc))
-    allowed = set().union(*(assoc[a] for a in accounts)) if accounts else set()
-    where = " or ".join(accounts) or "the profile's account"
-    keys: dict[str, list[str]] = {}
-    for key, name in sorted(site.qos.items()):
-        keys.setdefault(name, []).append(key)
-    out = []
-    for name, set_by in sorted(keys.items()):
-        label = f"qos {name} ({', '.join(set_by)})"
-        if not allowed:
-            out.append(Check("slurm", "skipped", f"{label}: sacctmgr lists no QOS for {user} "
-                             f"under {where}: not checked"))
-        elif name.lower() in allowed:
-            out.append(Check("slurm", "ok", f"{label} is one {where} may use"))
-        else:
-            out.append(Check("slurm", "problem", f"{label} is not one {where} may use "
-                             f"({', '.join(sorted(allowed))}): set qos in {PROFILE_FIX}; "
-                             "`sacctmgr show assoc user=$USER format=account,qos` lists them"))
-    return out
-
-
 Runner = Callable[[list[str]], subprocess.CompletedProcess]
 
 
@@ -325,4 +272,4 @@ def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
                                f" account {', '.join(map(str, accounts))} and QOS not checked")]
     assoc = parse_qos(done.stdout)
     return (checks + [judge_account(a, set(assoc), user) for a in accounts]
-            + judge_qos(site, assoc, user))
+            + judge_qos(site.accounts.values(), site.qos, assoc, user))
