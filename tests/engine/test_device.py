@@ -35,6 +35,14 @@ def test_deterministic_keeps_a_workspace_config_already_set(monkeypatch):
         assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":16:8"
 
 
+def test_deterministic_sets_inductors_flag_where_inductor_is_loaded():
+    import torch._inductor.config as inductor
+
+    with deterministic(True):
+        assert inductor.deterministic and torch.are_deterministic_algorithms_enabled()
+    assert not inductor.deterministic
+
+
 def test_deterministic_off_changes_nothing():
     with deterministic(False):
         assert not torch.are_deterministic_algorithms_enabled()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 
 import torch
 
@@ -69,7 +70,7 @@ def deterministic(on: bool):
               torch.is_deterministic_algorithms_warn_only_enabled(),
               torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic,
               fill.fill_uninitialized_memory)
-    torch.use_deterministic_algorithms(True)
+    set_deterministic_algorithms(True)
     torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic = False, True
     # Filling every torch.empty with NaN catches reads of uninitialised memory; it adds
     # nothing to determinism and costs a pass over each new tensor (17x slower steps on
@@ -78,9 +79,19 @@ def deterministic(on: bool):
     try:
         yield
     finally:
-        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        set_deterministic_algorithms(before[0], warn_only=before[1])
         (torch.backends.cudnn.benchmark, torch.backends.cudnn.deterministic,
          fill.fill_uninitialized_memory) = before[2:]
+
+
+def set_deterministic_algorithms(mode: bool, warn_only: bool = False) -> None:
+    """``torch.use_deterministic_algorithms`` without its import of torch's compiler stack
+    (inductor and dynamo, ~1.4 s of CPU in every job): inductor's flag matters only to
+    ``torch.compile``, which no job uses, so it is set only where inductor is loaded."""
+    inductor = sys.modules.get("torch._inductor.config")
+    if inductor is not None:
+        inductor.deterministic = mode
+    torch._C._set_deterministic_algorithms(mode, warn_only=warn_only)
 
 
 class SyncGuard:

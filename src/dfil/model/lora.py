@@ -5,12 +5,14 @@ Supported families (tested with tiny random models): separate ``q_proj``/``k_pro
 ``v_proj``/``o_proj`` (Llama, Qwen2, Mistral, Gemma/Gemma-2 and most recent decoders), and
 the fused or renamed projections of :data:`FAMILIES` (Phi-3, GPT-NeoX, Falcon, BLOOM,
 GPT-2, Phi, OPT, GPT-J). peft is imported inside the functions: importing it loads
-bitsandbytes and torch's compiler stack (~9 s on a 2-core CPU), which a frozen-backbone
-job never needs.
+torch's compiler stack (~9 s on a 2-core CPU with bitsandbytes), which a frozen-backbone
+job never needs; and it loads bitsandbytes only for a 4-bit backbone (:func:`apply_lora`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Sequence
 
 import torch
@@ -64,20 +66,43 @@ def apply_lora(model, lora: LoraConfig, quantized: bool = False):
     Only the LoRA matrices are trainable afterwards; a quantized model is first prepared
     by :func:`prepare_kbit`.
     """
-    from peft import LoraConfig as PeftLoraConfig
-    from peft import get_peft_model
+    with contextlib.nullcontext() if quantized else _without_bitsandbytes():
+        from peft import LoraConfig as PeftLoraConfig
+        from peft import get_peft_model
 
-    if quantized:
-        model = prepare_kbit(model)
-    config = PeftLoraConfig(
-        r=lora.r,
-        lora_alpha=lora.alpha,
-        lora_dropout=lora.dropout,
-        target_modules=lora_target_modules(model.config.model_type, lora.targets),
-        fan_in_fan_out=model.config.model_type == "gpt2",  # GPT-2's Conv1D stores W^T
-        bias="none",
-    )
-    return get_peft_model(model, config)
+        if quantized:
+            model = prepare_kbit(model)
+        config = PeftLoraConfig(
+            r=lora.r,
+            lora_alpha=lora.alpha,
+            lora_dropout=lora.dropout,
+            target_modules=lora_target_modules(model.config.model_type, lora.targets),
+            fan_in_fan_out=model.config.model_type == "gpt2",  # GPT-2's Conv1D stores W^T
+            bias="none",
+        )
+        return get_peft_model(model, config)
+
+
+@contextlib.contextmanager
+def _without_bitsandbytes():
+    """peft as if bitsandbytes were not installed, for a backbone that is not 4-bit: peft
+    imports it whenever it is installed (~1 s of CPU, and on a CPU with AVX512-BF16 a
+    warning about a missing kernels package), though only 4-bit layers use it.
+
+    A ``None`` in ``sys.modules`` makes its import fail; peft's cached answers to "is
+    bitsandbytes available" are cleared afterwards, so a 4-bit model later in the same
+    process gets it."""
+    if "bitsandbytes" in sys.modules:
+        yield
+        return
+    sys.modules["bitsandbytes"] = None
+    try:
+        yield
+    finally:
+        del sys.modules["bitsandbytes"]
+        checks = sys.modules.get("peft.import_utils")
+        for name in ("is_bnb_available", "is_bnb_4bit_available"):
+            getattr(getattr(checks, name, None), "cache_clear", lambda: None)()
 
 
 def is_norm(module: nn.Module) -> bool:
