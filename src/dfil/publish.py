@@ -69,7 +69,9 @@ def _table(path: Path) -> Content:
         if mark not in text:
             raise Damaged(f"no {mark}")
     runs = frozenset(f"{key} {config or 'none'}" for key, config in _KEY_LINE.findall(text))
-    head_end = text.index(r"\midrule", text.index(r"\begin{tabular}"))
+    head_end = text.find(r"\midrule", text.index(r"\begin{tabular}"))
+    if head_end < 0:
+        raise Damaged(r"no \midrule below its \begin{tabular}")
     body = text[head_end:text.index(r"\bottomrule")]
     filled = 0
     for line in body.splitlines():

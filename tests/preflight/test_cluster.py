@@ -10,7 +10,7 @@ import pytest
 
 from dfil.errors import ConfigError
 from dfil.preflight import cluster
-from dfil.preflight.accounting import judge_account, judge_qos, parse_accounts, parse_qos
+from dfil.preflight.accounting import judge_account, judge_qos, parse_qos
 from dfil.preflight.checks import Check, problems, summary
 from dfil.preflight.cluster import (
     NodeGroup,
@@ -72,10 +72,10 @@ def test_parse_sinfo_names_a_line_it_cannot_read():
         parse_sinfo("cpu (null) (null)\ngpu gpu:h100:2\n")
 
 
-def test_parse_accounts_dedups_and_lowercases():
-    assert parse_accounts(SACCTMGR) == {"proj-ml", "sandbox"}
-    assert parse_accounts("Proj-ML|\n\n") == {"proj-ml"}
-    assert parse_accounts("") == set()
+def test_parse_qos_dedups_and_lowercases_accounts():
+    assert set(parse_qos(SACCTMGR)) == {"proj-ml", "sandbox"}
+    assert parse_qos("Proj-ML|\n\n") == {"proj-ml": set()}
+    assert parse_qos("") == {}
 
 
 def test_site_from_profile_keeps_each_partitions_key():
@@ -182,7 +182,6 @@ def test_slurm_checks_run_sinfo_and_sacctmgr(monkeypatch):
 
 def test_parse_qos_gathers_each_accounts_qos_over_its_associations():
     assert parse_qos(SACCTMGR) == {"proj-ml": {"normal", "long"}, "sandbox": set()}
-    assert parse_accounts(SACCTMGR) == {"proj-ml", "sandbox"}
     assert parse_qos("Proj-ML|Normal\n") == {"proj-ml": {"normal"}}
 
 

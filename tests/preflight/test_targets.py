@@ -52,3 +52,15 @@ def test_preflight_profiles_only_for_a_preflight_only_command_line(monkeypatch):
     assert preflight_profiles(["snakemake", "all_tables", *both]) is None
     monkeypatch.setenv("SNAKEMAKE_PROFILE", "slurm")
     assert preflight_profiles(["snakemake", "preflight"]) == ["slurm/config.yaml"]
+
+
+def test_asks_for_reads_snakemake_command_lines_and_takes_any_other_as_yes():
+    from dfil.preflight.targets import asks_for
+
+    report = ("all_tables", "report")
+    assert asks_for(["snakemake", "--cores", "2"], report, "all_tables")
+    assert asks_for(["snakemake", "report", "-n"], report, "all_tables")
+    assert not asks_for(["snakemake", "paper_tables/smoke/T05-scaling.tex"], report,
+                        "all_tables")
+    # pytest's own command line, when a test loads the Snakefile through the API
+    assert asks_for(["pytest", "-q", "--lf", "--no-such-flag=1"], report, "all_tables")

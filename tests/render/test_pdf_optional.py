@@ -103,7 +103,7 @@ def test_the_report_step_without_pdflatex_writes_every_page_and_links_tables_tex
     requested = sorted(set().union(*(resolver.table(n).reads for n in table_names(SPECS))))
     rng = np.random.default_rng(0)
     agg = pd.DataFrame([{**parse_key(k), "metric": m, "value": float(rng.uniform(0.1, 0.9)),
-                         "run_dir": k} for k, m in requested])
+                         "run_dir": k, "config_hash": "0" * 16} for k, m in requested])
     tex_dir = tmp_path / "tables"
     tex_dir.mkdir()
     for name in table_names(SPECS):

@@ -1,7 +1,7 @@
 # Rendering stage (CPU only): every table of the paper (config/tables.yaml) from one rule,
 # each job waiting for exactly the cells its table prints, then the report (pages, paper
 # diff, figures, tables.tex) and, where pdflatex is on PATH, tables.pdf. Without TeX the
-# targets leave tables.pdf out and the run says so in one line (Snakefile's onsuccess);
+# targets leave tables.pdf out and the run says so in one line as the Snakefile is read;
 # asking for the PDF itself then fails naming how to get TeX. The table names (TABLES)
 # and each one's inputs (table_metrics) are in common.smk.
 

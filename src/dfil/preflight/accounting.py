@@ -13,11 +13,6 @@ from collections.abc import Iterable, Mapping
 from dfil.preflight.checks import PROFILE_FIX, Check
 
 
-def parse_accounts(text: str) -> set[str]:
-    """The accounts of ``sacctmgr -n -P show assoc user=<user> format=account,qos``."""
-    return set(parse_qos(text))
-
-
 def parse_qos(text: str) -> dict[str, set[str]]:
     """Each account of ``sacctmgr -n -P show assoc user=<user> format=account,qos`` and
     the QOS its associations list (lowercased, as SLURM compares them)."""

@@ -79,8 +79,12 @@ def preflight_profiles(argv: list[str]) -> list[str] | None:
 
 def asks_for(argv: list[str], names: Iterable[str], default: str) -> bool:
     """Whether the Snakemake command line ``argv`` builds one of the named targets
-    ``names`` (no target at all builds ``default``)."""
-    targets = list(_parsed(argv).targets) or [default]
+    ``names`` (no target at all builds ``default``); True where ``argv`` is not a
+    Snakemake command line (the Snakefile loaded through the API, under pytest)."""
+    try:
+        targets = list(_parsed(argv).targets) or [default]
+    except SystemExit:  # argparse's way of refusing a command line
+        return True
     return bool(set(targets) & set(names))
 
 
