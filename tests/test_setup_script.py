@@ -45,4 +45,4 @@ def test_setup_without_pdflatex_or_root_installs_all_but_tex(tmp_path):
     assert "texlive" in out.stderr  # how to get TeX
     installs = (tmp_path / "pip.log").read_text().splitlines()
     assert "-m pip install --quiet torch==2.13.0" in installs
-    assert "-m pip install --quiet -e .[dev]" in installs
+    assert "-m pip install --quiet -c workflow/constraints.txt -e .[dev]" in installs

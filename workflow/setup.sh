@@ -33,4 +33,6 @@ source .venv/bin/activate
 python -m pip install --quiet --upgrade pip
 # The CPU build of torch 2.13.0 first, so nothing below pulls a CUDA build.
 python -m pip install --quiet torch==2.13.0
-python -m pip install --quiet -e ".[dev]"
+# Every other dependency at the version the project is tested with (a resolver's newer
+# release has broken the SLURM executor plugin's settings before).
+python -m pip install --quiet -c workflow/constraints.txt -e ".[dev]"
