@@ -8,13 +8,13 @@ and the grid cells that compute it. The tables are resolved against :class:`_Sha
 source that answers every selection with placeholder values, so that each entry's sides
 and the run keys they read are known before any run exists.
 
-:func:`paper_claims` is the planner's one reader of claims.
+:func:`paper_claims` is the planner's one reader of claims; :func:`ran_claims` reads the
+same claims from tables resolved on the runs that exist, each side's n the seeds that ran.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
@@ -135,11 +135,6 @@ def _best_side(table: Table, spec: Mapping, row: str, col: str, sides: tuple) ->
     return (table.entry(max(printed)[1], col), sides[1])
 
 
-def _slug(label: str) -> str:
-    """A label as an id with no spaces or commas (``--claims`` splits on commas)."""
-    return re.sub(r"[^a-z0-9.]+", "-", label.lower()).strip("-")
-
-
 def _claims_of(table: Table, spec: Mapping, frozen: frozenset[str]) -> list[PaperClaim]:
     tols = {e["label"]: float(e.get("tol", TOL)) for e in table.effects}
     out = []
@@ -147,7 +142,7 @@ def _claims_of(table: Table, spec: Mapping, frozen: frozenset[str]) -> list[Pape
         if len(c.entries) == 1:  # a published signed entry
             row, col = c.entries[0]
             entry = table.entry(row, col)
-            cid, tol = f"T{table.number}:{row}/{col}", TOL
+            tol = TOL
             if entry is not None and entry.sides:
                 pair = _best_side(table, spec, row, col, entry.sides)
                 sides = tuple(_side(e) for e in pair)
@@ -161,14 +156,23 @@ def _claims_of(table: Table, spec: Mapping, frozen: frozenset[str]) -> list[Pape
         else:
             entry = None
             sides = tuple(_side(table.entry(*rc)) for rc in c.entries)
-            cid, tol = f"T{table.number}:{_slug(c.label)}", tols.get(c.label, TOL)
+            tol = tols.get(c.label, TOL)
         why = _why_not(c.paper, sides, entry)
         if not why and c.verdict == "not comparable":
             why = c.reason
-        out.append(PaperClaim(cid, table.number, c.label, c.paper,
+        out.append(PaperClaim(c.id, table.number, c.label, c.paper,
                               _test(c.paper, tol, len(sides) == 2), tol, sides,
                               table.number <= MAIN_TABLES, why))
     return out
+
+
+def ran_claims(tables: Sequence[Table], specs: Mapping,
+               frozen: frozenset[str]) -> list[PaperClaim]:
+    """Every claim of ``tables`` as resolved on the runs that exist
+    (:func:`dfil.render.build.resolve_tables`): each side's n is the seeds that ran.
+    ``frozen``: the grid's run keys that train no adapter
+    (:func:`dfil.render.void.frozen_keys`)."""
+    return [c for t in tables for c in _claims_of(t, specs[t.name], frozen)]
 
 
 def paper_claims(grid, specs: Mapping) -> list[PaperClaim]:

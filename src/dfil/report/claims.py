@@ -18,6 +18,7 @@ minus entry b); the headline table's findings are signed entries of Table 2. Ver
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,8 @@ VERDICTS = {
     "not run": "the grid has no run for one side",
 }
 ALPHA = 0.05
+#: What a grid a budget plan wrote says of a claim the plan did not take: not a failure.
+NOT_PLANNED = "not planned at this budget"
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,20 @@ class Claim:
     verdict: str
     reason: str
     entries: tuple[tuple[str, str], ...]
+
+    @property
+    def id(self) -> str:
+        return claim_id(self.table, self.label, self.entries)
+
+
+def claim_id(table: str, label: str, entries: tuple[tuple[str, str], ...]) -> str:
+    """A claim's id, the same on every grid: a signed entry by its ids (``T5:row/col``),
+    a declared effect by its label with no spaces or commas (``T2:uniform-effect``;
+    ``dfil grid plan --claims`` splits on commas)."""
+    if len(entries) == 1:
+        row, col = entries[0]
+        return f"{table}:{row}/{col}"
+    return f"{table}:" + re.sub(r"[^a-z0-9.]+", "-", label.lower()).strip("-")
 
 
 @dataclass(frozen=True)
