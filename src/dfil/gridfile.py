@@ -172,6 +172,30 @@ class RenderMap(StrictModel):
     seed_sets: dict[str, str] = Field(default_factory=dict)
 
 
+#: A probability strictly between 0 and 1 (a power, a level).
+Probability = Annotated[float, Field(gt=0, lt=1)]
+
+
+class PlanRecord(StrictModel):
+    """What ``dfil grid plan`` was asked and what it planned, in the grid file it writes:
+    the report shows each claim as planned or not, ``dfil grid preflight`` the cost."""
+
+    budget: NonNegativeReal
+    """GPU-hours asked for."""
+    gpu: str = ""
+    """The GPU the cost was projected on; "" each size class's gpu_model."""
+    end: Literal["pessimistic", "optimistic"] = "pessimistic"
+    """The end of the cost model's range the plan kept within the budget."""
+    power: Probability = 0.8
+    alpha: Probability = 0.05
+    projected: NonNegativeReal = 0.0
+    """The planned runs' GPU-hours by the cost model (shared runs counted once)."""
+    considered: NonNegative = 0
+    """How many claims the plan chose among."""
+    claims: TupleOf[str] = ()
+    """The ids of the claims planned (the report's, e.g. ``T5:qwen2.5-72b/delta``)."""
+
+
 class GridFile(StrictModel):
     """A grid config: its cells' coordinates, defaults and resources."""
 
@@ -199,6 +223,8 @@ class GridFile(StrictModel):
     seed_sets: dict[str, SeedList] = Field(default_factory=dict)
     variants: Annotated[dict[Name, Variant], _NAMED] = Field(default_factory=dict)
     render: RenderMap = Field(default_factory=RenderMap)
+    plan: PlanRecord | None = None
+    """Set by ``dfil grid plan`` in the grid file it writes."""
 
 
 def check_references(grid: GridFile) -> None:

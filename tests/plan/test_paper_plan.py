@@ -89,7 +89,13 @@ def test_the_plans_grid_file_runs_as_is(tmp_path, capsys):
     assert "of 6 claims planned at power 0.8 for 25 GPU-h" in printed
     config = yaml.safe_load(out.read_text())
     assert config["name"] == "paper"
+    record = config["plan"]
+    assert record["budget"] == 25 and record["power"] == 0.8 and record["alpha"] == 0.05
+    assert record["end"] == "pessimistic" and record["considered"] == 6
+    assert record["claims"] and all(c.split(":")[0] in ("T2", "T12") for c in record["claims"])
+    assert f"{len(record['claims'])} of 6 claims planned" in printed
     plan = Grid(config)
+    assert plan.spec.plan.claims == tuple(record["claims"])
     paper = load_grid_files([ROOT / "config/paper.yaml"])
     same = [k for k in plan.cells if k in paper.cells]
     assert same and all(plan.cells[k].config == paper.cells[k].config for k in same)

@@ -19,6 +19,7 @@ def grid_plan(grid, args) -> str:
         make_plan,
         paper_claims,
         plan_config,
+        plan_record,
         seed_order,
         select,
     )
@@ -40,7 +41,8 @@ def grid_plan(grid, args) -> str:
     if not plan.runs:
         return f"{text}\n{note}\nNothing planned: no grid file written."
     if out is not None:
-        config = plan_config(grid.config, grid, plan.runs, order)
+        config = plan_config(grid.config, grid, plan.runs, order,
+                             plan_record(plan, args.gpu, end))
         atomic_write_bytes(out, yaml.safe_dump(config, sort_keys=False, default_flow_style=None,
                                                 width=100).encode())
         note += f"\nwrote {out}: snakemake all_tables --configfile={out}"

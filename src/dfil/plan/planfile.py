@@ -4,7 +4,9 @@ Every top-level key of the source grid is kept (its ``name`` too, so the plan's 
 the larger grid's runs, under the same run directories); ``groups`` become one group per
 (source group, coordinate) that a planned run needs, each listing the seeds planned for it
 and keeping its source group's variant, cell overrides and tables; each seed set is
-extended by the seeds a plan adds, so that the tables that read a set read them.
+extended by the seeds a plan adds, so that the tables that read a set read them. Its
+``plan:`` block (:func:`plan_record`, :class:`dfil.gridfile.PlanRecord`) says what the plan
+was asked and which claims it planned.
 """
 
 from __future__ import annotations
@@ -12,13 +14,25 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
+from dfil.plan.budget import Plan
 from dfil.plan.price import coordinate
 from dfil.runkey import RunPoint, applicable, format_key
 
 
-def plan_config(config: dict, grid, runs: Iterable[str], order: list[int]) -> dict:
+def plan_record(plan: Plan, gpu: str | None, end: str) -> dict:
+    """The ``plan:`` block of ``plan``'s grid file, its cost projected on ``gpu`` (None:
+    each size class's own) at the ``end`` of the cost model's range."""
+    return {"budget": plan.budget, "gpu": gpu or "", "end": end, "power": plan.power,
+            "alpha": plan.alpha, "projected": round(plan.projected, 3),
+            "considered": len(plan.rows),
+            "claims": [r.claim.id for r in plan.rows if r.planned]}
+
+
+def plan_config(config: dict, grid, runs: Iterable[str], order: list[int],
+                record: dict | None = None) -> dict:
     """The grid file running ``runs`` (run keys, their seeds a prefix of ``order``) of
-    ``grid`` (a :class:`dfil.grid.Grid` built from ``config``)."""
+    ``grid`` (a :class:`dfil.grid.Grid` built from ``config``), with ``record`` as its
+    ``plan:`` block (:func:`plan_record`; None: none)."""
     seeds: dict[str, list[int]] = {}
     for key in runs:
         coord, seed = key.rsplit("/seed", 1)
@@ -45,10 +59,10 @@ def plan_config(config: dict, grid, runs: Iterable[str], order: list[int]) -> di
     most = max((len(s) for s in seeds.values()), default=0)
     sets = {name: [*given, *(s for s in order[:most] if s not in given)]
             for name, given in config.get("seed_sets", {}).items()}
-    out = {k: v for k, v in config.items() if k != "groups"}
+    out = {k: v for k, v in config.items() if k not in ("groups", "plan")}
     if sets:
         out["seed_sets"] = sets
-    return {**out, "groups": groups}
+    return {**out, "groups": groups, **({"plan": record} if record is not None else {})}
 
 
 _COORDS = ("tasks", "backbones", "methods", "lambdas", "budgets", "inits", "seeds")

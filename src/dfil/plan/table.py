@@ -34,10 +34,24 @@ def _planned(row: Row) -> str:
     return f"no: {row.why_not}" if row.why_not else "no"
 
 
-def coverage(plan: Plan) -> str:
+def coverage_line(planned: int, considered: int, power: float, budget: float,
+                  projected: float) -> str:
     """The one-line summary: K of M claims planned, for N GPU-h (projected X)."""
-    return (f"{plan.planned} of {len(plan.rows)} claims planned at power {plan.power:g} for "
-            f"{plan.budget:g} GPU-h (projected {plan.projected:.1f} GPU-h)")
+    return (f"{planned} of {considered} claims planned at power {power:g} for "
+            f"{budget:g} GPU-h (projected {projected:.1f} GPU-h)")
+
+
+def coverage(plan: Plan) -> str:
+    """:func:`coverage_line` of ``plan``."""
+    return coverage_line(plan.planned, len(plan.rows), plan.power, plan.budget,
+                         plan.projected)
+
+
+def recorded_coverage(record) -> str:
+    """:func:`coverage_line` of a grid file's ``plan:`` block
+    (:class:`dfil.gridfile.PlanRecord`)."""
+    return coverage_line(len(record.claims), record.considered, record.power,
+                         record.budget, record.projected)
 
 
 def format_plan(plan: Plan) -> str:
