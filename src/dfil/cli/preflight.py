@@ -1,7 +1,8 @@
 """``dfil grid preflight``: before the real run, one line per check (hub repos locked and
 reachable or fetched, cache disk space, SLURM partitions, GPU types and account), then
-the grid's projected GPU-hours (``dfil grid cost``'s table); exit status 3 when a check
-found a problem. The ``preflight`` target of the workflow runs it on the login node."""
+the grid's projected GPU-hours (``dfil grid cost``'s table) and, for a grid ``dfil grid
+plan`` wrote, the plan's coverage; exit status 3 when a check found a problem. The
+``preflight`` target of the workflow runs it on the login node."""
 
 from __future__ import annotations
 
@@ -41,6 +42,16 @@ def largest_jobs(grid) -> dict[str, dict]:
     return out
 
 
+def plan_lines(record) -> str:
+    """What a grid file's ``plan:`` block (:class:`dfil.gridfile.PlanRecord`) planned and
+    for how many GPU-hours, on which GPU and end of the cost range."""
+    from dfil.plan.table import recorded_coverage
+
+    on = record.gpu or "each size class's gpu_model"
+    return (f"{recorded_coverage(record)}\n"
+            f"plan: GPU-hours on {on}, the cost model's {record.end} end")
+
+
 def grid_preflight(grid, profiles: list[Path], trainer: str = "packed") -> int:
     """Run every check of :class:`dfil.grid.Grid` ``grid`` against this host, print one
     line each and the cost table; :data:`FAILED` if any check found a problem."""
@@ -66,5 +77,7 @@ def grid_preflight(grid, profiles: list[Path], trainer: str = "packed") -> int:
         checks.append(Check("cost", "skipped", f"no GPU-hours projected: {err}"))
     print("\n".join(c.line() for c in checks))
     print(f"\n{cost}\n" if cost else "")
+    if grid.spec.plan is not None:
+        print(plan_lines(grid.spec.plan) + "\n")
     print(summary(checks))
     return FAILED if problems(checks) else 0
