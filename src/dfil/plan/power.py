@@ -69,7 +69,7 @@ class Trial:
     margin: float = 0.0
 
 
-def _diff_sd(sds: tuple[float, ...], test: str) -> float:
+def effect_sd(sds: tuple[float, ...], test: str) -> float:
     """The std a one- or two-sample power analysis divides the effect by."""
     if test == "welch":
         return math.sqrt(sum(s * s for s in sds) / len(sds))  # root mean square: Cohen's d
@@ -84,7 +84,7 @@ def analytic_power(trial: Trial, n: int, alpha: float) -> float | None:
     test, effect, sds = trial.test, trial.effect, trial.sds
     if test not in ("welch", "paired", "one_sample"):
         return None
-    sd = _diff_sd(sds, test)
+    sd = effect_sd(sds, test)
     if sd == 0:
         return 1.0 if effect else alpha
     d = abs(effect) / sd

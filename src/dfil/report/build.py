@@ -15,16 +15,19 @@ from dfil.results.status import unfinished
 
 
 def write_site(tables: list[Table], grid: Grid, tables_dir: Path,
-               figures: dict[str, str], pdf: bool = True) -> dict[str, Path]:
+               figures: dict[str, str], pdf: bool = True, power=None) -> dict[str, Path]:
     """Every page of the report for ``grid`` beside its rendered tables; ``figures``: each
     figure's file (relative to the tables) and its caption
     (:func:`dfil.render.figures.captions`); ``pdf``: whether ``tables.pdf`` is built beside
-    them (else the pages link ``tables.tex``)."""
+    them (else the pages link ``tables.tex``); ``power``: what each claim's seeds could
+    show and the coverage of the plan that wrote the grid, if one did
+    (:class:`dfil.plan.achieved.Standings`; None: not shown)."""
     runs = Path(grid.results) / "runs"
     context = {"title": "DFIL reproduction", "grid": grid.name,
                "standin": str(grid.config.get("render", {}).get("standin", "")).strip(),
                "commit": git_commit(), "figures": figures,
                "frozen": frozen_keys(grid.cells), "pdf": pdf,
+               "power": power.claims if power else {}, "plan": power.coverage if power else "",
                "failures": {key: f"{reason} (log: {log})"
                             for key, (reason, log) in unfinished(grid).items()}}
     heads = {t.name: template_heads(t.name) for t in tables}

@@ -111,25 +111,59 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def claims_frame(found: list[claims_mod.Claim]) -> pd.DataFrame:
+def _power_cells(power, planned: bool) -> dict[str, str]:
+    """A claim's power and MDE at the seeds that ran (``power``: a
+    :class:`dfil.plan.achieved.Achieved`, None: not known), and on a grid a plan wrote
+    (``planned``) whether the plan took it."""
+    out = {"Planned": "planned" if power is not None and power.planned
+           else claims_mod.NOT_PLANNED} if planned else {}
+    if power is None:
+        return {**out, "Power at n": "", "MDE": ""}
+    if power.power is None:
+        return {**out, "Power at n": html.escape(power.why), "MDE": ""}
+    return {**out, "Power at n": f"{power.power:.2f} (n={power.n})",
+            "MDE": _fmt(power.mde)}
+
+
+def claims_frame(found: list[claims_mod.Claim], power: dict | None = None,
+                 planned: bool = False) -> pd.DataFrame:
+    """The claims as the index lists them; with ``power`` (by claim id,
+    :func:`dfil.plan.achieved.standings`), each one's power and MDE at the seeds that ran,
+    and on a grid a plan wrote (``planned``) whether the plan took it: a claim it did not
+    take that has no run reads :data:`dfil.report.claims.NOT_PLANNED`, not as a failure."""
     rows = []
     for c in found:
         ci = "" if c.interval is None else f"[{c.interval[0]:.2f}, {c.interval[1]:.2f}]"
-        rows.append({"Table": f'<a href="tables.html#{c.table}">{c.table}</a>',
-                     "Claim": html.escape(c.label), "Paper Δ": _fmt(c.paper),
-                     "Reproduced Δ": _fmt(c.reproduced), "95% interval": ci,
-                     "Test on the seeds": html.escape(c.test),
-                     "p": "" if c.pvalue is None else f"{c.pvalue:.3g}",
-                     "Verdict": _badge(c.verdict), "Why": html.escape(c.reason)})
+        standing = (power or {}).get(c.id)
+        reason = c.reason
+        if planned and c.verdict == "not run" and not (standing and standing.planned):
+            reason = claims_mod.NOT_PLANNED
+        row = {"Table": f'<a href="tables.html#{c.table}">{c.table}</a>',
+               "Claim": html.escape(c.label), "Paper Δ": _fmt(c.paper),
+               "Reproduced Δ": _fmt(c.reproduced), "95% interval": ci,
+               "Test on the seeds": html.escape(c.test),
+               "p": "" if c.pvalue is None else f"{c.pvalue:.3g}",
+               "Verdict": _badge(c.verdict), "Why": html.escape(reason)}
+        rows.append({**row, **(_power_cells(standing, planned) if power else {})})
     return pd.DataFrame(rows)
+
+
+def _claims_html(found: list[claims_mod.Claim], context: dict) -> str:
+    """The index's claims table, "" with no claim: :func:`claims_frame` with the
+    context's power (each claim's power and MDE by id, may be absent) and plan (the
+    coverage of the plan that wrote the grid; "" or absent: no plan did)."""
+    if not found:
+        return ""
+    frame = claims_frame(found, context.get("power"), bool(context.get("plan")))
+    return datatable(frame, "dt-claims")
 
 
 def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                runs_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every page of the report in ``out_dir``. ``heads``: each table's template column
-    heads by table name; ``context``: grid name, stand-in text, commit, figures
-    (file -> caption), failures (run key -> reason), frozen (the run keys that train
-    no adapter) and pdf (whether tables.pdf is built: else the pages link tables.tex)."""
+    heads by table name; ``context``: grid name, stand-in text, commit, figures (file ->
+    caption), failures (run key -> reason), frozen (run keys training no adapter), pdf
+    (else the pages link tables.tex), power and plan (:func:`_claims_html`)."""
     out_dir = Path(out_dir)
     refs = {t.label: t.number for t in tables}
     standin = context.get("standin", "")
@@ -167,8 +201,8 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                      for v in (*compare.NUMBER_VERDICTS, "no paper value")}
     out["index.html"] = out_dir / "index.html"
     _write(out["index.html"], env.get_template("index.html.j2").render(
-        claims=datatable(claims_frame(found), "dt-claims") if found else "",
-        counts=claims_mod.verdict_counts(found), number_counts=number_counts,
+        claims=_claims_html(found, context), counts=claims_mod.verdict_counts(found),
+        number_counts=number_counts,
         n_claims=len(found), tables=per_table, context=context, **common))
     out["numbers.csv"] = out_dir / "numbers.csv"
     with atomic_path(out["numbers.csv"]) as tmp:

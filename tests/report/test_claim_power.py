@@ -1,0 +1,123 @@
+"""The claims on the index with the power their seeds had and their minimum detectable
+effect, and, on a grid a budget plan wrote, whether the plan took each: a claim it did
+not take reads "not planned at this budget", never as a failure."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+from report_tables import stat
+
+from dfil.cli import main
+from dfil.grid import load_grid_files
+from dfil.gridfile import PlanRecord
+from dfil.plan.achieved import mde_at, power_at, standings
+from dfil.plan.claims import paper_claims, ran_claims
+from dfil.render import file_stem, load_specs, table_names
+from dfil.render.build import render_one
+from dfil.render.entries import Row, Table
+from dfil.render.resolve import Resolver
+from dfil.render.source import Source
+from dfil.report import site
+from dfil.report.claims import table_claims
+from dfil.report.links import dead_links
+from dfil.runkey import parse_key
+from snakemake_cli import ROOT
+
+DFIL = "frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed"
+FT = "frog/smollm2-135m/finetune/lamna/nfull/na/seed"
+
+
+def table() -> Table:
+    """DFIL and fine-tune on three seeds each, printed 41.0±1.0 and 40.0±1.0; the paper's
+    zero-shot row printed but never run."""
+    dfil = stat(44.0, 45.0, 46.0, published="41.0±1.0", reads=[DFIL + s for s in "123"])
+    ft = stat(40.0, 40.5, 41.0, published="40.0±1.0", reads=[FT + s for s in "123"])
+    rows = [Row("dfil", "DFIL", entries={"acc": dfil}), Row("ft", "Fine-tune",
+                                                          entries={"acc": ft})]
+    effects = [{"label": "DFIL vs fine-tune", "a": "dfil/acc", "b": "ft/acc"},
+               {"label": "Fine-tune vs zero-shot", "a": "ft/acc", "b": "zs/acc"}]
+    return Table("scaling", 5, "tab:scaling", "Scaling", ["acc"], rows, effects=effects,
+                 published={("dfil", "acc"): "41.0±1.0", ("ft", "acc"): "40.0±1.0",
+                            ("zs", "acc"): "30.0±2.0"})
+
+
+RECORD = PlanRecord(budget=25, power=0.8, alpha=0.05, projected=12.5, considered=2,
+                    claims=("T5:dfil-vs-fine-tune",))
+
+
+def _site(tmp_path, record):
+    t = table()
+    found = standings(ran_claims([t], {"scaling": {}}, frozenset()), record)
+    power = found.claims
+    context = {"title": "DFIL reproduction", "grid": "paper", "standin": "", "commit": "abc",
+               "figures": {}, "failures": {}, "power": power, "plan": found.coverage}
+    out = site.write_site([t], {}, context, tmp_path / "runs", tmp_path / "o")
+    for name in ("tables.pdf", "diff.html", "audit.html"):  # written by the other steps
+        (tmp_path / "o" / name).write_text("<html></html>")
+    assert dead_links(out["index.html"])[0] == []
+    return power, out["index.html"].read_text()
+
+
+def test_each_claim_shows_the_power_its_seeds_had_and_its_mde(tmp_path):
+    power, index = _site(tmp_path, None)
+    got = power["T5:dfil-vs-fine-tune"]
+    # the paper's Δ 1.0 on a spread of 1.0 (d = 1) at three seeds a side
+    claim = ran_claims([table()], {"scaling": {}}, frozenset())[0]
+    assert got.n == 3 and got.power == power_at(claim, 3) and 0.1 < got.power < 0.3
+    assert got.mde == mde_at(claim, 3) and round(got.mde, 2) == 3.07
+    assert f"{got.power:.2f} (n=3)" in index and ">3.07</td>" in index
+    assert "Power at n" in index and "MDE" in index
+    # no plan wrote this grid: no planned column, no plan line
+    assert "Planned" not in index and "not planned at this budget" not in index
+    # the claim with a side that never ran has no power, and says why
+    assert power["T5:fine-tune-vs-zero-shot"].why == "the grid has no cell for one side"
+
+
+def test_a_claim_the_plan_did_not_take_reads_not_planned_not_as_a_failure(tmp_path):
+    power, index = _site(tmp_path, RECORD)
+    assert power["T5:dfil-vs-fine-tune"].planned is True
+    assert power["T5:fine-tune-vs-zero-shot"].planned is False
+    assert "1 of 2 claims planned at power 0.8 for 25 GPU-h (projected 12.5 GPU-h)" in index
+    frame = site.claims_frame(table_claims(table(), False), power, planned=True)
+    rows = frame.set_index("Claim")
+    assert rows.loc["DFIL vs fine-tune", "Planned"] == "planned"
+    skipped = rows.loc["Fine-tune vs zero-shot"]
+    assert skipped["Planned"] == skipped["Why"] == "not planned at this budget"
+    assert "not run" in skipped["Verdict"] and "not reproduced" not in skipped["Verdict"]
+
+
+def test_dfil_report_on_a_planned_grid_shows_each_claims_plan_and_power(tmp_path,
+                                                                       monkeypatch):
+    """``dfil report`` on the smoke grid with a plan block, from a synthetic aggregate:
+    the plan's coverage, each claim planned or not, power and MDE; no dead link."""
+    monkeypatch.chdir(tmp_path)
+    specs, smoke = load_specs(ROOT / "config/tables.yaml"), ROOT / "config/smoke.yaml"
+    grid = load_grid_files([smoke])
+    ids = [c.id for c in paper_claims(grid, specs)]
+    record = {"budget": 5, "projected": 4.5, "considered": len(ids), "claims": ids[:2]}
+    (tmp_path / "plan.yaml").write_text(yaml.safe_dump({"plan": record}))
+    resolver = Resolver(specs, Source(grid))
+    requested = sorted(set().union(*(resolver.table(n).reads for n in table_names(specs))))
+    rng = np.random.default_rng(0)
+    agg = pd.DataFrame([{**parse_key(k), "metric": m, "value": float(rng.uniform(0.1, 0.9)),
+                         "run_dir": k, "config_hash": "0" * 16} for k, m in requested])
+    tex_dir = tmp_path / "tables"
+    tex_dir.mkdir()
+    for name in table_names(specs):
+        (tex_dir / f"{file_stem(specs, name)}.tex").write_text(
+            render_one(specs, grid, agg, name, [str(smoke)], Path("runs")))
+    agg.to_parquet(tmp_path / "metrics.parquet")
+    assert main(["report", "--config", str(smoke), str(tmp_path / "plan.yaml"), "--tables",
+                 str(ROOT / "config/tables.yaml"), "--aggregate",
+                 str(tmp_path / "metrics.parquet"), "--tex-dir", str(tex_dir),
+                 "--no-pdf"]) == 0
+    index = (tex_dir / "index.html").read_text()
+    assert f"2 of {len(ids)} claims planned at power 0.8 for 5 GPU-h" in index
+    assert index.count(">planned</td>") == 2
+    assert index.count(">not planned at this budget</td>") > 2
+    # one seed a cell on the smoke grid: no power, and the reason
+    assert ">n=1: fewer than 2 seeds a side</td>" in index and ">spread unknown</td>" in index
+    (tex_dir / "audit.html").write_text("<html></html>")  # the audit step's
+    assert dead_links(tex_dir / "index.html")[0] == []
