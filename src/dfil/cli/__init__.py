@@ -184,9 +184,9 @@ def _run_commands(sub) -> None:
     p.add_argument("--gpu", choices=["h100", "h200", "h100-pcie", "a100"],
                    help="cost: project every class on this GPU (default: each class's "
                    "gpu_model, else h100)")
-    p.add_argument("--trainer", choices=["packed", "plain"], default="packed",
-                   help="cost, preflight: whose measured H100 throughput sets the MFU (the "
-                   "project's packed path, or a plain transformers+peft loop)")
+    p.add_argument("--trainer", choices=["packed", "plain", "current"], default="packed",
+                   help="cost, preflight: whose measured speed sets the table (packed: the "
+                   "pessimistic end; plain: the optimistic; current: once timed)")
     p.add_argument("--gpu-hours", type=float,
                    help="plan: the budget, GPU-hours (never exceeded by the cost model)")
     p.add_argument("--power", type=float, default=0.8,
