@@ -47,7 +47,7 @@ def test_a_recorded_measurement_of_the_current_trainer_is_projected(monkeypatch)
 
 
 def test_the_total_line_keeps_the_pessimistic_end_last_and_the_range_follows(capsys):
-    assert main(["grid", "cost", "--config", str(PAPER)]) == 0
+    assert main(["grid", "cost", "--config", str(PAPER), "--catalogue"]) == 0
     lines = capsys.readouterr().out.splitlines()
     total = next(i for i, line in enumerate(lines) if line.startswith("total"))
     pessimistic = float(lines[total].split()[-1])

@@ -31,12 +31,13 @@ def projected_trainers() -> list[str]:
     return [*ENDS.values(), *([CURRENT] if measured(CURRENT) else [])]
 
 
-def format_range(hours: Mapping[str, float], table_trainer: str) -> str:
+def format_range(hours: Mapping[str, float], table_trainer: str, excluded: int = 0) -> str:
     """The range's lines: both ends' GPU-hours (``hours``: trainer -> total), the current
     trainer's projection or that it is unmeasured, and each figure's source. The table
-    above was projected with ``table_trainer``."""
+    above was projected with ``table_trainer``; ``excluded`` cells are in neither end."""
     low, high = hours[ENDS["optimistic"]], hours[ENDS["pessimistic"]]
-    lines = [f"range: {low:.1f} to {high:.1f} GPU-h (optimistic end: the plain loop's "
+    left_out = f", excluding {excluded} cells" if excluded else ""
+    lines = [f"range: {low:.1f} to {high:.1f} GPU-h{left_out} (optimistic end: the plain loop's "
              f"measured speed; pessimistic end: the packed path's; the table above uses "
              f"the {table_trainer} figures)"]
     if CURRENT in hours:
