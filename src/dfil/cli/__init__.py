@@ -34,8 +34,8 @@ EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a ful
               "refused operation (one line naming the file, line or key; nothing is "
               "overwritten); 1 a bug (its traceback)")
 PREEMPTED = ("; 143 preempted (SIGTERM, what SLURM sends before it kills or requeues a "
-             "job): the resume state is saved, rerun the same command to resume (SIGUSR1, "
-             "SLURM's warning ahead of the time limit, saves it and training goes on); 4 the "
+             "job, and the slurm profile's warning ahead of the time limit): the resume state "
+             "is saved, rerun the same command to resume; 4 the "
              "loss became NaN or infinite: lower the learning rates or check the data (a "
              "rerun diverges the same way); 3 out of GPU memory: the run's memory plan names "
              "what the rerun changes")
