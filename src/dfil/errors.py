@@ -100,11 +100,6 @@ class Preempted(RuntimeError):
     error: rerunning the same command resumes it."""
 
 
-class TimeLimit(Preempted):
-    """Training stopped on SIGUSR1 (its time limit is near) on the job's last try, after
-    saving its resume state: the run is recorded as failed by TIMEOUT."""
-
-
 class NonFiniteLoss(RuntimeError):
     """Training's loss became NaN or infinite: the run diverged, and a retry of the same
     config diverges the same way (deterministic); the message names the first such step

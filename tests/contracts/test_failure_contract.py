@@ -8,7 +8,7 @@ import pytest
 from dfil.contracts.failure import failure_record, is_failure, write_failure
 from dfil.contracts.metrics import read_metrics
 from dfil.errors import MetricsError
-from dfil.results.aggregate import FAILED, run_rows
+from dfil.results.aggregate import run_rows
 
 KEY = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
 
@@ -50,7 +50,7 @@ def test_a_recorded_failure_is_one_failed_row_of_the_aggregate(tmp_path):
     assert read_metrics(run / "metrics.json", allow_failure=True)["failed"]["reason"] == \
         "TIMEOUT"
     rows = run_rows(run / "metrics.json", tmp_path / "runs")
-    assert [(r["metric"], r["value"]) for r in rows] == [(FAILED, 1.0)]
+    assert [(r["metric"], r["value"]) for r in rows] == [("failed.TIMEOUT", 1.0)]
 
 
 def test_the_last_attempt_is_named_only_with_keep_going(monkeypatch):

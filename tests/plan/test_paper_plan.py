@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from dfil.cli import main
+from dfil.cost.archs import ARCHS
 from dfil.grid import Grid, load_grid_files
 from dfil.plan import coordinate_hours, make_plan, paper_claims, seed_order
 from dfil.plan.power import MAX_SEEDS
@@ -19,7 +20,8 @@ from snakemake_cli import ROOT, snakemake
 def paper():
     grid = load_grid_files([ROOT / "config/paper.yaml"])
     claims = paper_claims(grid, load_specs(ROOT / "config/tables.yaml"))
-    return grid, claims, coordinate_hours(grid), seed_order(grid.config, MAX_SEEDS)
+    archs = {name: ARCHS[name] for name in grid.config["backbones"]}  # nothing fetched here
+    return grid, claims, coordinate_hours(grid, archs), seed_order(grid.config, MAX_SEEDS)
 
 
 def test_every_claim_of_the_report_is_read_once(paper):
@@ -73,7 +75,7 @@ def test_a_claim_no_budget_settles_says_how_many_seeds_it_needs(paper):
 def test_budget_zero_writes_no_grid_file(tmp_path, capsys):
     out = tmp_path / "plan.yaml"
     assert main(["grid", "plan", "--config", str(ROOT / "config/paper.yaml"), "--tables",
-                 str(ROOT / "config/tables.yaml"), "--gpu-hours", "0", "--out",
+                 str(ROOT / "config/tables.yaml"), "--catalogue", "--gpu-hours", "0", "--out",
                  str(out)]) == 0
     printed = capsys.readouterr().out
     assert "0 of 73 claims planned at power 0.8 for 0 GPU-h" in printed
@@ -83,8 +85,8 @@ def test_budget_zero_writes_no_grid_file(tmp_path, capsys):
 def test_the_plans_grid_file_runs_as_is(tmp_path, capsys):
     out = tmp_path / "plan.yaml"
     assert main(["grid", "plan", "--config", str(ROOT / "config/paper.yaml"), "--tables",
-                 str(ROOT / "config/tables.yaml"), "--gpu-hours", "25", "--claims",
-                 "T2,T12", "--out", str(out)]) == 0
+                 str(ROOT / "config/tables.yaml"), "--catalogue", "--gpu-hours", "25",
+                 "--claims", "T2,T12", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "of 6 claims planned at power 0.8 for 25 GPU-h" in printed
     config = yaml.safe_load(out.read_text())
@@ -106,7 +108,8 @@ def test_the_plans_grid_file_runs_as_is(tmp_path, capsys):
 
 def test_unknown_claims_are_a_usage_error(capsys):
     code = main(["grid", "plan", "--config", str(ROOT / "config/paper.yaml"), "--tables",
-                 str(ROOT / "config/tables.yaml"), "--gpu-hours", "5", "--claims", "T99"])
+                 str(ROOT / "config/tables.yaml"), "--catalogue", "--gpu-hours", "5", "--claims",
+                 "T99"])
     assert code == 2 and "no claim 'T99'" in capsys.readouterr().err
 
 

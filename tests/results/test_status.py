@@ -25,7 +25,7 @@ def test_unfinished_cells_are_listed_with_reason_and_log(tmp_path):
         "reason": "OOM", "stage": "train", "message": "CUDA out of memory",
         "log": "logs/train/oom.log", "attempt": 3}))
     write_failure(runs / TIMEOUT / "train_summary.json", failure_record("c", "0" * 16, {
-        "reason": "TIMEOUT", "stage": "train", "message": "SIGUSR1", "log": "", "attempt": 2}))
+        "reason": "TIMEOUT", "stage": "train", "message": "SIGTERM", "log": "", "attempt": 2}))
     (runs / RETRYING / "resume.pt").write_bytes(b"state")
     (runs / DONE / "metrics.json").write_text(json.dumps({"test": {}}))
     lines = status_lines(grid)

@@ -34,8 +34,8 @@ EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a ful
               "refused operation (one line naming the file, line or key; nothing is "
               "overwritten); 1 a bug (its traceback)")
 PREEMPTED = ("; 143 preempted (SIGTERM, what SLURM sends before it kills or requeues a "
-             "job): the resume state is saved, rerun the same command to resume (SIGUSR1, "
-             "SLURM's warning ahead of the time limit, saves it and training goes on); 4 the "
+             "job, and the slurm profile's warning ahead of the time limit): the resume state "
+             "is saved, rerun the same command to resume; 4 the "
              "loss became NaN or infinite: lower the learning rates or check the data (a "
              "rerun diverges the same way); 3 out of GPU memory: the run's memory plan names "
              "what the rerun changes")
@@ -182,17 +182,17 @@ def _run_commands(sub) -> None:
     p.add_argument("--out", type=Path, help="cell YAML to write (cell, resolve); plan: the "
                    "plan's grid file")
     p.add_argument("--gpu", choices=["h100", "h200", "h100-pcie", "a100"],
-                   help="cost: project every class on this GPU (default: each class's "
-                   "gpu_model, else h100)")
-    p.add_argument("--trainer", choices=["packed", "plain"], default="packed",
-                   help="cost, preflight: whose measured H100 throughput sets the MFU (the "
-                   "project's packed path, or a plain transformers+peft loop)")
+                   help="cost: every class on this GPU (default: its gpu_model, else h100)")
+    p.add_argument("--trainer", choices=["packed", "plain", "current"], default="packed",
+                   help="cost, preflight: whose measured speed sets the table (packed: the "
+                   "pessimistic end; plain: the optimistic; current: once timed)")
+    p.add_argument("--catalogue", action="store_true", help="cost, preflight, plan: the "
+                   "offline catalogue's shapes (dfil.cost.archs) for a backbone whose "
+                   "config.json is not fetched and that declares no arch, labelled so")
     p.add_argument("--gpu-hours", type=float,
                    help="plan: the budget, GPU-hours (never exceeded by the cost model)")
-    p.add_argument("--power", type=float, default=0.8,
-                   help="plan: the power each planned claim's test must have (default 0.8)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="plan: the tests' level (default %(default)s)")
+    p.add_argument("--power", type=float, default=0.8, help="plan: each planned test's power")
+    p.add_argument("--alpha", type=float, default=0.05, help="plan: the tests' level")
     p.add_argument("--claims", help="plan: only these claims, comma-separated ids (as the "
                    "plan's table prints them) or tables (T5)")
     p.add_argument("--optimistic", action="store_true", help="plan: cost runs at the cost "

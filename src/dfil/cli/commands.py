@@ -84,11 +84,11 @@ def cmd_grid(args: argparse.Namespace) -> int:
     elif args.action == "preflight":
         from dfil.cli.preflight import grid_preflight
 
-        return grid_preflight(grid, args.profile or [], args.trainer)
+        return grid_preflight(grid, args.profile or [], args.trainer, args.catalogue)
     elif args.action == "cost":
         from dfil.cli.cost import grid_cost
 
-        print(grid_cost(grid, args.gpu, args.trainer))
+        print(grid_cost(grid, args.gpu, args.trainer, args.catalogue))
     elif args.action == "plan":
         from dfil.cli.plan import grid_plan
 

@@ -1,27 +1,54 @@
-"""``dfil grid cost``: the grid's projected GPU-hours by size class, the resources each
-class could ask for (:mod:`dfil.cost`), and what its finished cells measured."""
+"""``dfil grid cost``: the grid's projected GPU-hours by size class, the range between the
+recorded trainers' speeds with each figure's source, where each backbone's architecture
+came from (:mod:`dfil.cli.archs`), the resources each class could ask for
+(:mod:`dfil.cost`), and what its finished cells measured."""
 
 from __future__ import annotations
 
 
-def grid_cost(grid, gpu: str | None, trainer: str) -> str:
-    """The cost table and resource proposal of a :class:`dfil.grid.Grid`.
+def missing_lines(archs) -> list[str]:
+    """One line per backbone without an architecture, with its fix."""
+    return [a.source for a in archs.values() if a.config is None]
+
+
+def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
+              missing: bool = True) -> str:
+    """The cost table, its range and resource proposal of a :class:`dfil.grid.Grid`, its
+    backbones' architectures (:func:`dfil.cli.archs.grid_archs`; ``catalogue``: the
+    offline shapes where none is fetched or declared) labelled with their sources, and
+    (``missing``) a line for each backbone without one; the cells of those are left out,
+    and the totals say how many.
 
     Each class is projected on ``gpu``, else on its ``resources`` gpu_model where that is
     a GPU the cost model knows, else on an H100.
     """
     from pathlib import Path
 
+    from dfil.cli.archs import grid_archs
     from dfil.cost import by_class, cell_work, format_proposals, format_table, project, propose
+    from dfil.cost.ends import format_range, projected_trainers, total_hours
     from dfil.cost.measured import format_measured, measured_by_class
     from dfil.cost.rates import PEAK_BF16
 
+    archs = grid_archs(grid, catalogue)
     resources = grid.config["resources"]
     gpus = {size: gpu or (r.get("gpu_model") if r.get("gpu_model") in PEAK_BF16 else "h100")
             for size, r in resources.items()}
-    works = [cell_work(c.key, c.size, c.config) for c in grid.cells.values()]
+    known = [(c, archs[c.config["model"]["backbone"]["name"]].config)
+             for c in grid.cells.values()]
+    works = [cell_work(c.key, c.size, c.config, arch) for c, arch in known if arch]
+    excluded = len(known) - len(works)
+    head = [*(missing_lines(archs) if missing else []),
+            *(f"architecture of {a.name}: {a.source}" for a in archs.values() if a.config)]
+    if not works:
+        return "\n".join([*head, f"No cell projected: none of the {excluded} cells' "
+                                  "backbones has an architecture."])
     costs = [project(w, gpus[w.size], trainer) for w in works]
-    table = format_table(grid.name, by_class(costs, gpus), trainer)
+    hours = {t: total_hours(project(w, gpus[w.size], t) for w in works)
+             for t in projected_trainers()}
+    table = "\n".join([format_table(grid.name, by_class(costs, gpus), trainer, excluded),
+                       format_range(hours, trainer, excluded)])
     measured = format_measured(measured_by_class(costs, Path(grid.results) / "benchmarks"),
                                {size: int(r.get("gpu", 0)) for size, r in resources.items()})
-    return "\n\n".join([table, measured, format_proposals(propose(works, trainer))])
+    return "\n\n".join(["\n".join(head), table, measured,
+                        format_proposals(propose(works, trainer))])

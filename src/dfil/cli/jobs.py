@@ -31,7 +31,6 @@ from dfil.errors import (
     NonFiniteLoss,
     OutOfMemory,
     Preempted,
-    TimeLimit,
 )
 
 #: The exit status of a training that ran out of GPU memory and will retry differently.
@@ -102,8 +101,6 @@ def _sole_writer(run_dir: Path, command: str):
 def _reason(err: BaseException) -> str:
     if isinstance(err, GatedRepo):
         return "gated"
-    if isinstance(err, TimeLimit):
-        return "TIMEOUT"
     if isinstance(err, OutOfMemory) or "out of memory" in str(err):
         return "OOM"
     return "error"
@@ -120,12 +117,7 @@ def _train(args: argparse.Namespace) -> int:
     last = last_try(args.attempt)
     try:
         # Flushed per line: a job killed before it exits keeps what it logged.
-        train_cell(args.cell, args.out, log=functools.partial(print, flush=True),
-                   last_try=last)
-    except TimeLimit as err:
-        if last:
-            return _record(args, "train", "TIMEOUT", err)
-        raise
+        train_cell(args.cell, args.out, log=functools.partial(print, flush=True))
     except Preempted as stop:
         from dfil.train.timelimit import at_time_limit
 

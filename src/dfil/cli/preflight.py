@@ -52,10 +52,14 @@ def plan_lines(record) -> str:
             f"plan: GPU-hours on {on}, the cost model's {record.end} end")
 
 
-def grid_preflight(grid, profiles: list[Path], trainer: str = "packed") -> int:
+def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
+                   catalogue: bool = False) -> int:
     """Run every check of :class:`dfil.grid.Grid` ``grid`` against this host, print one
-    line each and the cost table; :data:`FAILED` if any check found a problem."""
-    from dfil.cli.cost import grid_cost
+    line each and the cost table; :data:`FAILED` if any check found a problem. A backbone
+    without an architecture (:mod:`dfil.cli.archs`) is a skipped cost check naming the
+    fix; its cells are left out of the table."""
+    from dfil.cli.archs import grid_archs
+    from dfil.cli.cost import grid_cost, missing_lines
     from dfil.hub import cache_root
     from dfil.preflight.checks import Check, problems, summary
     from dfil.preflight.cluster import site_from_profile, slurm_checks
@@ -70,8 +74,10 @@ def grid_preflight(grid, profiles: list[Path], trainer: str = "packed") -> int:
         checks.append(Check("hub", "skipped", "the grid reads no hub backbone or dataset"))
     site = site_from_profile(load_profile(profiles)) if profiles else None
     checks += slurm_checks(site, largest_jobs(grid))
+    checks += [Check("cost", "skipped", line)
+               for line in missing_lines(grid_archs(grid, catalogue))]
     try:
-        cost = grid_cost(grid, None, trainer)
+        cost = grid_cost(grid, None, trainer, catalogue, missing=False)
     except InputError as err:  # a grid the cost model cannot project (a stand-in task)
         cost = ""
         checks.append(Check("cost", "skipped", f"no GPU-hours projected: {err}"))

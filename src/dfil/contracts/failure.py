@@ -7,9 +7,10 @@ last attempt (``dfil train --attempt N``, with ``DFIL_LAST_ATTEMPT`` the attempt
 workflow makes last), or one whose failure a retry would repeat (:data:`DETERMINISTIC`,
 on any attempt), does not fail: it writes this record in place of its output and exits 0.
 The evaluation of a failed training copies it into ``metrics.json`` (asking for no GPU);
-the aggregate turns it into a ``failed`` row; the tables show the entries that read the
-cell as not available; ``dfil grid status`` lists it with its reason (or, for a
-deterministic failure, its message: where, and what to change) and log. Rerunning a
+the aggregate turns it into a ``failed.<reason>`` row; the tables print no number for
+the entries that read the cell, and their notes say why in the words of :data:`NOT_RUN`;
+``dfil grid status`` lists it with its reason (or, for a deterministic failure, its
+message: where, and what to change) and log. Rerunning a
 failed cell is asking for it again (``--forcerun`` its ``train_summary.json``): training
 resumes from its saved state. A hub fetch that a gated repo refused is recorded, with
 keep-going, in the fetch rule's stamp (the job exits 0): each cell that reads the repo
@@ -38,6 +39,19 @@ REASONS = ("OOM", "TIMEOUT", "401", "non-finite loss", "gated", "error")
 DETERMINISTIC = ("non-finite loss", "gated")
 #: How a gated cell's record begins: the cell did not run, and what it needs.
 GATED = "not run: gated (needs HF_TOKEN and the licence)"
+#: What a table's notes say where a failed cell's entries would be, by reason.
+NOT_RUN = {"OOM": "not run: out of GPU memory (OOM)",
+           "TIMEOUT": "not run: out of time (TIMEOUT)",
+           "401": "not run: the hub refused its repo (401)",
+           "non-finite loss": "not run: non-finite loss",
+           "gated": GATED,
+           "error": "not run: failed (its failure record says why)"}
+
+
+def failure_words(reason: str) -> str:
+    """The words a table prints for a cell that failed by ``reason`` (one of
+    :data:`REASONS`; an unknown one reads as ``error``)."""
+    return NOT_RUN.get(reason, NOT_RUN["error"])
 
 
 @cache

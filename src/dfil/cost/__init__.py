@@ -1,4 +1,4 @@
-"""The projected GPU cost of a grid, from its backbones' architectures (issue 25).
+"""The projected GPU cost of a grid, from its backbones' architectures.
 
 FLOPs per token of each backbone (:mod:`dfil.cost.flops`, each term with its source) x the
 tokens each cell trains and evaluates on (split sizes and measured prompt lengths,

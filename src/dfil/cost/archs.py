@@ -2,9 +2,10 @@
 
 The public ``config.json`` fields that set parameter shapes and speed, one entry per
 backbone of ``config/paper.yaml`` (instruct variants share their base model's shapes),
-plus the embedded SmolLM2-135M and the tests' tiny Llama. Used by the cost model and to
-build a backbone with random weights (tests, parameter counts on the meta device,
-benchmarks) without downloading anything.
+plus the embedded SmolLM2-135M and the tests' tiny Llama: the offline source for tests
+and benchmarks (a backbone with random weights, parameter counts on the meta device),
+and for the cost model only when asked (``--catalogue``); otherwise it reads a backbone's
+fetched config.json or the grid's ``arch:``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """A grid cell's resolved config (the dict of its ``cell.yaml``) as the projection's input.
 
 The only module here that knows the config's layout: split sizes per task, which sets an
-evaluation scores (FRoG cells that train: the probe sets and QuRe too), the backbone's
-architecture (its ``arch`` entry, else the published config of its name or hub id).
+evaluation scores (FRoG cells that train: the probe sets and QuRe too). The backbone's
+architecture is given by the caller, with its source (``dfil.cli.archs``: the grid's
+``arch:``, the fetched config.json, or the offline catalogue when asked).
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from dfil.cost.archs import ARCHS, MODEL_IDS
 from dfil.cost.project import CellWork
 from dfil.cost.rates import (
     DEFAULT_TOKENIZER_FACTOR,
@@ -27,18 +27,6 @@ from dfil.errors import ConfigError
 PROMPT_LIKE = {"ordinal_standin": "sst5"}
 
 
-def backbone_arch(backbone: Mapping) -> tuple[str, dict]:
-    """(architecture name, config) of a cell's ``model.backbone`` entry."""
-    if backbone.get("arch"):
-        return backbone.get("name", "arch"), dict(backbone["arch"])
-    for key in (backbone.get("name", ""), MODEL_IDS.get(backbone.get("model_id", ""), "")):
-        if key in ARCHS:
-            return key, dict(ARCHS[key])
-    raise ValueError(f"backbone {backbone.get('name')!r} ({backbone.get('model_id')!r}): no "
-                     f"architecture known to the cost model; give the entry an `arch` or add "
-                     f"its published config to dfil.cost.archs")
-
-
 def splits(task: str, budget: int | None) -> dict[str, int]:
     """train (per epoch), val and test examples of ``task``: the pool's 80/20 cut, a few-shot
     budget in place of the train part."""
@@ -51,10 +39,11 @@ def splits(task: str, budget: int | None) -> dict[str, int]:
     return {"train": budget or train, "val": pool - train, "test": test}
 
 
-def cell_work(key: str, size: str, config: Mapping) -> CellWork:
-    """The projection's input for the cell ``key`` of size class ``size``."""
+def cell_work(key: str, size: str, config: Mapping, arch: Mapping) -> CellWork:
+    """The projection's input for the cell ``key`` of size class ``size``, whose backbone
+    has the architecture ``arch`` (a transformers config dict)."""
     data, model, train = config["data"], config["model"], config["train"]
-    name, arch = backbone_arch(model["backbone"])
+    name = model["backbone"].get("name", "")
     factor = TOKENIZER_FACTOR.get(name, DEFAULT_TOKENIZER_FACTOR)
     task = data["task"]
     examples = splits(task, data.get("budget"))
@@ -75,7 +64,7 @@ def cell_work(key: str, size: str, config: Mapping) -> CellWork:
     lora = model.get("lora", {})
     frozen = model.get("adapter", "lora") == "none"
     return CellWork(
-        key=key, size=size, arch=arch, examples=examples, prompt_tokens=tokens,
+        key=key, size=size, arch=dict(arch), examples=examples, prompt_tokens=tokens,
         longest=min(cap, math.ceil(factor * own.longest)),
         epochs=0 if zero_shot else train["epochs"], batch_size=train["batch_size"],
         lora_targets=() if frozen else tuple(lora.get("targets", ("q", "v"))),

@@ -3,8 +3,13 @@ trainer's measured throughput (hence its MFU), split sizes and prompt lengths.
 
 MFU here is measured tokens/s x this package's FLOPs per token (:mod:`dfil.cost.flops`,
 ~4N for LoRA) / peak, so that a projection divides by the same rule it multiplied by. The
-issue's MFU figures were stated against 6N (N = 7.07e9, Qwen2.5-7B without its input
-embedding) and are ~1.6x these.
+measurements' own MFU figures were stated against 6N (N = 7.07e9, Qwen2.5-7B without its
+input embedding) and are ~1.6x these.
+
+Each measurement says which trainer ran, when and where. The two recorded trainers give
+the projection's two ends (:mod:`dfil.cost.ends`); the current trainer (``src/dfil/train``)
+has no measurement until a session with a GPU times it (``benchmarks/train_throughput.py``)
+and records it here under ``"current"``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,8 @@ GPU_GIB = {"h100": 79.1, "h200": 139.8, "h100-pcie": 79.1, "a100": 79.5}
 
 @dataclass(frozen=True)
 class Throughput:
-    """A measured training throughput and what it was measured on."""
+    """A measured training throughput and what it was measured on: the trainer that ran
+    (``name``), when (``when``) and where (``where``), and the setup (``source``)."""
 
     name: str
     tokens_per_s: float
@@ -29,31 +35,52 @@ class Throughput:
     arch: str
     prompt_tokens: float
     source: str
+    when: str = ""
+    where: str = ""
+
+    def label(self) -> str:
+        """One line: the speed, the trainer, when and where it was measured."""
+        return (f"{self.tokens_per_s:,.0f} tokens/s, {self.name}; measured on {self.where}, "
+                f"{self.when}; {self.source}")
 
 
-_SETUP = ("H100 80GB, Qwen2.5-7B architecture (random weights), LoRA q,v r16, bf16, "
-          "~120-token prompts; issue 25, measured before the trainer's rebuild")
-#: The figures issue 25 reports; replace them with a measurement of the current trainer
-#: (benchmarks/train_throughput.py) once a session has a GPU.
+_SETUP = "Qwen2.5-7B architecture with random weights, LoRA q,v r16, bf16, ~120-token prompts"
+_WHEN = "2026-11-24 (before the trainer's rebuild)"
+_WHERE = "one H100 80GB (a lent GPU session)"
+#: Recorded measurements, by (trainer, batch). "packed" and "plain" were timed before the
+#: trainer's rebuild; "current" (the trainer as built now) goes here once a session with
+#: a GPU times it.
 MEASURED = {
-    ("packed", 8): Throughput("packed path, batch 8", 1877, 8, "h100", "qwen2.5-7b", 120,
-                              _SETUP + " (8.1% MFU by 6N); peak memory 19.3 GiB"),
-    ("packed", 32): Throughput("packed path, batch 32", 7424, 32, "h100", "qwen2.5-7b", 120,
-                               _SETUP + " (31.8% MFU by 6N); peak memory 35.8 GiB"),
-    ("plain", 8): Throughput("plain transformers+peft loop, batch 8", 5111, 8, "h100",
-                             "qwen2.5-7b", 120, _SETUP + " (21.9% MFU by 6N)"),
-    ("plain", 32): Throughput("plain transformers+peft loop, batch 32", 7561, 32, "h100",
-                              "qwen2.5-7b", 120, _SETUP + " (32.4% MFU by 6N)"),
+    ("packed", 8): Throughput("the project's packed path, batch 8", 1877, 8, "h100",
+                              "qwen2.5-7b", 120, _SETUP + "; 8.1% MFU by 6N; peak memory "
+                              "19.3 GiB", _WHEN, _WHERE),
+    ("packed", 32): Throughput("the project's packed path, batch 32", 7424, 32, "h100",
+                               "qwen2.5-7b", 120, _SETUP + "; 31.8% MFU by 6N; peak memory "
+                               "35.8 GiB", _WHEN, _WHERE),
+    ("plain", 8): Throughput("a plain transformers+peft loop, batch 8", 5111, 8, "h100",
+                             "qwen2.5-7b", 120, _SETUP + "; 21.9% MFU by 6N", _WHEN, _WHERE),
+    ("plain", 32): Throughput("a plain transformers+peft loop, batch 32", 7561, 32, "h100",
+                              "qwen2.5-7b", 120, _SETUP + "; 32.4% MFU by 6N", _WHEN, _WHERE),
 }
-TRAINERS = ("packed", "plain")
+#: Trainers a projection can use: the two recorded ends and the current trainer.
+TRAINERS = ("packed", "plain", "current")
+
+
+def measured(trainer: str) -> list[Throughput]:
+    """``trainer``'s recorded measurements, smallest batch first (none: not yet timed)."""
+    return [MEASURED[k] for k in sorted(k for k in MEASURED if k[0] == trainer)]
 
 
 def measurement(trainer: str, batch: int) -> Throughput:
     """The measurement of ``trainer`` at the largest measured batch <= ``batch`` (the
     smallest measured one below that): a cell's batch 64 uses batch 32's figure."""
+    if trainer not in TRAINERS:
+        raise ValueError(f"unknown trainer {trainer!r}; expected one of {list(TRAINERS)}")
     batches = sorted(b for t, b in MEASURED if t == trainer)
     if not batches:
-        raise ValueError(f"unknown trainer {trainer!r}; expected one of {list(TRAINERS)}")
+        raise ValueError(f"trainer {trainer!r} has not been timed on a GPU yet: run "
+                         "benchmarks/train_throughput.py there and record it in "
+                         "dfil.cost.rates.MEASURED")
     chosen = max((b for b in batches if b <= batch), default=batches[0])
     return MEASURED[(trainer, chosen)]
 

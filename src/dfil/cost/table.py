@@ -87,10 +87,12 @@ def propose(works: Iterable[CellWork], trainer: str = "packed") -> dict[str, Pro
     return out
 
 
-def format_table(name: str, classes: Mapping[str, ClassTotal], trainer: str) -> str:
+def format_table(name: str, classes: Mapping[str, ClassTotal], trainer: str,
+                 excluded: int = 0) -> str:
     """GPU-hours by size class and in total, with each class's longest jobs and its
     largest training step's memory (computed, at each cell's own batch: the bs64 cells'
-    64)."""
+    64). ``excluded`` cells (no architecture known) are in no row, and the total says so;
+    its last field is always the GPU-hours."""
     head = (f"{'class':<10} {'gpu':<5} {'cells':>5} {'trained':>7} {'train GPU-h':>11} "
             f"{'eval GPU-h':>10} {'total GPU-h':>11} {'longest train':>13} "
             f"{'longest eval':>12} {'memory, computed':>17}")
@@ -107,7 +109,8 @@ def format_table(name: str, classes: Mapping[str, ClassTotal], trainer: str) -> 
         total = [total[0] + c.cells, total[1] + c.trained, total[2] + c.train_h,
                  total[3] + c.eval_h]
     lines.append("-" * len(head))
-    lines.append(f"{'total':<10} {'':<5} {total[0]:>5} {total[1]:>7} {total[2]:>11.1f} "
+    label = f"total (excluding {excluded} cells)" if excluded else "total"
+    lines.append(f"{label:<16} {total[0]:>5} {total[1]:>7} {total[2]:>11.1f} "
                  f"{total[3]:>10.1f} {total[2] + total[3]:>11.1f}")
     return "\n".join(lines)
 

@@ -2,18 +2,18 @@
 seed: its training and evaluation jobs) from the cost model (:mod:`dfil.cost`), and the
 seeds a plan draws, in the order the grid names them.
 
-The cost model's range is the trainer's unmeasured speed: the project's packed path
-(the slower measurement, the pessimistic end, used by default) or a plain
-transformers+peft loop (the optimistic end).
+The cost model's range (:mod:`dfil.cost.ends`): the project's packed path (the slower
+measurement, the pessimistic end, used by default) or a plain transformers+peft loop (the
+optimistic end); the current trainer is not timed yet.
 """
 
 from __future__ import annotations
 
-from dfil.cost import cell_work, project
-from dfil.cost.rates import PEAK_BF16
+from collections.abc import Mapping
 
-#: The trainer whose throughput gives each end of the cost model's range.
-TRAINER = {"pessimistic": "packed", "optimistic": "plain"}
+from dfil.cost import cell_work, project
+from dfil.cost.ends import ENDS
+from dfil.cost.rates import PEAK_BF16
 
 
 def coordinate(key: str) -> str:
@@ -21,21 +21,25 @@ def coordinate(key: str) -> str:
     return key.rsplit("/seed", 1)[0]
 
 
-def coordinate_hours(grid, gpu: str | None = None, end: str = "pessimistic") -> dict[str, float]:
-    """GPU-hours of one run of each coordinate of ``grid`` (a :class:`dfil.grid.Grid`),
-    projected on ``gpu`` (default: each size class's ``gpu_model`` the cost model knows,
-    else an H100, as ``dfil grid cost``), at the ``end`` of the cost range."""
-    if end not in TRAINER:
-        raise ValueError(f"unknown end of the cost range {end!r}; expected {sorted(TRAINER)}")
+def coordinate_hours(grid, archs: Mapping[str, Mapping | None], gpu: str | None = None,
+                     end: str = "pessimistic") -> dict[str, float]:
+    """GPU-hours of one run of each coordinate of ``grid`` (a :class:`dfil.grid.Grid`)
+    whose backbone has an architecture in ``archs`` (backbone name -> config dict, None
+    for none known: those coordinates are left out), projected on ``gpu`` (default: each
+    size class's ``gpu_model`` the cost model knows, else an H100, as ``dfil grid cost``),
+    at the ``end`` of the cost range."""
+    if end not in ENDS:
+        raise ValueError(f"unknown end of the cost range {end!r}; expected {sorted(ENDS)}")
     resources = grid.config["resources"]
     out: dict[str, float] = {}
     for key, cell in grid.cells.items():
         coord = coordinate(key)
-        if coord in out:
+        arch = archs.get(cell.config["model"]["backbone"]["name"])
+        if coord in out or not arch:
             continue
         model = resources.get(cell.size, {}).get("gpu_model")
         on = gpu or (model if model in PEAK_BF16 else "h100")
-        c = project(cell_work(key, cell.size, cell.config), on, TRAINER[end])
+        c = project(cell_work(key, cell.size, cell.config, arch), on, ENDS[end])
         out[coord] = (c.train_s + c.eval_s) / 3600
     return out
 

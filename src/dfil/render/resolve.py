@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from dfil import stats
+from dfil.contracts.failure import NOT_RUN
 from dfil.errors import ConfigError
 from dfil.render.entries import Entry, Row, Table, dash_reason
 from dfil.render.finish import finish, union
@@ -176,7 +177,7 @@ class Resolver:
         sample = self.source.sample(_layer(at.spec.get("where"), _where(espec)))
         return Entry("stat", values=tuple(sample.values.to_numpy()),
                      fmt=espec.get("fmt", "ms"), digits=espec.get("digits", 1),
-                     reads=sample.reads, substituted=sample.substituted)
+                     reads=sample.reads, substituted=sample.substituted, reason=sample.failed)
 
     def _tex(self, espec: Mapping, at: _At) -> Entry:
         """Literal LaTeX; with ``with``, its {placeholders} filled by those entries."""
@@ -209,7 +210,7 @@ class Resolver:
         base = _layer(at.spec.get("where"), _where(espec))
         a, b = (self.source.sample(_layer(base, espec.get(side))) for side in ("a", "b"))
         value = _test_value(espec, a.values, b.values)
-        why = "" if value is not None else (
+        why = "" if value is not None else a.failed or b.failed or (
             "a test needs two seeds a side" if min(len(a.values), len(b.values)) < 2
             else "identical samples: no test")
         return Entry("value", value=value, fmt=espec.get("fmt", "p"),
@@ -234,10 +235,12 @@ def _delta(espec: Mapping, at: _At) -> Entry:
     value = None if a is None or b is None or a.mean is None or b.mean is None \
         else a.mean - b.mean
     both = a is not None and b is not None
+    why = "" if value is not None else next(  # a side whose cell failed says why
+        (e.reason for e in (a, b) if e is not None and e.reason in NOT_RUN.values()), "")
     return Entry("value", value=value, fmt=espec.get("fmt", "signed"),
                  digits=espec.get("digits", 1),
                  reads=(a.reads | b.reads) if both else frozenset(),
-                 sides=(a, b) if value is not None else ())
+                 sides=(a, b) if value is not None else (), reason=why)
 
 
 def _wins(espec: Mapping, at: _At) -> Entry:

@@ -17,9 +17,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from dfil.contracts.failure import failure_words
 from dfil.errors import ConfigError, MetricsError
 from dfil.grid import Grid
-from dfil.results.aggregate import FAILED
+from dfil.results.aggregate import failure_reason
 from dfil.runkey import FIELDS, RunPoint, applicable, fmt_lambda, format_key
 
 #: The coordinates of a cell (everything in a run key but the seed).
@@ -45,11 +46,13 @@ class Selection:
 @dataclass(frozen=True)
 class Sample:
     """A metric's value per seed (index: seed, times ``scale``; runs that lack the metric
-    left out), every (run key, metric) asked for, and the substitutions made."""
+    left out), every (run key, metric) asked for, the substitutions made, and, when a run
+    of the cell failed, what the table says in its place (``failed``; no values then)."""
 
     values: pd.Series
     reads: frozenset[Read]
     substituted: frozenset[Substitution]
+    failed: str = ""
 
 
 class Source:
@@ -64,8 +67,8 @@ class Source:
         self.grid = grid
         self.map = grid.config.get("render", {})
         self._values: dict[Read, float] = {}
-        #: run keys of cells that gave up (a failure record): their entries are n/a
-        self.failed: frozenset[str] = frozenset()
+        #: run key of each cell that gave up (a failure record) -> its reason
+        self.failed: dict[str, str] = {}
         if frame is not None and len(frame):
             bad = frame[~np.isfinite(frame["value"].to_numpy(dtype=float))]
             if len(bad):
@@ -77,8 +80,8 @@ class Source:
                     for r in frame[list(COORDS) + ["seed"]].itertuples(index=False)]
             self._values = dict(zip(zip(keys, frame["metric"], strict=True), frame["value"],
                                     strict=True))
-            self.failed = frozenset(k for k, m in zip(keys, frame["metric"], strict=True)
-                                    if m == FAILED)
+            self.failed = {k: reason for k, m in zip(keys, frame["metric"], strict=True)
+                           if (reason := failure_reason(m)) is not None}
 
     def _mapped(self, kind: str, value) -> tuple[object, frozenset[Substitution]]:
         """``value`` through the grid's ``render.<kind>`` map, and the substitution made
@@ -130,21 +133,24 @@ class Source:
     def sample(self, where: Mapping) -> Sample:
         """The metric's value per seed of the cell ``where`` names, with what it read. No
         value at all when one of the cell's runs failed (a failure record): an entry that
-        reads a failed run is not available, never a mean of the runs that finished."""
+        reads a failed run is not available, never a mean of the runs that finished, and
+        says why (the first failed run's reason in
+        :func:`dfil.contracts.failure.failure_words`)."""
         metric = where.get("metric")
         if metric is None:
             raise ConfigError("a table entry needs a metric")
         scale = float(where.get("scale", 1.0))
         selection = self.select(where)
         out = {}
-        failed = bool(self.failed.intersection(selection.keys))
+        failed = next((failure_words(self.failed[k]) for k in selection.keys
+                       if k in self.failed), "")
         for key in () if failed else selection.keys:
             value = self._values.get((key, metric))
             if value is not None:
                 out[key.rsplit("/seed", 1)[1]] = value * scale
         return Sample(pd.Series(out, dtype=float),
                       frozenset((key, metric) for key in selection.keys),
-                      selection.substituted)
+                      selection.substituted, failed)
 
     def values(self, where: Mapping) -> pd.Series:
         """The metric's value per seed (index: seed), times ``scale``; runs that lack the

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from dfil.contracts.failure import is_failure
+from dfil.contracts.failure import KEY, is_failure
 from dfil.contracts.metrics import measures, read_metrics
 from dfil.contracts.rundir import ASIDE, METRICS
 from dfil.errors import MissingInputError, RefusedError
@@ -23,13 +23,26 @@ from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
 
 COLUMNS = [*FIELDS, "metric", "value", "run_dir", "config_hash", "package_version",
            "git_commit"]
-#: The metric of a cell that gave up on its last try (its only row).
+#: The metric of a cell that gave up on its last try (its only row): ``failed.<reason>``.
 FAILED = "failed"
+
+
+def failed_metric(reason: str) -> str:
+    """The metric of the row of a cell that failed by ``reason``."""
+    return f"{FAILED}.{reason}"
+
+
+def failure_reason(metric: str) -> str | None:
+    """The failure reason a row's ``metric`` records (``error`` for a bare ``failed``);
+    None for a measured metric."""
+    if metric == FAILED or metric.startswith(FAILED + "."):
+        return metric[len(FAILED) + 1:] or "error"
+    return None
 
 
 def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
     """Rows of one run's ``metrics.json`` (validated), plus ``train.attempts``; a failure
-    record (a cell that gave up) is one row, metric ``failed``, value 1."""
+    record (a cell that gave up) is one row, metric ``failed.<reason>``, value 1."""
     metrics_path = Path(metrics_path)
     run_dir = metrics_path.parent
     key = parse_key(run_dir.relative_to(runs_root).as_posix())
@@ -38,7 +51,7 @@ def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
     base = {**key, "run_dir": run_dir.as_posix(), "config_hash": metrics["config_hash"],
             "package_version": prov["package_version"], "git_commit": prov["git_commit"]}
     if is_failure(metrics):
-        return [{**base, "metric": FAILED, "value": 1.0}]
+        return [{**base, "metric": failed_metric(metrics[KEY]["reason"]), "value": 1.0}]
     rows = [{**base, "metric": name, "value": value} for name, value in measures(metrics)]
     attempts = metrics["train"].get("attempts", [])
     rows.append({**base, "metric": "train.attempts", "value": float(len(attempts))})

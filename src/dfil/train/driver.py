@@ -59,22 +59,18 @@ class Job:
     tokenizer: LazyTokenizer
     log: Callable[[str], None]
     plan: MemoryPlan = MemoryPlan()
-    last_try: bool = False
 
 
-def train_cell(cell_path: str | Path, run_dir: str | Path, log=print,
-               last_try: bool = False) -> dict:
-    """Train the cell at ``cell_path`` into ``run_dir`` (resuming if it was interrupted).
-    ``last_try``: no retry follows (a time-limit warning then stops training)."""
+def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
+    """Train the cell at ``cell_path`` into ``run_dir`` (resuming if it was interrupted)."""
     started = time.perf_counter()
     cell_path, run_dir = Path(cell_path), Path(run_dir)
     cell = load_cell(cell_path)
     with deterministic(cell.train.deterministic):  # before any CUDA work
-        return _train(cell, cell_path, run_dir, started, log, last_try)
+        return _train(cell, cell_path, run_dir, started, log)
 
 
-def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log,
-           last_try: bool) -> dict:
+def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log) -> dict:
     # The data first: a bad source stops the job before anything in run_dir is moved.
     frames = task_frames(cell) if method_spec(cell.model.method).trains else None
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -95,7 +91,7 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
         summary["data_note"] = "synthetic stand-in data, not the paper's dataset"
     if frames is not None:
         job = Job(run_dir, chash, device, frames,
-                  LazyTokenizer(cell.model.backbone), log, plan, last_try)
+                  LazyTokenizer(cell.model.backbone), log, plan)
         attempts = _out_of_memory_guarded(cell, job)
         summary.update(attempts=attempts, remediated=len(attempts) > 1, trained=True,
                        train_examples=len(job.frames["train"]))
@@ -170,7 +166,7 @@ def _attempt(number: int, cell: CellConfig, job: Job) -> dict:
         job.log("backbone " + describe_attention(cell.model.backbone.attn_implementation,
                                                  model.backbone))
     data = _encode(model, cell, job)
-    place = Place(job.run_dir, number, job.log, job.plan.micro_batch_size, job.last_try)
+    place = Place(job.run_dir, number, job.log, job.plan.micro_batch_size)
     return train_attempt(model, cell, data, place)
 
 

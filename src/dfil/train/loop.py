@@ -4,8 +4,8 @@ A linear loop with small named helpers. Per epoch it appends a record to
 ``train_log.jsonl``, saves the best checkpoint by validation loss (``model.safetensors``)
 and the resume state (:mod:`dfil.train.resume`), so a rerun continues exactly where a
 preempted run stopped and ends with the same numbers as an uninterrupted one. SIGTERM
-saves and stops; SIGUSR1 (SLURM's warning ahead of the time limit) saves and goes on,
-or, on the job's last try, saves and stops as out of time. A non-finite loss stops the
+(a preemption, or the slurm profile's warning ahead of the time limit) saves and stops;
+the CLI tells a time limit on the last try from a preemption. A non-finite loss stops the
 attempt at the next of those reads (:mod:`dfil.train.finite`).
 """
 
@@ -29,7 +29,7 @@ from dfil.engine.checkpoint import save_checkpoint
 from dfil.engine.device import autocast_dtype, progress, sync_guard
 from dfil.engine.loader import Loader
 from dfil.engine.predict import Collector, heads_centers, layout_for, outputs
-from dfil.errors import Preempted, TimeLimit
+from dfil.errors import Preempted
 from dfil.inference import mf_labels
 from dfil.model.losses import inverse_frequency_weights
 from dfil.model.objective import compute_loss
@@ -88,14 +88,12 @@ def epoch_plan(cell: CellConfig, train: Encoded, epoch: int) -> list[np.ndarray]
 class Place:
     """Where and how one attempt runs, none of it part of the cell's config: its run
     directory and number, the log, the micro-batch (None: each batch at once; else its
-    parts with gradient accumulation) and whether this is the job's last try (a time-limit
-    warning then stops it instead of only saving)."""
+    parts with gradient accumulation)."""
 
     run_dir: Path
     number: int
     log: Callable[[str], None] = print
     micro_batch_size: int | None = None
-    last_try: bool = False
 
 
 @dataclass(frozen=True)
@@ -123,8 +121,8 @@ class Attempt:
 
 
 def train_attempt(model, cell: CellConfig, data: TrainData, place: Place) -> dict:
-    """Train ``model`` in place for one attempt; returns its summary. Raises Preempted
-    (TimeLimit on the last try's time-limit warning), NonFiniteLoss when it diverges."""
+    """Train ``model`` in place for one attempt; returns its summary. Raises Preempted on
+    SIGTERM, NonFiniteLoss when it diverges."""
     run, state = _set_up(model, cell, data, place)
     started = time.perf_counter()
     with StopFlag() as stop:
@@ -187,8 +185,7 @@ def step_batches(run: Attempt, plan: list[np.ndarray]):
 
 def _run_epoch(run: Attempt, state: AttemptState, stop: StopFlag) -> None:
     """The steps left in epoch ``state.epoch``, each one's loss terms added to
-    ``state.sums``; on a signal the state after the step is saved, then Preempted raised
-    (SIGTERM; SIGUSR1 on the last try: TimeLimit) or training goes on (SIGUSR1). A
+    ``state.sums``; on SIGTERM the state after the step is saved, then Preempted raised. A
     non-finite loss raises NonFiniteLoss at the epoch's end or a signal, whichever first."""
     run.setup.model.train()
     plan = epoch_plan(run.cell, run.data.train, state.epoch)
@@ -203,7 +200,7 @@ def _run_epoch(run: Attempt, state: AttemptState, stop: StopFlag) -> None:
                 state.sums[k] = state.sums.get(k, 0.0) + v * size
             watch.add(terms.total, s + 1)
             guard.arm()  # from the first step on, any host sync is reported
-            if stop.raised or stop.warned:
+            if stop.raised:
                 guard.disarm()
                 watch.check(state.epoch + 1)  # a diverged run saves no state to resume
                 _on_signal(run, state, stop, s + 1)
@@ -212,17 +209,11 @@ def _run_epoch(run: Attempt, state: AttemptState, stop: StopFlag) -> None:
 
 
 def _on_signal(run: Attempt, state: AttemptState, stop: StopFlag, step: int) -> None:
-    """Save the state after ``step`` of the epoch; then stop (SIGTERM; SIGUSR1 on the
-    job's last try) or go on (SIGUSR1: the time limit is near, a retry resumes here)."""
+    """Save the state after ``step`` of the epoch, then stop (Preempted)."""
     state.step = step
     state.save(run.run_dir / RESUME)
     where = f"at epoch {state.epoch + 1}, step {step}; state saved to {run.run_dir / RESUME}"
-    if stop.raised:
-        raise Preempted(f"{stop.raised} {where}")
-    stop.warned = None
-    if run.place.last_try:
-        raise TimeLimit(f"SIGUSR1 (the job's time limit is near, on its last try) {where}")
-    run.log(f"SIGUSR1 (the job's time limit is near) {where}; training goes on")
+    raise Preempted(f"{stop.raised} {where}")
 
 
 def _end_epoch(run: Attempt, state: AttemptState) -> None:

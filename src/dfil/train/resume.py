@@ -4,11 +4,10 @@ attempt (:class:`AttemptState`), which is what ``resume.pt`` holds.
 ``resume.pt`` holds the trained tensors, optimizer, scheduler, RNG states (the CPU's and,
 on a GPU, the training device's CUDA generator, which draws LoRA dropout there), position
 (epoch, step), history and running sums of the attempt in progress. It is written at
-every epoch end, when SIGTERM arrives (what SLURM sends when it preempts, requeues or
-kills a job at its time limit) and when SIGUSR1 arrives (what the slurm profile asks
-SLURM to send ahead of the time limit, ``--signal``), so rerunning the same command
-continues exactly where the run stopped. A damaged file is an error, never a silent
-restart from scratch.
+every epoch end and when SIGTERM arrives (what SLURM sends when it preempts or requeues
+a job, and, through the slurm profile's ``--signal=TERM@300``, five minutes before its
+time limit), so rerunning the same command continues exactly where the run stopped. A
+damaged file is an error, never a silent restart from scratch.
 """
 
 from __future__ import annotations
@@ -30,22 +29,18 @@ FORMAT = "dfil-resume/1"
 
 
 class StopFlag:
-    """Installs SIGTERM/SIGUSR1 handlers that only raise a flag, checked between steps:
-    ``raised`` (SIGTERM: stop) and ``warned`` (SIGUSR1: the time limit is near)."""
+    """Installs a SIGTERM handler that only raises a flag, ``raised``, checked between
+    steps."""
 
-    signals = (signal.SIGTERM, signal.SIGUSR1)
+    signals = (signal.SIGTERM,)
 
     def __enter__(self):
-        self.raised = self.warned = None
+        self.raised = None
         self.previous = {s: signal.signal(s, self._handle) for s in self.signals}
         return self
 
     def _handle(self, signum, frame):
-        name = signal.Signals(signum).name
-        if signum == signal.SIGUSR1:
-            self.warned = name
-        else:
-            self.raised = name
+        self.raised = signal.Signals(signum).name
 
     def __exit__(self, *exc):
         for s, handler in self.previous.items():
