@@ -12,7 +12,7 @@ from dfil.data.frog import frog_test_source
 from dfil.data.probes import read_probes, write_probes
 from dfil.data.splits import check_test_disjoint, check_unique_ids, normalize_text, overlap_masks
 from dfil.engine.frames import task_frames
-from dfil.errors import DataError
+from dfil.errors import ConfigError, DataError
 
 
 def _frame(ids, texts, origins=None):
@@ -161,3 +161,15 @@ def test_ordinal_standin_overlap_is_allowed_only_by_name():
     frames = task_frames(CellConfig(data=DataConfig(task="ordinal_standin",
                                                     allowed_test_overlap=500)))
     assert len(frames["test"]) == 500
+
+
+def test_task_frames_reads_data_source_only_for_tasks_that_read_files(tmp_path):
+    """The ordinal stand-in is made in place: a data.source it never reads (the grid's
+    default, not made for a run that asks for this cell alone) is no error; a FRoG cell's
+    missing source is, naming the key."""
+    missing = tmp_path / "data" / "frog"
+    frames = task_frames(CellConfig(data=DataConfig(
+        task="ordinal_standin", source=str(missing), allowed_test_overlap=500)))
+    assert [len(frames[k]) for k in ("train", "val", "test")] == [800, 200, 500]
+    with pytest.raises(ConfigError, match=r"data.source: .* does not exist"):
+        task_frames(_frog_cell(missing))

@@ -26,25 +26,13 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     ``train["pool_row"]``.
     """
     d = cell.data
-    source = local_source(d.source, key="data.source")
-    test_source = local_source(d.test_source, key="data.test_source")
-    if d.task == "frog":
-        easy = load_frog(source, "easy", d.frog_task).rename(columns={"question": "text"})
-        train, val = split_train_val(easy, d.train_frac, d.split_seed)
-        test = load_frog(frog_test_source(source, test_source), "hard",
-                         d.frog_task).rename(columns={"question": "text"})
-    elif d.task == "ordinal_standin":
+    if d.task == "ordinal_standin":  # made here, from no data file
         rows = pd.DataFrame(ordinal_standin_records(1500, d.split_seed))
         rows["p"] = label_proportion(rows["label"], 5)
         pool, test = rows.iloc[:1000], rows.iloc[1000:].reset_index(drop=True)
         train, val = split_train_val(pool.reset_index(drop=True), d.train_frac, d.split_seed)
     else:
-        loader = load_sst5 if d.task == "sst5" else load_sts22
-        if not d.test_source:
-            raise ConfigError(f"data.test_source: task {d.task} needs a test file or split")
-        pool = loader(source, "train")
-        train, val = split_train_val(pool, d.train_frac, d.split_seed)
-        test = loader(test_source, "test")
+        train, val, test = _read_splits(d)
     check_test_disjoint({"train": train, "val": val, "test": test}, d.allowed_test_overlap)
     train_pool = None
     if d.budget is not None:
@@ -62,3 +50,22 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     if train_pool is not None:
         frames["train_pool"] = train_pool
     return {k: v.reset_index(drop=True) for k, v in frames.items()}
+
+
+def _read_splits(d) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """train / val / test of a task read from ``data.source`` (and ``data.test_source``);
+    a local path that does not exist is refused naming its key (:func:`local_source`)."""
+    source = local_source(d.source, key="data.source")
+    test_source = local_source(d.test_source, key="data.test_source")
+    if d.task == "frog":
+        easy = load_frog(source, "easy", d.frog_task).rename(columns={"question": "text"})
+        train, val = split_train_val(easy, d.train_frac, d.split_seed)
+        test = load_frog(frog_test_source(source, test_source), "hard",
+                         d.frog_task).rename(columns={"question": "text"})
+        return train, val, test
+    loader = load_sst5 if d.task == "sst5" else load_sts22
+    if not d.test_source:
+        raise ConfigError(f"data.test_source: task {d.task} needs a test file or split")
+    pool = loader(source, "train")
+    train, val = split_train_val(pool, d.train_frac, d.split_seed)
+    return train, val, loader(test_source, "test")
