@@ -1,10 +1,11 @@
 """The paper's claims as a power analysis needs them (pure: no runs are read).
 
-The claims are the report's (:func:`dfil.report.claims.table_claims`: every published
-signed entry of a table and every ``effects:`` contrast of ``config/tables.yaml``), with
-the same labels, sides and tests. Each side is what the paper printed for it (mean, the
-sample std where printed, and its n: the seeds of the entry's seed set in the source grid)
-and the grid cells that compute it. The tables are resolved against :class:`_Shapes`, a
+The claims are the report's, at every place the paper prints them
+(:func:`dfil.claims.declare`: every published signed entry of a table and every
+``effects:`` contrast of ``config/tables.yaml``), with the same ids, labels and tests.
+Each side is what the paper printed for it (mean, the sample std where printed, and its
+n: the seeds of the entry's seed set in the source grid) and the grid cells that compute
+it. The tables are resolved against :class:`_Shapes`, a
 source that answers every selection with placeholder values, so that each entry's sides
 and the run keys they read are known before any run exists.
 
@@ -13,24 +14,20 @@ and the run keys they read are known before any run exists.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
+from dfil.claims import declare
+from dfil.claims.declare import MAIN_TABLES
 from dfil.errors import ConfigError
 from dfil.render import table_names
-from dfil.render.direction import TOL, direction
 from dfil.render.entries import Entry, Table
 from dfil.render.fmt import parse_published
 from dfil.render.resolve import Resolver
 from dfil.render.source import Sample, Source
-from dfil.report.claims import table_claims
 
-#: The paper's main body holds tables 1-7 (the abstract's findings are Table 2's rows):
-#: their claims are headline claims, which break ties when a budget must choose.
-MAIN_TABLES = 7
 #: Seeds of a run that has none (zero-shot scoring): one deterministic run.
 UNSEEDED = "na"
 #: The placeholder value of a run named by one fixed ``seed:`` (others count 0, 1, ...).
@@ -115,7 +112,7 @@ def _why_not(effect: float | None, sides: tuple[Side, ...], entry: Entry | None)
 
 
 def _test(effect: float | None, tol: float, two_sided: bool) -> str:
-    if effect is not None and direction(effect, tol) == "0":
+    if effect is not None and abs(effect) < tol:
         return "tost"
     return "welch" if two_sided else "one_sample"
 
@@ -135,19 +132,12 @@ def _best_side(table: Table, spec: Mapping, row: str, col: str, sides: tuple) ->
     return (table.entry(max(printed)[1], col), sides[1])
 
 
-def _slug(label: str) -> str:
-    """A label as an id with no spaces or commas (``--claims`` splits on commas)."""
-    return re.sub(r"[^a-z0-9.]+", "-", label.lower()).strip("-")
-
-
-def _claims_of(table: Table, spec: Mapping, frozen: frozenset[str]) -> list[PaperClaim]:
-    tols = {e["label"]: float(e.get("tol", TOL)) for e in table.effects}
+def _claims_of(table: Table, spec: Mapping) -> list[PaperClaim]:
     out = []
-    for c in table_claims(table, standin=False, frozen=frozen):
-        if len(c.entries) == 1:  # a published signed entry
-            row, col = c.entries[0]
+    for c in declare(table):
+        if len(c.entries) == 1:
+            row, col = c.entries[0]  # a published signed entry
             entry = table.entry(row, col)
-            cid, tol = f"T{table.number}:{row}/{col}", TOL
             if entry is not None and entry.sides:
                 pair = _best_side(table, spec, row, col, entry.sides)
                 sides = tuple(_side(e) for e in pair)
@@ -161,13 +151,9 @@ def _claims_of(table: Table, spec: Mapping, frozen: frozenset[str]) -> list[Pape
         else:
             entry = None
             sides = tuple(_side(table.entry(*rc)) for rc in c.entries)
-            cid, tol = f"T{table.number}:{_slug(c.label)}", tols.get(c.label, TOL)
-        why = _why_not(c.paper, sides, entry)
-        if not why and c.verdict == "not comparable":
-            why = c.reason
-        out.append(PaperClaim(cid, table.number, c.label, c.paper,
-                              _test(c.paper, tol, len(sides) == 2), tol, sides,
-                              table.number <= MAIN_TABLES, why))
+        out.append(PaperClaim(c.id, table.number, c.label, c.paper,
+                              _test(c.paper, c.tol, len(sides) == 2), c.tol, sides,
+                              table.number <= MAIN_TABLES, _why_not(c.paper, sides, entry)))
     return out
 
 
@@ -177,5 +163,5 @@ def paper_claims(grid, specs: Mapping) -> list[PaperClaim]:
     resolver = Resolver(specs, _Shapes(grid))
     out = []
     for name in table_names(specs):
-        out += _claims_of(resolver.table(name), specs[name], resolver.frozen)
+        out += _claims_of(resolver.table(name), specs[name])
     return out
