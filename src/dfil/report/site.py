@@ -133,8 +133,12 @@ def claims_frame(rows: list[dict]) -> pd.DataFrame:
 
 
 def _csv(path: Path, rows: list[dict], columns: list[str]) -> None:
+    frame = pd.DataFrame(rows, columns=columns)
+    for col in ("n_a", "n_b"):  # counts, blank where none: never printed as 1.0
+        if col in frame:
+            frame[col] = frame[col].astype("Int64")
     with atomic_path(path) as tmp:
-        pd.DataFrame(rows, columns=columns).to_csv(tmp, index=False)
+        frame.to_csv(tmp, index=False)
 
 
 def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
