@@ -1,8 +1,8 @@
 # DFIL reproduction DAG. Named targets, each publishing what its name promises:
 #   all_tables (default): every table of the paper in paper_tables/<name>/ with every
 #     run's metrics.json, the report and the audit (as below);
-#   report: paper_tables/<name>/index.html, tables.html, runs/, numbers.csv, diff.md,
-#     diff.html, figures/, tables.tex, tables.pdf (where pdflatex is), audit.md, audit.html;
+#   report: paper_tables/<name>/index.html, tables.html, runs/, numbers.csv, claims.csv,
+#     diff.md, diff.html, figures/, tables.tex, tables.pdf (where pdflatex is), audit.md, audit.html;
 #   paper_audit: paper_tables/<name>/audit.md and audit.html (no runs needed);
 #   all_runs: every cell trained and evaluated, then the tidy table
 #     results/<name>/aggregate/metrics.parquet;

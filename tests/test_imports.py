@@ -25,6 +25,7 @@ LAYERS = {
     "train": 5, "evaluate": 5,
     "results": 6,
     "render": 7, "audit": 7, "publish": 7,
+    "claims": 7.5,
     "report": 8,
     "plan": 8.5,
     "cli": 9,
@@ -32,7 +33,8 @@ LAYERS = {
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
 PURE = {"dfil", "errors", "atomic", "slurmtime", "validation", "yamlfile", "locks", "quantifiers",
         "inference", "metrics", "stats", "methods", "runlock", "runkey", "contracts",
-        "cellconfig", "gridfile", "gridlock", "grid", "results", "render", "audit", "report", "hub",
+        "cellconfig", "gridfile", "gridlock", "grid", "results", "render", "audit", "claims",
+        "report", "hub",
         "cost", "preflight", "publish", "plan"}
 
 

@@ -9,7 +9,8 @@ rows of its width, a parquet table, an HTML page to its ``</html>``, a PDF to it
 ``%%EOF``, a PNG to its ``IEND``. And it never
 replaces a published file with less (:func:`check_replace`): where both were made from
 the same runs with the same config hashes, the new one must hold as many entries (a
-table's filled entries, the aggregate's rows, numbers.csv's numbers) as the old. Where
+table's filled entries, the aggregate's rows, numbers.csv's numbers, claims.csv's claims)
+as the old. Where
 the runs or their config hashes differ, the grid or a config changed and the new file
 is what that edit makes: it replaces the old one.
 
@@ -102,6 +103,8 @@ def _csv(path: Path) -> Content:
     if {"runs", "value"} <= set(header):
         runs = frozenset(key for r in records for key in r["runs"].split())
         return Content("CSV", runs, sum(r["value"] != "" for r in records), "numbers")
+    if {"claim", "verdict"} <= set(header):
+        return Content("CSV", None, len(records), "claims")
     return Content("CSV", None, len(records), "rows")
 
 

@@ -12,7 +12,7 @@ from dfil.audit import checks as ac
 from dfil.audit import report
 from dfil.audit.kinds import Finding
 from dfil.cli import main
-from dfil.render import diff
+from dfil.report import diff
 from snakemake_cli import snakemake
 
 ROOT = Path(__file__).resolve().parents[2]

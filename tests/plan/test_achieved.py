@@ -1,20 +1,18 @@
-"""What the grid that ran can show of a claim: power at the seeds that ran and the
-minimum detectable effect, by Cohen's tables, and planned or not by the grid's plan
-block."""
+"""What the grid that ran can show of a claim: power at the seeds that ran, by Cohen's
+tables, and planned or not by the grid's plan block (by its id or a place's)."""
 
-import math
 
 import pytest
 
 from dfil.gridfile import PlanRecord
-from dfil.plan.achieved import achieved, mde_at, power_at, standings
+from dfil.plan.achieved import achieved, power_at, standings
 from dfil.plan.claims import PaperClaim, Side
 
 
 def claim(test="welch", effect=0.8, stds=(1.0, 1.0), n=(26, 26), cid="T5:a/delta",
-          margin=0.0, why_not=""):
+          margin=0.0, why_not="", places=()):
     sides = tuple(Side(None, s, k, ("frog/x",)) for s, k in zip(stds, n, strict=True))
-    return PaperClaim(cid, 5, cid, effect, test, margin, sides, True, why_not)
+    return PaperClaim(cid, 5, cid, effect, test, margin, sides, True, why_not, places)
 
 
 def test_power_at_the_seeds_that_ran_is_cohens():
@@ -25,22 +23,16 @@ def test_power_at_the_seeds_that_ran_is_cohens():
                                                                                   abs=0.01)
 
 
-def test_mde_inverts_the_power_at_n():
-    # d = 0.792 is the effect 26 seeds a side detect with power 0.8 (0.8 needs 26: Cohen)
-    assert mde_at(claim(stds=(2.0, 2.0)), 26) == pytest.approx(2 * 0.7923, abs=1e-3)
-    # paired, no correlation: the differences' std is sqrt(0.5 + 0.5) = 1
-    paired = claim("paired", 0.5, (math.sqrt(0.5), math.sqrt(0.5)), (34, 34))
-    assert mde_at(paired, 34) == pytest.approx(0.4950, abs=1e-3)
-    # three seeds a side: only d = 3.07 is seen with power 0.8
-    three = claim(n=(3, 3))
-    assert mde_at(three, 3) == pytest.approx(3.071, abs=1e-3)
-    assert power_at(claim(effect=mde_at(three, 3)), 3) == pytest.approx(0.8, abs=1e-6)
-
-
-def test_a_parity_has_its_simulated_power_and_the_welch_mde():
+def test_a_parity_has_its_simulated_power():
     parity = claim("tost", 0.0, (1.0, 1.0), (10, 10), margin=2.0)
     assert 0.9 < power_at(parity, 10) <= 1.0
-    assert mde_at(parity, 10) == mde_at(claim(n=(10, 10)), 10)
+
+
+def test_the_mde_is_the_claims_packages_alone():
+    import dfil.plan.achieved as achieved_mod
+
+    assert not hasattr(achieved_mod, "mde_at")
+    assert not hasattr(achieved(claim()), "mde")
 
 
 def test_unequal_sides_use_the_smaller_n():
@@ -55,18 +47,19 @@ def test_unequal_sides_use_the_smaller_n():
 ])
 def test_no_power_says_why(kwargs, why):
     a = achieved(claim(**kwargs))
-    assert a.power is None and a.mde is None and a.why == why
+    assert a.power is None and a.why == why
 
 
 def test_standings_say_which_claims_the_plan_took_at_its_level():
-    claims = [claim(cid="T5:a/delta"), claim(cid="T5:b/delta")]
-    record = PlanRecord(budget=25, power=0.9, alpha=0.01, considered=2,
-                        claims=("T5:a/delta",))
+    claims = [claim(cid="T5:a/delta"), claim(cid="T5:b/delta"),
+              claim(cid="T2:c/delta", places=("T2:c/delta", "T6:c/delta"))]
+    record = PlanRecord(budget=25, power=0.9, alpha=0.01, considered=3,
+                        claims=("T5:a/delta", "T6:c/delta"))
     found = standings(claims, record)
     got = found.claims
-    assert found.coverage.startswith("1 of 2 claims planned at power 0.9 for 25 GPU-h")
+    assert found.coverage.startswith("2 of 3 claims planned at power 0.9 for 25 GPU-h")
     assert got["T5:a/delta"].planned is True and got["T5:b/delta"].planned is False
+    assert got["T2:c/delta"].planned is True  # the plan named another place of it
     assert got["T5:a/delta"].power == power_at(claims[0], 26, 0.01)
-    assert got["T5:a/delta"].mde == mde_at(claims[0], 26, 0.01, 0.9)
     assert all(s.planned is None for s in standings(claims).claims.values())
     assert standings(claims).coverage == ""

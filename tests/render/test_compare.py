@@ -19,15 +19,16 @@ def test_half_digit_of_the_printed_number(printed, half):
 
 def test_paper_inside_the_interval_widened_by_its_rounding():
     # interval [-0.484, 4.484]; the paper's 4.5 printed with one decimal: slack 0.05
-    assert judge(4.5, "4.5", [1.0, 2.0, 3.0], 2.0, None).verdict == "within"
-    assert judge(4.6, "4.6", [1.0, 2.0, 3.0], 2.0, None).verdict == "outside"
+    assert judge(4.5, "4.5", [1.0, 2.0, 3.0], 2.0, None).verdict == "inconclusive"
+    assert judge(4.6, "4.6", [1.0, 2.0, 3.0], 2.0, None).verdict == "contradicted"
     assert "n=3" in judge(4.6, "4.6", [1.0, 2.0, 3.0], 2.0, None).basis
 
 
 def test_one_value_is_judged_by_the_tolerance():
-    assert judge(40.4, "40.4", (), 40.0, None).verdict == "within"
+    assert judge(40.4, "40.4", (), 40.0, None).verdict == "inconclusive"
     v = judge(41.0, "41.0", (), 40.0, None)
-    assert (v.verdict, v.basis) == ("outside", "one value: tolerance ±0.5")
+    assert (v.verdict, v.basis) == ("contradicted",
+                                  "one value: tolerance ±0.5: the paper's value outside")
 
 
 def test_not_run_and_not_comparable_are_never_failures():

@@ -113,8 +113,8 @@ def test_the_report_step_without_pdflatex_writes_every_page_and_links_tables_tex
     assert main(["report", "--config", str(SMOKE), "--tables", str(ROOT / "config/tables.yaml"),
                  "--aggregate", str(tmp_path / "metrics.parquet"), "--tex-dir", str(tex_dir),
                  "--no-pdf"]) == 0
-    for name in ("index.html", "tables.html", "numbers.csv", "diff.md", "diff.html",
-                 "tables.tex", "figures/membership_functions.png"):
+    for name in ("index.html", "tables.html", "numbers.csv", "claims.csv", "diff.md",
+                 "diff.html", "tables.tex", "figures/membership_functions.png"):
         assert (tex_dir / name).stat().st_size > 0, name
     assert not (tex_dir / "tables.pdf").exists()
     (tex_dir / "audit.html").write_text("<html></html>")  # the audit step's

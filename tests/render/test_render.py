@@ -184,7 +184,7 @@ def test_tables_select_the_cells_their_groups_declare():
 
 @pytest.mark.slow
 def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
-    """All 29 tables, the diff report and the figures from a smoke-grid aggregate with a
+    """All 29 tables and the figures from a smoke-grid aggregate with a
     value for every number a table asks for (the real smoke DAG runs in .ci/run)."""
     grid = load_grid_files([ROOT / "config/smoke.yaml"])
     resolver = Resolver(SPECS, Source(grid))  # no numbers: only what the tables read
@@ -198,7 +198,6 @@ def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
         assert "\\begin{tabular}" in tex
     out, captions = report(SPECS, grid, agg, resolve_tables(SPECS, grid, agg), tmp_path)
     assert set(captions) == {f"figures/{name}.png" for name in FIGURES}
-    assert "published numbers" in out["diff.md"].read_text()
     assert (tmp_path / "figures" / "membership_functions.png").stat().st_size > 1000
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex not installed: the PDF compile runs where it is (CI)")

@@ -1,7 +1,9 @@
-"""The claims on the index with the power their seeds had and their minimum detectable
-effect, and, on a grid a budget plan wrote, whether the plan took each: a claim it did
-not take reads "not planned at this budget", never as a failure."""
+"""The claims on the index and in claims.csv with the power their seeds had and their
+minimum detectable effect (the claims package's, computed once), and, on a grid a budget
+plan wrote, whether the plan took each: a claim it did not take reads "not run", "not
+planned at this budget", never as a failure."""
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -9,10 +11,11 @@ import pandas as pd
 import yaml
 from report_tables import stat
 
+from dfil.claims import judge, with_power
 from dfil.cli import main
 from dfil.grid import load_grid_files
 from dfil.gridfile import PlanRecord
-from dfil.plan.achieved import mde_at, power_at, standings
+from dfil.plan.achieved import power_at, standings
 from dfil.plan.claims import paper_claims, ran_claims
 from dfil.render import file_stem, load_specs, table_names
 from dfil.render.build import render_one
@@ -20,7 +23,6 @@ from dfil.render.entries import Row, Table
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
 from dfil.report import site
-from dfil.report.claims import table_claims
 from dfil.report.links import dead_links
 from dfil.runkey import parse_key
 from snakemake_cli import ROOT
@@ -49,7 +51,7 @@ RECORD = PlanRecord(budget=25, power=0.8, alpha=0.05, projected=12.5, considered
 
 def _site(tmp_path, record):
     t = table()
-    found = standings(ran_claims([t], {"scaling": {}}, frozenset()), record)
+    found = standings(ran_claims([t], {"scaling": {}}), record)
     power = found.claims
     context = {"title": "DFIL reproduction", "grid": "paper", "standin": "", "commit": "abc",
                "figures": {}, "failures": {}, "power": power, "plan": found.coverage}
@@ -57,17 +59,20 @@ def _site(tmp_path, record):
     for name in ("tables.pdf", "diff.html", "audit.html"):  # written by the other steps
         (tmp_path / "o" / name).write_text("<html></html>")
     assert dead_links(out["index.html"])[0] == []
-    return power, out["index.html"].read_text()
+    rows = {r["claim"]: r for r in csv.DictReader(out["claims.csv"].open())}
+    return power, out["index.html"].read_text(), rows
 
 
 def test_each_claim_shows_the_power_its_seeds_had_and_its_mde(tmp_path):
-    power, index = _site(tmp_path, None)
+    power, index, rows = _site(tmp_path, None)
     got = power["T5:dfil-vs-fine-tune"]
     # the paper's Δ 1.0 on a spread of 1.0 (d = 1) at three seeds a side
-    claim = ran_claims([table()], {"scaling": {}}, frozenset())[0]
+    claim = ran_claims([table()], {"scaling": {}})[0]
     assert got.n == 3 and got.power == power_at(claim, 3) and 0.1 < got.power < 0.3
-    assert got.mde == mde_at(claim, 3) and round(got.mde, 2) == 3.07
-    assert f"{got.power:.2f} (n=3)" in index and ">3.07</td>" in index
+    row = rows["T5:dfil-vs-fine-tune"]
+    assert float(row["power_at_n"]) == got.power and row["planned"] == ""
+    # the MDE is the claims package's, from the seeds' spread: in claims.csv and the index
+    assert f"{got.power:.2f} (n=3)" in index and f">{float(row['mde']):.2f}</td>" in index
     assert "Power at n" in index and "MDE" in index
     # no plan wrote this grid: no planned column, no plan line
     assert "Planned" not in index and "not planned at this budget" not in index
@@ -76,16 +81,20 @@ def test_each_claim_shows_the_power_its_seeds_had_and_its_mde(tmp_path):
 
 
 def test_a_claim_the_plan_did_not_take_reads_not_planned_not_as_a_failure(tmp_path):
-    power, index = _site(tmp_path, RECORD)
+    power, index, rows = _site(tmp_path, RECORD)
     assert power["T5:dfil-vs-fine-tune"].planned is True
     assert power["T5:fine-tune-vs-zero-shot"].planned is False
     assert "1 of 2 claims planned at power 0.8 for 25 GPU-h (projected 12.5 GPU-h)" in index
-    frame = site.claims_frame(table_claims(table(), False), power, planned=True)
-    rows = frame.set_index("Claim")
-    assert rows.loc["DFIL vs fine-tune", "Planned"] == "planned"
-    skipped = rows.loc["Fine-tune vs zero-shot"]
+    assert rows["T5:dfil-vs-fine-tune"]["planned"] == "planned"
+    skipped = rows["T5:fine-tune-vs-zero-shot"]
+    assert skipped["planned"] == skipped["reason"] == "not planned at this budget"
+    assert skipped["verdict"] == "not run"
+    frame = site.claims_frame(with_power(judge([table()]), power, True), True)
+    view = frame.set_index("The paper's words")
+    assert view.loc["DFIL vs fine-tune", "Planned"] == "planned"
+    skipped = view.loc["Fine-tune vs zero-shot"]
     assert skipped["Planned"] == skipped["Why"] == "not planned at this budget"
-    assert "not run" in skipped["Verdict"] and "not reproduced" not in skipped["Verdict"]
+    assert "not run" in skipped["Verdict"]
 
 
 def test_dfil_report_on_a_planned_grid_shows_each_claims_plan_and_power(tmp_path,
@@ -119,5 +128,9 @@ def test_dfil_report_on_a_planned_grid_shows_each_claims_plan_and_power(tmp_path
     assert index.count(">not planned at this budget</td>") > 2
     # one seed a cell on the smoke grid: no power, and the reason
     assert ">n=1: fewer than 2 seeds a side</td>" in index and ">spread unknown</td>" in index
+    rows = list(csv.DictReader((tex_dir / "claims.csv").open()))
+    assert [r["claim"] for r in rows if r["planned"] == "planned"] == ids[:2]
+    assert all(r["reason"] == "not planned at this budget" for r in rows
+               if r["verdict"] == "not run" and r["planned"] != "planned")
     (tex_dir / "audit.html").write_text("<html></html>")  # the audit step's
     assert dead_links(tex_dir / "index.html")[0] == []

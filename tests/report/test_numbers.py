@@ -14,7 +14,7 @@ def test_every_number_with_its_paper_value_runs_and_verdict():
     dfil, ft = rows
     assert dfil["value"] == pytest.approx(45.0) and dfil["paper"] == 41.0
     # DFIL: 45 ± 2.484 (n=3, s=1) misses 41; FT: 40.5 ± 1.242 holds 40
-    assert (dfil["verdict"], ft["verdict"]) == ("outside", "within")
+    assert (dfil["verdict"], ft["verdict"]) == ("contradicted", "inconclusive")
     assert dfil["seeds"] == "1 2 3" and dfil["ran_as"] == "smollm2-135m, 3 seeds"
 
 

@@ -23,19 +23,20 @@ def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
     out_dir = tmp_path / "tables"
     out = site.write_site([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
                           _context(), runs, out_dir)
-    for name in ("tables.pdf", "diff.html", "audit.html"):  # written by the other steps
+    for name in ("tables.pdf", "audit.html"):  # written by the other steps
         (out_dir / name).write_text("<html></html>")
     dead, seen = dead_links(out["index.html"])
     assert dead == []
     assert out_dir / "runs" / (key.replace("/", "__") + ".html") in seen
     index = out["index.html"].read_text()
-    # DFIL - FT: 4.5, Welch p < 0.05 on 3 v 3 seeds; the paper's 1.0 outside its interval
-    assert "direction only: 1</span>" in index
+    # DFIL - FT: 4.5, the paper's +1.0: Welch's t one-sided, p < 0.05 on 3 v 3 seeds
+    assert "reproduced: 1</span>" in index
     assert "TIMEOUT: logs/x.log" in index and "<svg" in (out_dir / "runs" / (
         key.replace("/", "__") + ".html")).read_text()
     rows = list(csv.DictReader(out["numbers.csv"].open()))
-    assert [(r["row"], r["verdict"]) for r in rows] == [("DFIL", "outside"),
-                                                         ("Fine-tune", "within")]
+    assert [(r["row"], r["verdict"], r["claims"]) for r in rows] == [
+        ("DFIL", "contradicted", "T5:dfil-vs-fine-tune"),
+        ("Fine-tune", "inconclusive", "T5:dfil-vs-fine-tune")]
     assert 'src="http' not in index and 'src="//' not in index  # nothing fetched
 
 

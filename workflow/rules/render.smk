@@ -13,6 +13,7 @@ REPORT_FILES = [
         "index.html",
         "tables.html",
         "numbers.csv",
+        "claims.csv",
         "diff.md",
         "diff.html",
         "tables.tex",

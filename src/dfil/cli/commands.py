@@ -199,7 +199,6 @@ def cmd_report(args: argparse.Namespace) -> int:
     from dfil.render import load_specs
     from dfil.render.build import report, resolve_tables
     from dfil.render.coordinates import check_coordinates
-    from dfil.render.void import frozen_keys
     from dfil.report.build import write_site
 
     grid = load_grid_files(args.config)
@@ -211,7 +210,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     check_coordinates(specs, grid.config, args.tables)
     tables = resolve_tables(specs, grid, frame)
     out, captions = report(specs, grid, frame, tables, args.tex_dir)
-    power = standings(ran_claims(tables, specs, frozen_keys(grid.cells)), grid.spec.plan)
+    power = standings(ran_claims(tables, specs), grid.spec.plan)
     out.update(write_site(tables, grid, Path(args.tex_dir), captions, pdf=not args.no_pdf,
                           power=power))
     for path in out.values():

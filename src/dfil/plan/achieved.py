@@ -1,41 +1,34 @@
 """What the grid that ran can show of each claim (pure: numpy, scipy, statsmodels): the
 power its declared test had at the seeds that ran, given the paper's printed effect and
-spread, and its minimum detectable effect (MDE) at that n; for a grid ``dfil grid plan``
-wrote, also whether the plan took the claim.
+spread; for a grid ``dfil grid plan`` wrote, also whether the plan took the claim.
 
-The claims are :func:`dfil.plan.claims.ran_claims`, so each side's n is the seeds that
-ran; with unequal sides the smaller n is used, so the power is a lower bound. Power is
-:mod:`dfil.plan.power`'s (closed form, or a seeded simulation for TOST). The MDE is the
-smallest |Δ| the test detects with power ``power`` at level ``alpha``: statsmodels'
-``solve_power`` for Cohen's d (``TTestIndPower`` for two sides, ``TTestPower`` for one
-side's or paired differences), times the std :func:`dfil.plan.power.effect_sd` divides by;
-for a parity (TOST) it is the two-sided Welch MDE, the smallest difference those seeds
-would have told from none.
+The claims are :func:`dfil.plan.claims.ran_claims`, the distinct claims of ``claims.csv``
+by its ids, so each side's n is the seeds that ran; with unequal sides the smaller n is
+used, so the power is a lower bound. Power is :mod:`dfil.plan.power`'s (closed form, or a
+seeded simulation for TOST). The minimum detectable effect at that n is computed once, by
+:mod:`dfil.claims.evidence` from the seeds' spread (``claims.csv``'s ``mde``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from statsmodels.stats.power import TTestIndPower, TTestPower
-
 from dfil.plan.claims import PaperClaim
-from dfil.plan.power import MIN_SEEDS, Trial, analytic_power, effect_sd, simulated_power
+from dfil.plan.power import MIN_SEEDS, Trial, analytic_power, simulated_power
 from dfil.plan.table import recorded_coverage
 
-#: The level and power of the MDE and of the power shown where no plan sets them.
-ALPHA, POWER = 0.05, 0.8
+#: The level of the power shown where no plan sets it.
+ALPHA = 0.05
 
 
 @dataclass(frozen=True)
 class Achieved:
     """One claim on the grid that ran: ``n`` seeds a side (the smaller side), the
-    ``power`` its test had and its ``mde`` (None, with ``why``, where they cannot be
-    found), and ``planned`` (None: the grid has no plan block)."""
+    ``power`` its test had (None, with ``why``, where it cannot be found), and ``planned``
+    (None: the grid has no plan block)."""
 
     n: int
     power: float | None
-    mde: float | None
     why: str = ""
     planned: bool | None = None
 
@@ -48,30 +41,16 @@ def power_at(claim: PaperClaim, n: int, alpha: float = ALPHA) -> float:
     return simulated_power(trial, n, alpha, seed=n) if p is None else p
 
 
-def mde_at(claim: PaperClaim, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
-    """The smallest |Δ| ``claim``'s test detects at ``n`` seeds a side with probability
-    ``power`` at level ``alpha``, in the claim's units (the paper's spread printed)."""
-    test = "welch" if claim.test == "tost" else claim.test
-    sd = effect_sd(tuple(s.std for s in claim.sides), test)
-    if sd == 0:
-        return 0.0
-    if test == "welch":
-        d = TTestIndPower().solve_power(None, nobs1=n, alpha=alpha, power=power, ratio=1.0)
-    else:
-        d = TTestPower().solve_power(None, nobs=n, alpha=alpha, power=power)
-    return float(d) * sd
-
-
-def achieved(claim: PaperClaim, alpha: float = ALPHA, power: float = POWER,
+def achieved(claim: PaperClaim, alpha: float = ALPHA,
              planned: bool | None = None) -> Achieved:
-    """``claim`` (sides with the seeds that ran) at level ``alpha``, its MDE at ``power``."""
+    """``claim`` (sides with the seeds that ran) at level ``alpha``."""
     n = min((s.n for s in claim.sides), default=0)
     why = (claim.why_not or ("no seeds ran" if not claim.sides else "")
            or ("" if claim.spread_known else "spread unknown")
            or ("" if n >= MIN_SEEDS else f"n={n}: fewer than {MIN_SEEDS} seeds a side"))
     if why:
-        return Achieved(n, None, None, why, planned)
-    return Achieved(n, power_at(claim, n, alpha), mde_at(claim, n, alpha, power), "", planned)
+        return Achieved(n, None, why, planned)
+    return Achieved(n, power_at(claim, n, alpha), "", planned)
 
 
 @dataclass(frozen=True)
@@ -84,11 +63,12 @@ class Standings:
 
 
 def standings(claims: list[PaperClaim], record=None) -> Standings:
-    """:func:`achieved` of each claim at the level and power of the grid's ``plan:`` block
-    ``record`` (:class:`dfil.gridfile.PlanRecord`; None: no plan, and :data:`ALPHA`,
-    :data:`POWER`), saying whether the plan took each."""
+    """:func:`achieved` of each claim at the level of the grid's ``plan:`` block ``record``
+    (:class:`dfil.gridfile.PlanRecord`; None: no plan, and :data:`ALPHA`), saying whether
+    the plan took each: by its id or the id of any place it is printed at (a plan made
+    where two places' runs differed may name either)."""
     if record is None:
         return Standings({c.id: achieved(c) for c in claims})
     taken = set(record.claims)
-    return Standings({c.id: achieved(c, record.alpha, record.power, c.id in taken)
+    return Standings({c.id: achieved(c, record.alpha, bool(taken & {c.id, *c.places}))
                       for c in claims}, recorded_coverage(record))

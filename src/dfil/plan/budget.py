@@ -92,11 +92,12 @@ def make_plan(claims: Sequence[PaperClaim], hours: Mapping[str, float], order: S
 
 
 def select(claims: Sequence[PaperClaim], wanted: Sequence[str]) -> list[PaperClaim]:
-    """The claims ``wanted`` names (an id, or a table as ``T5``); ``ValueError`` naming
-    any that matches none."""
+    """The claims ``wanted`` names (an id, or a table as ``T5``: a claim printed at several
+    places is named by any of them); ``ValueError`` naming any that matches none."""
     out, unknown = [], []
     for w in wanted:
-        found = [c for c in claims if c.id == w or c.id.split(":", 1)[0] == w]
+        found = [c for c in claims if any(p == w or p.split(":", 1)[0] == w
+                                          for p in (c.id, *c.places))]
         if not found:
             unknown.append(w)
         out += [c for c in found if c not in out]

@@ -1,10 +1,13 @@
 """The paper's claims as a power analysis needs them (pure: no runs are read).
 
-The claims are the report's (:func:`dfil.report.claims.table_claims`: every published
-signed entry of a table and every ``effects:`` contrast of ``config/tables.yaml``), with
-the same labels, sides and tests. Each side is what the paper printed for it (mean, the
-sample std where printed, and its n: the seeds of the entry's seed set in the source grid)
-and the grid cells that compute it. The tables are resolved against :class:`_Shapes`, a
+The claims are the report's and ``claims.csv``'s, read from :mod:`dfil.claims` only: each
+distinct claim once (:func:`dfil.claims.merge` of :func:`dfil.claims.declare`'s places:
+every published signed entry of a table and every ``effects:`` contrast of
+``config/tables.yaml``), with the same ids, labels and tests; ``places`` lists the id of
+every place it is printed at.
+Each side is what the paper printed for it (mean, the sample std where printed, and its
+n: the seeds of the entry's seed set in the source grid) and the grid cells that compute
+it. The tables are resolved against :class:`_Shapes`, a
 source that answers every selection with placeholder values, so that each entry's sides
 and the run keys they read are known before any run exists.
 
@@ -19,18 +22,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from dfil.claims import Declared, merge
+from dfil.claims.judge import declared_claims
 from dfil.errors import ConfigError
 from dfil.render import table_names
-from dfil.render.direction import TOL, direction
 from dfil.render.entries import Entry, Table
 from dfil.render.fmt import parse_published
 from dfil.render.resolve import Resolver
 from dfil.render.source import Sample, Source
-from dfil.report.claims import table_claims
 
-#: The paper's main body holds tables 1-7 (the abstract's findings are Table 2's rows):
-#: their claims are headline claims, which break ties when a budget must choose.
-MAIN_TABLES = 7
 #: Seeds of a run that has none (zero-shot scoring): one deterministic run.
 UNSEEDED = "na"
 #: The placeholder value of a run named by one fixed ``seed:`` (others count 0, 1, ...).
@@ -67,6 +67,8 @@ class PaperClaim:
     sides: tuple[Side, ...]
     headline: bool
     why_not: str = ""
+    #: The id of every place the paper prints it (the first is ``id``).
+    places: tuple[str, ...] = ()
 
     @property
     def spread_known(self) -> bool:
@@ -115,7 +117,7 @@ def _why_not(effect: float | None, sides: tuple[Side, ...], entry: Entry | None)
 
 
 def _test(effect: float | None, tol: float, two_sided: bool) -> str:
-    if effect is not None and direction(effect, tol) == "0":
+    if effect is not None and abs(effect) < tol:
         return "tost"
     return "welch" if two_sided else "one_sample"
 
@@ -135,51 +137,47 @@ def _best_side(table: Table, spec: Mapping, row: str, col: str, sides: tuple) ->
     return (table.entry(max(printed)[1], col), sides[1])
 
 
-def _claims_of(table: Table, spec: Mapping, frozen: frozenset[str]) -> list[PaperClaim]:
-    tols = {e["label"]: float(e.get("tol", TOL)) for e in table.effects}
+def _sides(table: Table, spec: Mapping, d: Declared) -> tuple[tuple[Side, ...], Entry | None]:
+    """The sides of the place ``d`` of ``table`` as the paper printed them, and the
+    signed entry it is (None for a declared effect)."""
+    if len(d.entries) != 1:
+        return tuple(_side(table.entry(*rc)) for rc in d.entries), None
+    row, col = d.entries[0]  # a published signed entry
+    entry = table.entry(row, col)
+    if entry is not None and entry.sides:
+        return tuple(_side(e) for e in _best_side(table, spec, row, col, entry.sides)), entry
+    if entry is not None and entry.kind == "stat":
+        one = _side(entry)
+        # a per-seed difference: its printed spread is the differences' own
+        return (Side(d.paper, one.std, one.n, one.cells, one.seeded, one.fixed),), entry
+    return (), entry
+
+
+def _claims_of(tables: Sequence[Table], specs: Mapping) -> list[PaperClaim]:
+    """One :class:`PaperClaim` per distinct claim of ``tables``
+    (:func:`dfil.claims.merge`), by the id ``claims.csv`` gives it, in paper order."""
+    by_number = {t.number: t for t in tables}
     out = []
-    for c in table_claims(table, standin=False, frozen=frozen):
-        if len(c.entries) == 1:  # a published signed entry
-            row, col = c.entries[0]
-            entry = table.entry(row, col)
-            tol = TOL
-            if entry is not None and entry.sides:
-                pair = _best_side(table, spec, row, col, entry.sides)
-                sides = tuple(_side(e) for e in pair)
-            elif entry is not None and entry.kind == "stat":
-                sides = (_side(entry),)
-                # a per-seed difference: its printed spread is the differences' own
-                sides = (Side(c.paper, sides[0].std, sides[0].n, sides[0].cells,
-                              sides[0].seeded, sides[0].fixed),)
-            else:
-                sides = ()
-        else:
-            entry = None
-            sides = tuple(_side(table.entry(*rc)) for rc in c.entries)
-            tol = tols.get(c.label, TOL)
-        why = _why_not(c.paper, sides, entry)
-        if not why and c.verdict == "not comparable":
-            why = c.reason
-        out.append(PaperClaim(c.id, table.number, c.label, c.paper,
-                              _test(c.paper, tol, len(sides) == 2), tol, sides,
-                              table.number <= MAIN_TABLES, why))
+    for c in merge(declared_claims(tables)):
+        d = c.declared
+        table = by_number[d.table]
+        sides, entry = _sides(table, specs[table.name], d)
+        out.append(PaperClaim(c.id, d.table, d.label, d.paper,
+                              _test(d.paper, d.tol, len(sides) == 2), d.tol, sides,
+                              c.family == "primary", _why_not(d.paper, sides, entry),
+                              tuple(p.id for p in c.places)))
     return out
 
 
-def ran_claims(tables: Sequence[Table], specs: Mapping,
-               frozen: frozenset[str]) -> list[PaperClaim]:
+def ran_claims(tables: Sequence[Table], specs: Mapping) -> list[PaperClaim]:
     """Every claim of ``tables`` as resolved on the runs that exist
-    (:func:`dfil.render.build.resolve_tables`): each side's n is the seeds that ran.
-    ``frozen``: the grid's run keys that train no adapter
-    (:func:`dfil.render.void.frozen_keys`)."""
-    return [c for t in tables for c in _claims_of(t, specs[t.name], frozen)]
+    (:func:`dfil.render.build.resolve_tables`): each side's n is the seeds that ran; the
+    same claims, ids and merges as ``claims.csv``."""
+    return _claims_of(tables, specs)
 
 
 def paper_claims(grid, specs: Mapping) -> list[PaperClaim]:
     """Every claim of the tables ``specs`` (``config/tables.yaml``) on ``grid`` (a
     :class:`dfil.grid.Grid`): sides, printed numbers and cells, in table order."""
     resolver = Resolver(specs, _Shapes(grid))
-    out = []
-    for name in table_names(specs):
-        out += _claims_of(resolver.table(name), specs[name], resolver.frozen)
-    return out
+    return _claims_of([resolver.table(name) for name in table_names(specs)], specs)

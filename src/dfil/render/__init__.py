@@ -1,9 +1,9 @@
-"""Run results -> the paper's tables, the paper-diff report and figures.
+"""Run results -> the paper's tables and figures.
 
 ``config/tables.yaml`` declares the 29 tables (:mod:`dfil.render.resolve` documents the
 entry kinds); :class:`dfil.render.source.Source` reads their numbers from the tidy
 aggregate table through the grid; :mod:`dfil.render.latex` prints each through its own
-Jinja template; :mod:`dfil.render.diff` sets them beside the numbers the paper printed.
+Jinja template; the report (:mod:`dfil.report`) sets them beside the paper's numbers.
 """
 
 from __future__ import annotations

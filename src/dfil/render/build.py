@@ -1,5 +1,5 @@
 """Rendering steps as the DAG runs them: one table from its run directories, and the
-report (every table's diff against the paper, the figures, the compiled PDF)."""
+report's LaTeX side (the figures, the document that inputs every table)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,9 @@ from dfil.atomic import atomic_path
 from dfil.errors import MissingInputError
 from dfil.grid import Grid
 from dfil.provenance import git_commit
-from dfil.render import diff, figures, file_stem, table_keys, table_names
-from dfil.render.direction import direction_rows
+from dfil.render import figures, file_stem, table_keys, table_names
 from dfil.render.entries import Table
-from dfil.render.latex import environment, render_document, render_table, substitution_note
+from dfil.render.latex import environment, render_document, render_table
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
 from dfil.results.aggregate import aggregate, run_hashes
@@ -66,7 +65,7 @@ def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame) -> list[Table]:
 
 def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
            tex_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
-    """``diff.md``, ``diff.html``, ``figures/*.png`` and ``tables.tex`` (the document that
+    """``figures/*.png`` and ``tables.tex`` (the document that
     inputs every table; :func:`dfil.render.pdf.compile_pdf` makes ``tables.pdf`` of it) in
     ``tex_dir`` (which holds the rendered ``.tex`` files), from ``tables``
     (:func:`resolve_tables`): the files written, and each figure's caption (by its file
@@ -75,13 +74,7 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
     names = table_names(specs)
     standin = grid.config.get("render", {}).get("standin", "")
     header = f"config {grid.name}" + (f" ({standin})" if standin else "")
-    rows = diff.diff_rows(tables, {t.name: substitution_note(t, standin) for t in tables},
-                          standin)
-    directions = direction_rows(tables)
-    out = {"diff.md": tex_dir / "diff.md", "diff.html": tex_dir / "diff.html"}
-    _write_text(out["diff.md"], diff.markdown(rows, header, directions))
-    _write_text(out["diff.html"], diff.html_report(rows, header, directions))
-    captions = {}
+    out, captions = {}, {}
     drawn = figures.write_figures(Source(grid, frame), specs, tex_dir / "figures", header)
     for path, text in drawn.items():
         out[f"figures/{path.name}"] = path

@@ -1,12 +1,15 @@
-"""The comparison rule: when a reproduced number counts as the paper's (pure).
+"""The comparison rule for one printed number, a level that is no claim (pure).
 
-A published number is *within* when it lies inside the 95% t-interval of the reproduced
-mean over its n seeds (mean ± t(0.975, n-1)·s/√n), widened by half a unit of the paper's
-last printed digit (the paper's own rounding). With fewer than two seeds there is no
-interval: the number is judged by :data:`TOLERANCE` in the table's units. On a stand-in
-grid (another backbone or data in the paper's place) absolute levels, counts and sizes
-are *not comparable* (they differ on purpose) and never count as failures; the paper's effects are
-judged by their direction instead (:mod:`dfil.report.claims`).
+A published number lies *inside* the 95% t-interval of the reproduced mean over its n
+seeds (mean ± t(0.975, n-1)·s/√n), widened by half a unit of the paper's last printed
+digit (the paper's own rounding), or outside it. Outside is *contradicted* (a two-sided
+t-test against the paper's value at p < 0.05, where the rounding allows it); inside is
+*inconclusive* (consistent with the paper's value, which nothing establishes). With fewer
+than two seeds there is no interval: the number is judged by :data:`TOLERANCE` in the
+table's units. On a stand-in grid (another backbone or data in the paper's place)
+absolute levels, counts and sizes are *not comparable* (they differ on purpose); the
+paper's effects are the claims (:mod:`dfil.claims`), whose verdicts a claim's own
+number carries.
 """
 
 from __future__ import annotations
@@ -20,14 +23,14 @@ from scipy import stats as sps
 
 #: Tolerance (the table's units) for a number without a seed interval.
 TOLERANCE = 0.5
-#: Per-number verdicts, in the order the report counts them.
-NUMBER_VERDICTS = ("within", "outside", "not comparable", "not run")
-RULE = ("A published number is reproduced (within) when it lies inside the 95% "
-        "t-interval of the reproduced mean over its n seeds, mean ± t(0.975, n−1)·s/√n, "
-        "widened by half a unit of the paper's last printed digit; with fewer than two "
-        f"seeds it is judged by a tolerance of ±{TOLERANCE:g} in the table's units. On a "
-        "stand-in grid, absolute levels, counts and dataset sizes are not comparable by "
-        "design and never count as failures: the paper's effects are judged by direction.")
+RULE = ("A number the paper prints that is no claim (a level) is contradicted when the "
+        "paper's value lies outside the 95% t-interval of the reproduced mean over its n "
+        "seeds, mean ± t(0.975, n−1)·s/√n, widened by half a unit of the paper's last "
+        "printed digit, and inconclusive inside it (consistent, not established); with "
+        f"fewer than two seeds it is judged by a tolerance of ±{TOLERANCE:g} in the table's "
+        "units. On a stand-in grid, absolute levels, counts and dataset sizes are not "
+        "comparable by design. A number that is a claim (a Δ the paper prints) carries its "
+        "claim's verdict.")
 
 
 #: Entry formats that are not levels: never judged number by number.
@@ -45,7 +48,8 @@ def comparable(fmt: str, standin: str) -> str | None:
 
 @dataclass(frozen=True)
 class NumberVerdict:
-    """A number's verdict (:data:`NUMBER_VERDICTS`) and what it was judged by."""
+    """A number's verdict (one of :data:`dfil.claims.VERDICTS`' words) and what it was
+    judged by."""
 
     verdict: str
     basis: str
@@ -90,4 +94,6 @@ def judge(paper: float | None, printed, values, mean: float | None,
         lo, hi = interval
         basis = f"95% t-interval, n={len(values)}"
     inside = lo - slack <= paper <= hi + slack
-    return NumberVerdict("within" if inside else "outside", basis, lo, hi)
+    if inside:
+        return NumberVerdict("inconclusive", f"{basis}: the paper's value inside", lo, hi)
+    return NumberVerdict("contradicted", f"{basis}: the paper's value outside", lo, hi)

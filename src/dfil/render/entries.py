@@ -44,8 +44,10 @@ class Entry:
     substituted: frozenset[Substitution] = frozenset()
     reason: str = ""
     #: A difference's two sides (a, b), whose seeds test it (``delta``, ``rows: [a, b]``;
-    #: :func:`dfil.report.claims.seed_test_signed`); () for any other entry.
+    #: :mod:`dfil.claims.evidence`); () for any other entry.
     sides: tuple = ()
+    #: The seed of each of ``values`` (a stat; pairs the sides of a paired test).
+    seeds: tuple[str, ...] = ()
 
     @property
     def mean(self) -> float | None:

@@ -41,7 +41,6 @@ from dfil.render.finish import finish, union
 from dfil.render.fmt import MISSING
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
-from dfil.render.void import frozen_keys, void_note
 
 #: An entry spec's kind: the first of these keys it holds (``stat`` when none).
 KINDS = ("tex", "ref", "holm", "ratio", "delta", "test", "wins")
@@ -95,7 +94,6 @@ class Resolver:
         self.done: dict[str, Table] = {}
         #: per table, (row, column) -> why that entry is not run (:func:`reused`)
         self.reused: dict[str, dict[tuple[str, str], str]] = {}
-        self.frozen = frozen_keys(source.grid.cells)
         #: ``\ref`` label -> table number, for rows named in notes (``Tab. 3``)
         self.refs = {s["label"]: s["number"] for s in specs.values()}
 
@@ -113,10 +111,7 @@ class Resolver:
         footnotes = [self._entry(note, _At(spec, table, Row("", "")))
                      for note in spec.get("footnotes", [])]
         footnotes = [f for f in footnotes if f.tex != MISSING]  # every number in it a dash
-        done = finish(spec, table, footnotes, self.refs)
-        note = void_note((r for row in done.rows for e in row.entries.values()
-                          if e.kind == "stat" for r in e.reads), self.frozen)
-        self.done[name] = replace(done, notes=done.notes + [note]) if note else done
+        self.done[name] = finish(spec, table, footnotes, self.refs)
         return self.done[name]
 
     def _rows(self, name: str, spec: Mapping) -> Table:
@@ -176,6 +171,7 @@ class Resolver:
     def _stat(self, espec: Mapping, at: _At) -> Entry:
         sample = self.source.sample(_layer(at.spec.get("where"), _where(espec)))
         return Entry("stat", values=tuple(sample.values.to_numpy()),
+                     seeds=tuple(map(str, sample.values.index)),
                      fmt=espec.get("fmt", "ms"), digits=espec.get("digits", 1),
                      reads=sample.reads, substituted=sample.substituted, reason=sample.failed)
 

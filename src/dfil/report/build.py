@@ -9,7 +9,6 @@ from dfil.grid import Grid
 from dfil.provenance import git_commit
 from dfil.render.entries import Table
 from dfil.render.text import template_heads
-from dfil.render.void import frozen_keys
 from dfil.report import site
 from dfil.results.status import unfinished
 
@@ -26,7 +25,7 @@ def write_site(tables: list[Table], grid: Grid, tables_dir: Path,
     context = {"title": "DFIL reproduction", "grid": grid.name,
                "standin": str(grid.config.get("render", {}).get("standin", "")).strip(),
                "commit": git_commit(), "figures": figures,
-               "frozen": frozen_keys(grid.cells), "pdf": pdf,
+               "pdf": pdf,
                "power": power.claims if power else {}, "plan": power.coverage if power else "",
                "failures": {key: f"{reason} (log: {log})"
                             for key, (reason, log) in unfinished(grid).items()}}

@@ -1,7 +1,9 @@
-"""The report's pages: ``index.html`` (claims and their verdicts, the comparison rule,
-links to everything), ``tables.html`` (every table as paper | reproduced, sortable and
-filterable through itables, embedded for offline use), one page per run under ``runs/``
-and ``numbers.csv``. Everything opens from the file system: no server, no network."""
+"""The report's pages: ``index.html`` (the claims and their verdicts, made from the rows of
+``claims.csv``, the rule, links to everything), ``tables.html`` (every table as paper |
+reproduced, sortable and filterable through itables, embedded for offline use), one page
+per run under ``runs/``, ``numbers.csv``, ``claims.csv`` and the paper diff
+(``diff.md``, ``diff.html``). Everything opens from the file system: no server, no
+network."""
 
 from __future__ import annotations
 
@@ -12,18 +14,17 @@ from pathlib import Path
 import jinja2
 import pandas as pd
 
+from dfil import claims as claims_mod
 from dfil.atomic import atomic_path
 from dfil.render import compare, text
 from dfil.render.entries import Table
 from dfil.render.latex import substitution_note
 from dfil.render.names import labels
-from dfil.report import claims as claims_mod
-from dfil.report import flags, numbers, runs
+from dfil.report import diff, flags, numbers, runs
 
-#: Verdict colours, shared by the legend and every table.
-COLOURS = {"reproduced": "#c8ecc8", "within": "#c8ecc8", "direction only": "#fff1b8",
-           "outside": "#f8c9c9", "not reproduced": "#f8c9c9", "not comparable": "#dde6f5",
-           "no paper value": "#ffffff", "not run": "#e4e4e4"}
+#: Verdict colours, shared by the legend and every table (one per verdict word).
+COLOURS = {"reproduced": "#c8ecc8", "contradicted": "#f8c9c9", "inconclusive": "#fff1b8",
+           "not comparable": "#dde6f5", "not run": "#e4e4e4"}
 
 
 def _env() -> jinja2.Environment:
@@ -111,70 +112,87 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _power_cells(power, planned: bool) -> dict[str, str]:
-    """A claim's power and MDE at the seeds that ran (``power``: a
-    :class:`dfil.plan.achieved.Achieved`, None: not known), and on a grid a plan wrote
-    (``planned``) whether the plan took it."""
-    out = {"Planned": "planned" if power is not None and power.planned
-           else claims_mod.NOT_PLANNED} if planned else {}
-    if power is None:
-        return {**out, "Power at n": "", "MDE": ""}
-    if power.power is None:
-        return {**out, "Power at n": html.escape(power.why), "MDE": ""}
-    return {**out, "Power at n": f"{power.power:.2f} (n={power.n})",
-            "MDE": _fmt(power.mde)}
+def _power_cells(c: dict, planned_grid: bool) -> dict[str, str]:
+    """A claim's power at the seeds that ran (or why it has none) and, on a grid a plan
+    wrote, whether the plan took it."""
+    power = c.get("power_at_n")
+    n = "" if c["n_a"] is None else min(c["n_a"], c["n_b"] or c["n_a"])
+    out = {"Power at n": html.escape(c.get("power_why", "")) if power is None
+           else f"{power:.2f} (n={n})"}
+    return {**out, "Planned": html.escape(c.get("planned", ""))} if planned_grid else out
 
 
-def claims_frame(found: list[claims_mod.Claim], power: dict | None = None,
-                 planned: bool = False) -> pd.DataFrame:
-    """The claims as the index lists them; with ``power`` (by claim id,
-    :func:`dfil.plan.achieved.standings`), each one's power and MDE at the seeds that ran,
-    and on a grid a plan wrote (``planned``) whether the plan took it: a claim it did not
-    take that has no run reads :data:`dfil.report.claims.NOT_PLANNED`, not as a failure."""
-    rows = []
-    for c in found:
-        ci = "" if c.interval is None else f"[{c.interval[0]:.2f}, {c.interval[1]:.2f}]"
-        standing = (power or {}).get(c.id)
-        reason = c.reason
-        if planned and c.verdict == "not run" and not (standing and standing.planned):
-            reason = claims_mod.NOT_PLANNED
-        row = {"Table": f'<a href="tables.html#{c.table}">{c.table}</a>',
-               "Claim": html.escape(c.label), "Paper Δ": _fmt(c.paper),
-               "Reproduced Δ": _fmt(c.reproduced), "95% interval": ci,
-               "Test on the seeds": html.escape(c.test),
-               "p": "" if c.pvalue is None else f"{c.pvalue:.3g}",
-               "Verdict": _badge(c.verdict), "Why": html.escape(reason)}
-        rows.append({**row, **(_power_cells(standing, planned) if power else {})})
-    return pd.DataFrame(rows)
+def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
+    """The index's view of ``claims.csv``'s rows, one per claim, in the same order; on a
+    grid a plan wrote (``planned_grid``) with whether the plan took each."""
+    out = []
+    for c in rows:
+        ci = "" if c["ci_low"] is None else f"[{c['ci_low']:.2f}, {c['ci_high']:.2f}]"
+        table = c["claim"].split(":")[0]
+        n = f"{c['n_a']}" + ("" if c["n_b"] is None else f" vs {c['n_b']}")
+        out.append({"Claim": f'<a href="tables.html#{table}">{html.escape(c["claim"])}</a>',
+                    "The paper's words": html.escape(c["label"]),
+                    "Printed at": html.escape(c["places"]), "Paper Δ": _fmt(c["paper"]),
+                    "Reproduced Δ": _fmt(c["estimate"]), "95% interval": ci,
+                    "Test (declared)": html.escape(c["test"]),
+                    "n": "" if c["n_a"] is None else n,
+                    "p": "" if c["p"] is None else f"{c['p']:.3g}",
+                    "p_holm": "" if c["p_holm"] is None else f"{c['p_holm']:.3g}",
+                    "MDE": _fmt(c["mde"]), **_power_cells(c, planned_grid),
+                    "Family": c["family"], "Verdict": _badge(c["verdict"]),
+                    "Why": html.escape(c["reason"])})
+    return pd.DataFrame(out)
 
 
-def _claims_html(found: list[claims_mod.Claim], context: dict) -> str:
-    """The index's claims table, "" with no claim: :func:`claims_frame` with the
-    context's power (each claim's power and MDE by id, may be absent) and plan (the
-    coverage of the plan that wrote the grid; "" or absent: no plan did)."""
-    if not found:
-        return ""
-    frame = claims_frame(found, context.get("power"), bool(context.get("plan")))
-    return datatable(frame, "dt-claims")
+def _csv(path: Path, rows: list[dict], columns: list[str]) -> None:
+    frame = pd.DataFrame(rows, columns=columns)
+    for col in ("n_a", "n_b"):  # counts, blank where none: never printed as 1.0
+        if col in frame:
+            frame[col] = frame[col].astype("Int64")
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False)
+
+
+def _claim_rows(tables: list[Table], named: dict, context: dict) -> list[dict]:
+    """``claims.csv``'s rows: each distinct claim judged once, with its power at the seeds
+    that ran and, on a grid a plan wrote, whether the plan took it (the context's power
+    and plan)."""
+    rows = claims_mod.judge(tables, bool(context.get("standin", "")),
+                            {n: x.name for n, x in named.items()})
+    return claims_mod.with_power(rows, context.get("power"), bool(context.get("plan")))
+
+
+def _run_pages(env: jinja2.Environment, pages: dict, context: dict,
+               out_dir: Path) -> dict[str, Path]:
+    """One page per run under ``runs/``."""
+    out = {}
+    for p in pages.values():
+        out[f"runs/{p.page}"] = out_dir / "runs" / p.page
+        _write(out[f"runs/{p.page}"], env.get_template("run.html.j2").render(
+            run=p, provenance=p.provenance, test=p.test, title=context["title"],
+            root="../", pdf=context.get("pdf", True)))
+    return out
 
 
 def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                runs_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every page of the report in ``out_dir``. ``heads``: each table's template column
     heads by table name; ``context``: grid name, stand-in text, commit, figures (file ->
-    caption), failures (run key -> reason), frozen (run keys training no adapter), pdf
-    (else the pages link tables.tex), power and plan (:func:`_claims_html`)."""
+    caption), failures (run key -> reason), pdf (else the pages link tables.tex), power
+    (each claim's :class:`dfil.plan.achieved.Achieved` by id, may be absent) and plan (the
+    coverage line of the plan that wrote the grid; "" or absent: none did)."""
     out_dir = Path(out_dir)
     refs = {t.label: t.number for t in tables}
     standin = context.get("standin", "")
-    per_table, found, all_rows = [], [], []
+    named = {t.name: labels(t, heads.get(t.name, []), refs) for t in tables}
+    found = _claim_rows(tables, named, context)
+    of_number = claims_mod.numbers_claims(tables, found)
+    per_table, all_rows = [], []
     across = flags.cross_table(tables)
     for t in tables:
-        names = labels(t, heads.get(t.name, []), refs)
-        rows = numbers.table_numbers(t, names, standin)
+        names = named[t.name]
+        rows = numbers.table_numbers(t, names, standin, of_number)
         all_rows += rows
-        found += claims_mod.table_claims(t, bool(standin), names.name,
-                                         context.get("frozen", frozenset()))
         notes = [substitution_note(t, standin), *t.notes, *t.footnotes]
         per_table.append({"id": f"T{t.number}", "title": text.plain(t.caption, refs),
                           "notes": [n for n in (text.plain(x, refs) for x in notes) if n],
@@ -183,29 +201,41 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
     pages = {k: runs.run_page(runs_dir, k) for k in sorted(
         {k for r in all_rows for k in r["runs"].split()})}
     prov = {k: provenance_text(p.config_hash, p.provenance) for k, p in pages.items()}
-    env, out = _env(), {}
-    for p in pages.values():
-        out[f"runs/{p.page}"] = out_dir / "runs" / p.page
-        _write(out[f"runs/{p.page}"], env.get_template("run.html.j2").render(
-            run=p, provenance=p.provenance, test=p.test, title=context["title"],
-            root="../", pdf=context.get("pdf", True)))
+    env = _env()
+    out = _run_pages(env, pages, context, out_dir)
     for t in per_table:
         t["html"] = datatable(numbers_frame(t["rows"], prov), f"dt-{t['id']}") if t["rows"] else ""
     common = {"title": context["title"], "root": "", "colours": COLOURS, "rule": compare.RULE,
               "init": itables_init(), "verdicts": claims_mod.VERDICTS,
-              "pdf": context.get("pdf", True)}
+              "families": claims_mod.FAMILIES, "pdf": context.get("pdf", True)}
     out["tables.html"] = out_dir / "tables.html"
     _write(out["tables.html"], env.get_template("tables.html.j2").render(
         tables=per_table, explain=flags.EXPLAIN, **common))
-    number_counts = {v: sum(r["verdict"] == v for r in all_rows)
-                     for v in (*compare.NUMBER_VERDICTS, "no paper value")}
+    families = {f: {v: n for v, n in claims_mod.verdict_counts(
+        [c for c in found if c["family"] == f]).items() if n} for f in claims_mod.FAMILIES}
     out["index.html"] = out_dir / "index.html"
     _write(out["index.html"], env.get_template("index.html.j2").render(
-        claims=_claims_html(found, context), counts=claims_mod.verdict_counts(found),
-        number_counts=number_counts,
-        n_claims=len(found), tables=per_table, context=context, **common))
-    out["numbers.csv"] = out_dir / "numbers.csv"
-    with atomic_path(out["numbers.csv"]) as tmp:
-        pd.DataFrame(all_rows, columns=numbers.COLUMNS).to_csv(tmp, index=False)
+        claims=datatable(claims_frame(found, bool(context.get("plan"))), "dt-claims")
+        if found else "",
+        counts=claims_mod.verdict_counts(found),
+        number_counts=claims_mod.verdict_counts(all_rows), family_counts=families,
+        n_claims=len(found), standin_sentence=claims_mod.STANDIN, tables=per_table,
+        context=context, **common))
+    return out | _files(tables, all_rows, found, context, out_dir)
+
+
+def _files(tables: list[Table], all_rows: list[dict], found: list[dict], context: dict,
+           out_dir: Path) -> dict[str, Path]:
+    """``numbers.csv``, ``claims.csv`` and the paper diff from the same rows."""
+    out = {"numbers.csv": out_dir / "numbers.csv", "claims.csv": out_dir / "claims.csv"}
+    _csv(out["numbers.csv"], all_rows, numbers.COLUMNS)
+    _csv(out["claims.csv"], found, claims_mod.COLUMNS)
+    standin = context.get("standin", "")
+    header = f"config {context['grid']}" + (f" ({standin})" if standin else "")
+    rows = diff.diff_rows(all_rows, {f"T{t.number}": t.name for t in tables},
+                          {t.name: substitution_note(t, standin) for t in tables})
+    for name, write in (("diff.md", diff.markdown), ("diff.html", diff.html_report)):
+        out[name] = out_dir / name
+        _write(out[name], write(rows, header, found))
     return out
 

@@ -1,0 +1,17 @@
+"""The paper's claims and the verdict on each (pure: numpy, scipy, statsmodels).
+
+A claim is declared once, before any run is read (:mod:`.declare`: its words, every place
+the paper prints it, the entries on each side and its test); its test is run on the
+seeds (:mod:`.evidence`: one-sided Welch or paired t, TOST for a parity, the minimum
+detectable effect); the verdict follows from Holm-adjusted p-values within the claim's
+family (:mod:`.verdict`); :mod:`.judge` makes the rows of ``claims.csv`` that every page
+and file of the report reads.
+"""
+
+from dfil.claims.declare import TOL, Claim, Declared, declare, merge
+from dfil.claims.judge import COLUMNS, judge, numbers_claims, with_power
+from dfil.claims.verdict import ALPHA, FAMILIES, NOT_PLANNED, STANDIN, VERDICTS, verdict_counts
+
+__all__ = ["ALPHA", "COLUMNS", "FAMILIES", "NOT_PLANNED", "STANDIN", "TOL", "VERDICTS", "Claim",
+           "Declared", "declare", "judge", "merge", "numbers_claims", "verdict_counts",
+           "with_power"]

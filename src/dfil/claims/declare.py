@@ -1,0 +1,147 @@
+"""The paper's claims as declared before any run is read (pure).
+
+A claim is every published signed (Δ) entry of a table and every contrast a table
+declares under ``effects:`` in ``config/tables.yaml`` (entry a minus entry b). Its test
+follows from the paper's value and the grid's seed sets alone, never from a run's
+numbers: a parity (the paper's |Δ| below the claim's ``tol``) is tested by TOST with the
+margin ``tol``; any other difference by a one-sided t-test in the paper's direction,
+paired where both sides read one cell each on the same seeds (a per-seed difference),
+else Welch's. A signed entry with no sides (a per-seed difference of its own) is a
+one-sample t-test of those differences. Paper claims whose sides read the same runs
+on a grid are one claim (:func:`merge`), printed at several places.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from dfil.render.entries import Entry, Table
+from dfil.render.fmt import parse_published
+
+#: A difference below this (percentage points in most tables) is a parity.
+TOL = 0.5
+#: The paper's main body: Tables 1-7 (the abstract's findings are Table 2's rows). Their
+#: claims are the primary family; the rest are exploratory.
+MAIN_TABLES = 7
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One claim at one place of the paper. ``sides``: the two entries a difference is
+    computed from (a minus b), or the one entry whose per-seed values are the
+    difference; ``entries``: their (row, column) in the table, for links."""
+
+    id: str
+    table: int
+    label: str
+    paper: float | None
+    tol: float
+    sides: tuple[Entry | None, ...]
+    entries: tuple[tuple[str, str], ...]
+
+    @property
+    def test(self) -> str:
+        """``superiority`` or ``parity`` ("" when the paper prints no value to test)."""
+        if self.paper is None:
+            return ""
+        return "parity" if abs(self.paper) < self.tol else "superiority"
+
+    @property
+    def sign(self) -> int:
+        """The paper's direction: +1, -1, or 0 for a parity or no value."""
+        if self.test != "superiority":
+            return 0
+        return 1 if self.paper > 0 else -1
+
+    @property
+    def design(self) -> str:
+        """``one-sample``, ``paired`` or ``welch``, from the runs each side reads."""
+        if len(self.sides) == 1:
+            return "one-sample"
+        seeds = [_seeds(s) for s in self.sides]
+        cells = [_cells(s) for s in self.sides]
+        single = all(len(c) == 1 for c in cells)
+        return "paired" if single and seeds[0] == seeds[1] and len(seeds[0]) >= 2 else "welch"
+
+    @property
+    def family(self) -> str:
+        return "primary" if self.table <= MAIN_TABLES else "exploratory"
+
+    @property
+    def reads(self) -> tuple[frozenset, ...]:
+        return tuple(frozenset() if s is None else s.reads for s in self.sides)
+
+
+def _keys(entry: Entry | None) -> set[str]:
+    return set() if entry is None else {key for key, _ in entry.reads}
+
+
+def _seeds(entry: Entry | None) -> frozenset[str]:
+    return frozenset(k.rsplit("/seed", 1)[1] for k in _keys(entry) if "/seed" in k)
+
+
+def _cells(entry: Entry | None) -> set[str]:
+    return {k.rsplit("/seed", 1)[0] for k in _keys(entry)}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One distinct claim: the first place's declaration, and every place it is printed
+    (``places``, in paper order; the first is ``declared``)."""
+
+    places: tuple[Declared, ...]
+
+    @property
+    def declared(self) -> Declared:
+        return self.places[0]
+
+    @property
+    def id(self) -> str:
+        return self.declared.id
+
+    @property
+    def family(self) -> str:
+        return "primary" if any(p.family == "primary" for p in self.places) else "exploratory"
+
+
+def slug(label: str) -> str:
+    """A label as an id with no spaces or commas (``--claims`` splits on commas)."""
+    return re.sub(r"[^a-z0-9.]+", "-", label.lower()).strip("-")
+
+
+def _published(table: Table, row: str, col: str) -> float | None:
+    value = table.published.get((row, col))
+    return None if value is None else parse_published(value)[0]
+
+
+def declare(table: Table, name_of=None) -> list[Declared]:
+    """Every claim of one table: its signed entries, then its declared effects.
+    ``name_of(row, col)`` names a signed entry (default: its ids)."""
+    name_of = name_of or (lambda row, col: f"{row} / {col}")
+    out = []
+    for row, col in table.signed:
+        entry = table.entry(row, col)
+        sides = entry.sides if entry is not None and entry.sides else (entry,)
+        out.append(Declared(f"T{table.number}:{row}/{col}", table.number, name_of(row, col),
+                            _published(table, row, col), TOL, tuple(sides), ((row, col),)))
+    for e in table.effects:
+        at = [tuple(str(e[s]).split("/")) for s in ("a", "b")]
+        pubs = [_published(table, *s) for s in at]
+        out.append(Declared(f"T{table.number}:{slug(e['label'])}", table.number, e["label"],
+                            None if None in pubs else pubs[0] - pubs[1],
+                            float(e.get("tol", TOL)),
+                            (table.entry(*at[0]), table.entry(*at[1])), tuple(at)))
+    return out
+
+
+def merge(declared: list[Declared]) -> list[Claim]:
+    """The distinct claims of ``declared``: places whose sides read the same runs and
+    metrics, with the same test in the same direction, are one claim (in the order of
+    its first place). A place with a side that reads nothing stands alone."""
+    groups: dict[object, list[Declared]] = {}
+    for d in declared:
+        reads = d.reads
+        key = (reads, d.test, d.sign) if all(reads) and d.paper is not None else d.id
+        groups.setdefault(key, []).append(d)
+    return [Claim(tuple(places)) for places in groups.values()]
