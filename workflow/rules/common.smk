@@ -67,11 +67,7 @@ def data_inputs(wildcards):
     inputs = []
     if cell.config["data"]["task"] == "frog" and cell.config["eval"]["probes"]:
         inputs.append(f"{RES}/probes/manifest.json")
-    data = cell.config["data"]
-    # the synthetic FRoG: read by the frog task, and by any task whose source it is
-    if GRID.spec.embedded_data is not None and (
-        data["task"] == "frog" or data["source"] == f"{RES}/data/frog"
-    ):
+    if GRID.spec.embedded_data is not None and cell.config["data"]["task"] == "frog":
         inputs.append(f"{RES}/data/frog/easy.jsonl")
     inputs += [f"{RES}/hub/{kind}/{name}.json" for kind, name in cell.fetches]
     model_id = cell.config["model"]["backbone"]["model_id"]
