@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from dfil.contracts.metrics import (
+    digest,
     measures,
     read_metrics,
     validate_metrics,
@@ -23,8 +24,9 @@ from records import metrics_record
 
 def test_valid_record_round_trips(tmp_path):
     path = tmp_path / "metrics.json"
-    write_metrics(path, metrics_record())
-    assert read_metrics(path) == metrics_record()
+    written = write_metrics(path, metrics_record())
+    assert written == {**metrics_record(), "digest": digest(metrics_record())}
+    assert read_metrics(path) == written
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])

@@ -20,6 +20,7 @@ from dfil.atomic import atomic_path, atomic_write_json
 from dfil.cellconfig import config_hash, load_cell
 from dfil.contracts.failure import is_failure, write_failure
 from dfil.contracts.metrics import write_metrics
+from dfil.contracts.predictions import accuracy_block
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY, read_run_json
 from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
@@ -86,7 +87,7 @@ def evaluate_run(run_dir: str | Path) -> dict:
             device, time.perf_counter() - started, cell_inputs(cell),
             {"training": trained, **({"memory": trained["memory"]} if "memory" in trained
                                      else {})})
-        _write(run_dir, cell, metrics, predictions)
+        metrics = _write(run_dir, cell, metrics, predictions)
     return metrics
 
 
@@ -142,9 +143,9 @@ def _path_metrics(cell, score: Scorer, frames: dict) -> tuple[dict, list[pd.Data
     test_preds = score(test, label_col="label", p_col="p")
     test_labels = ev.path_labels(test_preds, centers, alpha)
     metrics = {"cell": cell.name, "method": cell.model.method, "alpha": alpha,
-               "test": {path: ev.accuracy_block(lab, gold, p_test, q)
+               "test": {path: accuracy_block(lab, gold, p_test, q)
                         for path, lab in test_labels.items()},
-               "val": {path: ev.accuracy_block(lab, val_gold, None, q)
+               "val": {path: accuracy_block(lab, val_gold, None, q)
                        for path, lab in ev.path_labels(val_preds, centers, alpha).items()}}
     val_acc = {path: block["acc"] for path, block in metrics["val"].items()}
     if val_acc:  # App. D.2: the path with the best validation accuracy (first of equals)
@@ -171,7 +172,7 @@ def _qure_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
     preds = score(qure, task="frog", label_col="label", p_col="p")
     labels = ev.path_labels(preds, score.centers, alpha)
     predictions.append(_rows("qure", qure["id"], gold, qure["p"].to_numpy(), preds, labels))
-    return {path: ev.accuracy_block(lab, gold, None, cell.model.num_classes)
+    return {path: accuracy_block(lab, gold, None, cell.model.num_classes)
             for path, lab in labels.items()}
 
 
@@ -185,12 +186,13 @@ def mf_record(metrics: dict, cell) -> dict:
     return record
 
 
-def _write(run_dir: Path, cell, metrics: dict, predictions: pd.DataFrame) -> None:
-    """The run's evaluation outputs: predictions, ``mf.json`` and ``metrics.json``."""
+def _write(run_dir: Path, cell, metrics: dict, predictions: pd.DataFrame) -> dict:
+    """The run's evaluation outputs: predictions, ``mf.json`` and ``metrics.json`` (the
+    record as written, with its digest, is returned)."""
     with atomic_path(run_dir / PREDICTIONS) as tmp:
         predictions.to_parquet(tmp, index=False)
     atomic_write_json(run_dir / MF, mf_record(metrics, cell))
-    write_metrics(run_dir / METRICS, metrics)
+    return write_metrics(run_dir / METRICS, metrics)
 
 
 def _list(values: np.ndarray | None) -> list[float] | None:
