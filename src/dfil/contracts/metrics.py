@@ -82,8 +82,8 @@ def digest_problem(metrics: Mapping) -> str | None:
 def write_metrics(path: str | Path, metrics: Mapping) -> dict:
     """Validate ``metrics`` and write it with its digest to ``path`` atomically (sorted
     keys); returns the record as written."""
+    validate_metrics(metrics, str(path))  # first: a NaN has no canonical JSON to digest
     record = {**metrics, DIGEST: digest(metrics)}
-    validate_metrics(record, str(path))
     text = json.dumps(record, indent=2, sort_keys=True, allow_nan=False)
     atomic_write_bytes(path, (text + "\n").encode())
     return record
