@@ -77,7 +77,10 @@ class StubScorer:
         self.trainable = 123 if self.spec.trains else None
         self.rng = np.random.default_rng(0)
 
-    def __call__(self, frame, text_col="text", task=None, label_col=None, p_col=None):
+    truncation: dict = {}
+
+    def __call__(self, frame, text_col="text", task=None, label_col=None, p_col=None,
+                 name=None):
         n, q, s = len(frame), self.cell.model.num_classes, self.spec
         main = self.rng.dirichlet(np.ones(q), n) if s.main or not s.trains else None
         p = self.rng.uniform(0, 1, n) if s.numeric else None

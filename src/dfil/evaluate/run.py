@@ -27,6 +27,7 @@ from dfil.data.qure import load_qure
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import task_frames
 from dfil.engine.inputs import cell_inputs
+from dfil.engine.truncation import truncation_line
 from dfil.errors import MissingInputError, RefusedError
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
@@ -70,8 +71,9 @@ def _train_summary(run_dir: Path, expected_hash: str) -> dict:
     return summary
 
 
-def evaluate_run(run_dir: str | Path) -> dict:
-    """Compute every metric for the run in ``run_dir`` and write its output files."""
+def evaluate_run(run_dir: str | Path, log=print) -> dict:
+    """Compute every metric for the run in ``run_dir`` and write its output files; a set
+    whose prompts were cut to ``max_length`` is said in one ``log`` line."""
     started = time.perf_counter()
     run_dir = Path(run_dir)
     cell = load_cell(run_dir / CELL)
@@ -82,6 +84,9 @@ def evaluate_run(run_dir: str | Path) -> dict:
     with deterministic(cell.train.deterministic):
         device = pick_device()
         metrics, predictions = compute_metrics(cell, Scorer(cell, run_dir, device), summary)
+        for split, record in metrics.get("truncation", {}).items():
+            if line := truncation_line(split, record):
+                log(line)
         trained = summary.get("provenance", {})
         metrics["provenance"] = provenance(
             device, time.perf_counter() - started, cell_inputs(cell),
@@ -123,6 +128,9 @@ def compute_metrics(cell, score: Scorer, summary: dict) -> tuple[dict, pd.DataFr
         metrics.update(_probe_metrics(cell, score, metrics["alpha"], predictions))
     if probes and cell.eval.qure and cell.data.qure_source:
         metrics["qure"] = _qure_metrics(cell, score, metrics["alpha"], predictions)
+    cut = {**_trained_truncation(summary), **score.truncation}
+    if cut:
+        metrics["truncation"] = cut
     metrics.update(train=summary, config_hash=summary["config_hash"], seed=cell.train.seed)
     metrics.update({k: summary[k] for k in ("note", "data_note") if k in summary})
     return metrics, pd.concat(predictions, ignore_index=True)
@@ -136,11 +144,11 @@ def _path_metrics(cell, score: Scorer, frames: dict) -> tuple[dict, list[pd.Data
     val, test = frames["val"], frames["test"]
     val_gold, gold, p_test = (val["label"].to_numpy(), test["label"].to_numpy(),
                               test["p"].to_numpy())
-    val_preds = score(val, label_col="label", p_col="p")
+    val_preds = score(val, label_col="label", p_col="p", name="val")
     alpha = cell.eval.alpha
     if alpha is None:
         alpha = ev.select_alpha(val_preds, val_gold, cell.eval.alpha_grid)
-    test_preds = score(test, label_col="label", p_col="p")
+    test_preds = score(test, label_col="label", p_col="p", name="test")
     test_labels = ev.path_labels(test_preds, centers, alpha)
     metrics = {"cell": cell.name, "method": cell.model.method, "alpha": alpha,
                "test": {path: accuracy_block(lab, gold, p_test, q)
@@ -156,6 +164,13 @@ def _path_metrics(cell, score: Scorer, frames: dict) -> tuple[dict, list[pd.Data
     return metrics, [_rows("test", test["id"], gold, p_test, test_preds, test_labels)]
 
 
+def _trained_truncation(summary: dict) -> dict:
+    """The training split's cut prompts, as the last training attempt recorded them."""
+    attempts = summary.get("attempts") or [{}]
+    record = (attempts[-1].get("truncation") or {}).get("train")
+    return {"train": record} if record else {}
+
+
 def _data_counts(frames: dict, q: int) -> dict:
     """Examples per class and in all of each split (not a few-shot cell's train_pool)."""
     splits = {k: frames[k] for k in ("train", "val", "test")}
@@ -169,7 +184,7 @@ def _qure_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
     qure = load_qure(local_source(cell.data.qure_source, key="data.qure_source"),
                      expected_rows=cell.data.qure_rows)
     gold = qure["label"].to_numpy()
-    preds = score(qure, task="frog", label_col="label", p_col="p")
+    preds = score(qure, task="frog", label_col="label", p_col="p", name="qure")
     labels = ev.path_labels(preds, score.centers, alpha)
     predictions.append(_rows("qure", qure["id"], gold, qure["p"].to_numpy(), preds, labels))
     return {path: accuracy_block(lab, gold, None, cell.model.num_classes)
