@@ -95,3 +95,8 @@ def run_page(runs: Path, key: str) -> RunPage:
     return RunPage(key, page_name(key), config, str(metrics.get("config_hash", "")),
                    dict(metrics.get("provenance") or {}), _flat_test(metrics),
                    curve_svg(d / rundir.LOG), problem, dict(metrics.get("truncation") or {}))
+
+
+def cut(pages: dict[str, RunPage]) -> dict[str, tuple[str, str]]:
+    """The runs of ``pages`` where prompts were cut: key -> (page, what was cut)."""
+    return {p.key: (p.page, p.truncated) for p in pages.values() if p.truncated}

@@ -169,9 +169,7 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
     _write(out["index.html"], env.get_template("index.html.j2").render(
         claims=datatable(claims_frame(found), "dt-claims") if found else "",
         counts=claims_mod.verdict_counts(found), number_counts=number_counts,
-        n_claims=len(found), tables=per_table, context=context,
-        truncated={p.key: (p.page, p.truncated) for p in pages.values() if p.truncated},
-        **common))
+        n_claims=len(found), tables=per_table, context=context, cut=runs.cut(pages), **common))
     out["numbers.csv"] = out_dir / "numbers.csv"
     with atomic_path(out["numbers.csv"]) as tmp:
         pd.DataFrame(all_rows, columns=numbers.COLUMNS).to_csv(tmp, index=False)
