@@ -3,7 +3,7 @@
 A prompt longer than ``data.max_length`` tokens keeps only its last (or first) tokens
 (:func:`dfil.engine.batching.encode`). A cut prompt may lose the words the label depends
 on, so each run records it per split (training's in its attempts, evaluation's in
-``metrics.json``), says so in one log line, and the report lists the cells where any
+``metrics.json``), says so in one log line per job, and the report lists the cells where any
 prompt was cut.
 """
 
@@ -22,10 +22,14 @@ def truncation(enc: Encoded, max_length: int) -> dict:
             "longest": int(lengths.max()) if len(lengths) else 0, "max_length": int(max_length)}
 
 
-def truncation_line(split: str, record: Mapping) -> str | None:
-    """One log line for a split where prompts were cut (None: none was)."""
-    if not record.get("cut"):
+def truncation_line(records: Mapping[str, Mapping]) -> str | None:
+    """One log line for the splits (name -> :func:`truncation` record) where prompts
+    were cut (None: none was)."""
+    cut = {split: r for split, r in records.items() if r.get("cut")}
+    if not cut:
         return None
-    return (f"truncation: {record['cut']} of {record['items']} {split} prompts cut to "
-            f"max_length {record['max_length']} tokens (the longest has {record['longest']}); "
-            "raise data.max_length to keep them whole")
+    sizes = sorted({r["max_length"] for r in cut.values()})
+    each = ", ".join(f"{split} {r['cut']} of {r['items']} (longest {r['longest']})"
+                     for split, r in cut.items())
+    return (f"truncation: prompts cut to max_length {'/'.join(map(str, sizes))} tokens: "
+            f"{each}; raise data.max_length to keep them whole")

@@ -72,8 +72,8 @@ def _train_summary(run_dir: Path, expected_hash: str) -> dict:
 
 
 def evaluate_run(run_dir: str | Path, log=print) -> dict:
-    """Compute every metric for the run in ``run_dir`` and write its output files; a set
-    whose prompts were cut to ``max_length`` is said in one ``log`` line."""
+    """Compute every metric for the run in ``run_dir`` and write its output files; the
+    sets whose prompts were cut to ``max_length`` are said in one ``log`` line."""
     started = time.perf_counter()
     run_dir = Path(run_dir)
     cell = load_cell(run_dir / CELL)
@@ -84,9 +84,9 @@ def evaluate_run(run_dir: str | Path, log=print) -> dict:
     with deterministic(cell.train.deterministic):
         device = pick_device()
         metrics, predictions = compute_metrics(cell, Scorer(cell, run_dir, device), summary)
-        for split, record in metrics.get("truncation", {}).items():
-            if line := truncation_line(split, record):
-                log(line)
+        if line := truncation_line({k: v for k, v in metrics.get("truncation", {}).items()
+                                    if k != "train"}):  # training's log said that one
+            log(line)
         trained = summary.get("provenance", {})
         metrics["provenance"] = provenance(
             device, time.perf_counter() - started, cell_inputs(cell),

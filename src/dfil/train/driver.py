@@ -174,9 +174,8 @@ def _attempt(number: int, cell: CellConfig, job: Job) -> dict:
     data = _encode(model, cell, job)
     cut = {split: truncation(enc, cell.data.max_length)
            for split, enc in (("train", data.train), ("val", data.val))}
-    for split, record in cut.items():
-        if line := truncation_line(split, record):
-            job.log(line)
+    if line := truncation_line(cut):
+        job.log(line)
     place = Place(job.run_dir, number, job.log, job.plan.micro_batch_size, job.last_try)
     return {**train_attempt(model, cell, data, place), "truncation": cut}
 
