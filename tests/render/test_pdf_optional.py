@@ -8,18 +8,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
 
 from dfil.cli import main
-from dfil.grid import load_grid_files
-from dfil.render import file_stem, load_specs, table_names
-from dfil.render.build import render_one
-from dfil.render.resolve import Resolver
-from dfil.render.source import Source
+from dfil.render import load_specs
 from dfil.report.links import dead_links
-from dfil.runkey import parse_key
+from report_inputs import synthetic_report_inputs
 from snakemake_cli import ROOT, snakemake
 
 SPECS = load_specs(ROOT / "config/tables.yaml")
@@ -98,21 +92,9 @@ def test_the_report_step_without_pdflatex_writes_every_page_and_links_tables_tex
     page links one."""
     monkeypatch.setenv("PATH", _path(tmp_path, False))
     monkeypatch.chdir(tmp_path)
-    grid = load_grid_files([SMOKE])
-    resolver = Resolver(SPECS, Source(grid))
-    requested = sorted(set().union(*(resolver.table(n).reads for n in table_names(SPECS))))
-    rng = np.random.default_rng(0)
-    agg = pd.DataFrame([{**parse_key(k), "metric": m, "value": float(rng.uniform(0.1, 0.9)),
-                         "run_dir": k, "config_hash": "0" * 16} for k, m in requested])
-    tex_dir = tmp_path / "tables"
-    tex_dir.mkdir()
-    for name in table_names(SPECS):
-        (tex_dir / f"{file_stem(SPECS, name)}.tex").write_text(
-            render_one(SPECS, grid, agg, name, [str(SMOKE)], Path("runs")))
-    agg.to_parquet(tmp_path / "metrics.parquet")
+    tex_dir, aggregate = synthetic_report_inputs(SMOKE, SPECS, tmp_path)
     assert main(["report", "--config", str(SMOKE), "--tables", str(ROOT / "config/tables.yaml"),
-                 "--aggregate", str(tmp_path / "metrics.parquet"), "--tex-dir", str(tex_dir),
-                 "--no-pdf"]) == 0
+                 "--aggregate", str(aggregate), "--tex-dir", str(tex_dir), "--no-pdf"]) == 0
     for name in ("index.html", "tables.html", "numbers.csv", "claims.csv", "diff.md",
                  "diff.html", "tables.tex", "figures/membership_functions.png"):
         assert (tex_dir / name).stat().st_size > 0, name

@@ -4,10 +4,7 @@ plan wrote, whether the plan took each: a claim it did not take reads "not run",
 planned at this budget", never as a failure."""
 
 import csv
-from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import yaml
 from report_tables import stat
 
@@ -17,14 +14,11 @@ from dfil.grid import load_grid_files
 from dfil.gridfile import PlanRecord
 from dfil.plan.achieved import power_at, standings
 from dfil.plan.claims import paper_claims, ran_claims
-from dfil.render import file_stem, load_specs, table_names
-from dfil.render.build import render_one
+from dfil.render import load_specs
 from dfil.render.entries import Row, Table
-from dfil.render.resolve import Resolver
-from dfil.render.source import Source
 from dfil.report import site
 from dfil.report.links import dead_links
-from dfil.runkey import parse_key
+from report_inputs import synthetic_report_inputs
 from snakemake_cli import ROOT
 
 DFIL = "frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed"
@@ -107,20 +101,10 @@ def test_dfil_report_on_a_planned_grid_shows_each_claims_plan_and_power(tmp_path
     ids = [c.id for c in paper_claims(grid, specs)]
     record = {"budget": 5, "projected": 4.5, "considered": len(ids), "claims": ids[:2]}
     (tmp_path / "plan.yaml").write_text(yaml.safe_dump({"plan": record}))
-    resolver = Resolver(specs, Source(grid))
-    requested = sorted(set().union(*(resolver.table(n).reads for n in table_names(specs))))
-    rng = np.random.default_rng(0)
-    agg = pd.DataFrame([{**parse_key(k), "metric": m, "value": float(rng.uniform(0.1, 0.9)),
-                         "run_dir": k, "config_hash": "0" * 16} for k, m in requested])
-    tex_dir = tmp_path / "tables"
-    tex_dir.mkdir()
-    for name in table_names(specs):
-        (tex_dir / f"{file_stem(specs, name)}.tex").write_text(
-            render_one(specs, grid, agg, name, [str(smoke)], Path("runs")))
-    agg.to_parquet(tmp_path / "metrics.parquet")
+    tex_dir, aggregate = synthetic_report_inputs(smoke, specs, tmp_path)
     assert main(["report", "--config", str(smoke), str(tmp_path / "plan.yaml"), "--tables",
                  str(ROOT / "config/tables.yaml"), "--aggregate",
-                 str(tmp_path / "metrics.parquet"), "--tex-dir", str(tex_dir),
+                 str(aggregate), "--tex-dir", str(tex_dir),
                  "--no-pdf"]) == 0
     index = (tex_dir / "index.html").read_text()
     assert f"2 of {len(ids)} claims planned at power 0.8 for 5 GPU-h" in index
