@@ -58,6 +58,15 @@ def test_few_shot_zero_shot_quantized_and_cross_task_cells(paper):
     assert bs64.batch_size == 64
 
 
+def test_ordinal_standin_splits_are_the_generators():
+    from dfil.data.synthetic import ORDINAL_STANDIN_POOL, ORDINAL_STANDIN_TEST
+
+    assert splits("ordinal_standin", None) == {
+        "train": round(0.8 * ORDINAL_STANDIN_POOL), "val": ORDINAL_STANDIN_POOL // 5,
+        "test": ORDINAL_STANDIN_TEST}
+    assert splits("ordinal_standin", 32) == {"train": 32, "val": 200, "test": 500}
+
+
 def test_unknown_task_is_named():
     with pytest.raises(ConfigError, match="task 'nli': no split sizes"):
         splits("nli", None)

@@ -117,6 +117,22 @@ def test_the_plans_grid_file_runs_as_is(tmp_path, capsys):
     assert "train_cell" in dry.stdout and "all_tables" in dry.stdout
 
 
+def test_a_claim_the_grid_has_no_cell_for_is_not_planned():
+    """On the smoke grid (one tiny backbone, no 7B ablations), a claim none of whose
+    sides the grid computes is never planned, not even at budget 0 (it costs nothing)."""
+    grid = load_grid_files([ROOT / "config/smoke.yaml"])
+    claims = paper_claims(grid, load_specs(ROOT / "config/tables.yaml"))
+    archs = {name: b["arch"] for name, b in grid.config["backbones"].items()}
+    hours = coordinate_hours(grid, archs)
+    plan = make_plan(claims, hours, seed_order(grid.config, MAX_SEEDS), 0.0)
+    assert plan.planned == 0
+    rows = {r.claim.id: r for r in plan.rows}
+    assert rows["T6:fine-tune-vs-dfil-7b"].why_not == "the grid has no cell for one side"
+    absent = [r for r in plan.rows if not r.claim.sides]
+    assert {r.claim.id.split(":")[0] for r in absent} == {"T3", "T5", "T12", "T17", "T18", "T26"}
+    assert all(r.why_not == "the grid has no cell for it" and not r.plannable for r in absent)
+
+
 def test_unknown_claims_are_a_usage_error(capsys):
     code = main(["grid", "plan", "--config", str(ROOT / "config/paper.yaml"), "--tables",
                  str(ROOT / "config/tables.yaml"), "--catalogue", "--gpu-hours", "5", "--claims",

@@ -23,7 +23,7 @@ def test_a_planned_grid_prints_its_coverage_after_the_cost(tmp_path, capsys):
     line = "2 of 6 claims planned at power 0.8 for 25 GPU-h (projected 23.9 GPU-h)"
     assert line in out
     assert "plan: GPU-hours on h100, the cost model's optimistic end" in out
-    assert out.index(" cost ") < out.index(line) < out.index("preflight:")
+    assert out.index("Projected GPU-hours") < out.index(line) < out.index("preflight:")
 
 
 def test_a_grid_no_plan_wrote_prints_no_plan(capsys):

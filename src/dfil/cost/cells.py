@@ -32,8 +32,7 @@ def splits(task: str, budget: int | None) -> dict[str, int]:
     budget in place of the train part."""
     if task not in POOL_TEST:
         raise ConfigError(f"task {task!r}: no split sizes known to the cost model (known: "
-                          f"{sorted(POOL_TEST)}); it projects the paper's tasks, not the "
-                          "stand-in grids'")
+                          f"{sorted(POOL_TEST)})")
     pool, test = POOL_TEST[task]
     train = TRAIN_ROWS.get(task, round(0.8 * pool))
     return {"train": budget or train, "val": pool - train, "test": test}

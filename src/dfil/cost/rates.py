@@ -115,7 +115,9 @@ DEFAULT_TOKENIZER_FACTOR = 1.0
 #: and Table 15 for FRoG: 2,044 easy -> 1,636/408, 2,044 hard; SST-5's 8,544-sentence train
 #: and 2,210 test splits, Socher et al. 2013; STS22 en: 1.74k train and 197 test pairs, the
 #: hub viewer of mteb/sts22-crosslingual-sts).
-POOL_TEST = {"frog": (2044, 2044), "sst5": (8544, 2210), "sts22": (1740, 197)}
+POOL_TEST = {"frog": (2044, 2044), "sst5": (8544, 2210), "sts22": (1740, 197),
+             # The stand-in task made in code (dfil.data.synthetic's ORDINAL_STANDIN_*).
+             "ordinal_standin": (1000, 500)}
 #: Train rows of FRoG's pool (T15); the others: round(0.8 x pool).
 TRAIN_ROWS = {"frog": 1636}
 #: Items of each probe set scored by an evaluation (csmc and entailment: 2 per pair), and

@@ -130,6 +130,8 @@ _ORDINAL_SUBJECTS = ("The film", "The novel", "The album", "The play", "The seri
 
 #: Share of stand-in reviews worded one level off their rating (note R-ordinal-standin).
 ORDINAL_OFF_LEVEL = 0.2
+#: The ordinal stand-in task's records: its pool (train and validation) and test split.
+ORDINAL_STANDIN_POOL, ORDINAL_STANDIN_TEST = 1000, 500
 
 
 def ordinal_standin_records(n: int, seed: int, prefix: str = "ordinal-standin",

@@ -14,7 +14,11 @@ from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_t
 from dfil.data.frog import frog_test_source
 from dfil.data.ordinal import label_proportion
 from dfil.data.splits import check_test_disjoint
-from dfil.data.synthetic import ordinal_standin_records
+from dfil.data.synthetic import (
+    ORDINAL_STANDIN_POOL,
+    ORDINAL_STANDIN_TEST,
+    ordinal_standin_records,
+)
 from dfil.errors import ConfigError
 from dfil.hub import local_source
 
@@ -27,9 +31,11 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     """
     d = cell.data
     if d.task == "ordinal_standin":  # made here, from no data file
-        rows = pd.DataFrame(ordinal_standin_records(1500, d.split_seed))
+        n = ORDINAL_STANDIN_POOL + ORDINAL_STANDIN_TEST
+        rows = pd.DataFrame(ordinal_standin_records(n, d.split_seed))
         rows["p"] = label_proportion(rows["label"], 5)
-        pool, test = rows.iloc[:1000], rows.iloc[1000:].reset_index(drop=True)
+        pool = rows.iloc[:ORDINAL_STANDIN_POOL]
+        test = rows.iloc[ORDINAL_STANDIN_POOL:].reset_index(drop=True)
         train, val = split_train_val(pool.reset_index(drop=True), d.train_frac, d.split_seed)
     else:
         train, val, test = _read_splits(d)

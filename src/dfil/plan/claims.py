@@ -105,7 +105,9 @@ def _side(entry: Entry | None) -> Side:
 def _why_not(effect: float | None, sides: tuple[Side, ...], entry: Entry | None) -> str:
     if effect is None:
         return "the paper prints no value for one side"
-    if entry is not None and entry.kind != "stat" and not sides:
+    if not sides and (entry is None or not entry.reads):
+        return "the grid has no cell for it"
+    if not sides:
         return "a derived number with no seeds to test"
     if any(not s.cells for s in sides):
         return "the grid has no cell for one side"
