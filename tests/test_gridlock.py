@@ -156,8 +156,8 @@ def test_update_renews_every_entry_and_no_update_keeps_them(tmp_path, hub_moved)
 
 def test_update_of_an_unknown_name_names_the_grid_file_and_close_matches():
     with pytest.raises(ConfigError, match=r"^config/paper.yaml: no hub backbone or dataset "
-                                          r"named 'sts-22' to renew \(did you mean sts22, "
-                                          r"org/sts22\? "
+                                          r"named 'sts-22' to renew \(did you mean 'sts22', "
+                                          r"'org/sts22'\? "
                                           r"its entries: sts22, tiny-llama\)$"):
         named_pins(PINS, ["sts-22"], "config/paper.yaml")
     pinned = [Pin("model", "q", "org/q", COMMIT_A, "backbones.q.revision")]
@@ -176,7 +176,7 @@ def test_dfil_grid_lock_update_name(tmp_path, hub_moved, capsys):
     assert main(["grid", "lock", "--config", str(grid), "--update", "tiny-lama"]) == 2
     err = capsys.readouterr().err
     assert f"{grid}: no hub backbone or dataset named 'tiny-lama'" in err
-    assert "did you mean tiny-llama?" in err and read_lock(lock)[
+    assert "did you mean 'tiny-llama'?" in err and read_lock(lock)[
         ("model", "org/tiny", "main")] == COMMIT_A
     assert main(["grid", "lock", "--config", str(grid), "--update", "tiny-llama"]) == 0
     assert read_lock(lock) == {("model", "org/tiny", "main"): COMMIT_C}

@@ -10,10 +10,20 @@ under a second only if catching its errors does not load them.
 
 from __future__ import annotations
 
+import difflib
 import errno
 import shutil
 import sys
+from collections.abc import Iterable
 from pathlib import Path
+
+
+def did_you_mean(value: object, known: Iterable[object], n: int = 1,
+                 cutoff: float = 0.6) -> str:
+    """``"did you mean 'ft'? "`` for the closest of ``known`` to ``value`` (up to ``n``,
+    comma-separated), or ``""`` when none is close: the hint every unknown-name error gives."""
+    close = difflib.get_close_matches(str(value), [str(k) for k in known], n=n, cutoff=cutoff)
+    return f"did you mean {', '.join(map(repr, close))}? " if close else ""
 
 
 class InputError(Exception):

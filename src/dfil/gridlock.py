@@ -17,7 +17,6 @@ backbone or dataset, named as the grid names it or by its hub id). Layout::
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from dfil.atomic import atomic_write_bytes
-from dfil.errors import ConfigError
+from dfil.errors import ConfigError, did_you_mean
 from dfil.yamlfile import load_yaml
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -126,9 +125,7 @@ def named_pins(pins: list[Pin], names: Collection[str], files: str) -> list[Pin]
         hits = [p for p in pins if name in (p.label, p.repo)]
         if not hits:
             known = sorted({p.label for p in pins})
-            close = difflib.get_close_matches(name, known + sorted({p.repo for p in pins}),
-                                              n=3, cutoff=0.5)
-            hint = f"did you mean {', '.join(close)}? " if close else ""
+            hint = did_you_mean(name, known + sorted({p.repo for p in pins}), n=3, cutoff=0.5)
             raise ConfigError(f"{files}: no hub backbone or dataset named {name!r} to renew "
                               f"({hint}its entries: {', '.join(known) or 'none'})")
         for pin in hits:

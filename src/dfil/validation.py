@@ -11,7 +11,6 @@ unknown key (with the closest known one suggested). :func:`validate` turns pydan
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, TypeVar
 
@@ -25,7 +24,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from dfil.errors import ConfigError
+from dfil.errors import ConfigError, did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -47,8 +46,7 @@ class StrictModel(BaseModel):
             allowed = sorted(f.alias or name for name, f in cls.model_fields.items())
             unknown = sorted((k for k in data if k not in allowed), key=str)
             if unknown:
-                close = difflib.get_close_matches(str(unknown[0]), allowed, n=1)
-                hint = f"did you mean {close[0]!r}? " if close else ""
+                hint = did_you_mean(unknown[0], allowed)
                 raise PydanticCustomError(
                     "unknown_key", "unknown key; {hint}allowed keys are {allowed}",
                     {"key": unknown[0], "hint": hint, "allowed": allowed})

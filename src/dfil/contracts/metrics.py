@@ -11,7 +11,6 @@ Non-finite numbers are refused on write and on read: a NaN never becomes a table
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 import re
@@ -22,7 +21,7 @@ from pathlib import Path
 from dfil.atomic import atomic_write_bytes
 from dfil.contracts import packaged_schema, schema_problem
 from dfil.contracts.failure import is_failure, validate_failure
-from dfil.errors import MetricsError
+from dfil.errors import MetricsError, did_you_mean
 
 
 @cache
@@ -137,8 +136,7 @@ def measure_problem(path: str) -> str:
             node = extra if isinstance(extra, Mapping) else {}
         else:
             allowed = sorted(props) + list(names.get("enum", []))
-            close = difflib.get_close_matches(part, allowed, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
+            hint = did_you_mean(part, allowed)
             shown = ", ".join(allowed) if allowed else f"keys matching {names.get('pattern')}"
             return f"{part!r} is not a key of {where} ({hint}it has {shown})"
         done.append(part)

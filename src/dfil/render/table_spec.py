@@ -10,7 +10,6 @@ and the dotted key (``config/tables.yaml: scaling.rows[3].cells.dfil.fmt: ...``)
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Literal
 
@@ -18,7 +17,7 @@ from pydantic import BeforeValidator, ConfigDict, Field, RootModel
 
 from dfil.cellconfig import MethodName, MfInitName
 from dfil.contracts.metrics import measure_problem
-from dfil.errors import ConfigError
+from dfil.errors import ConfigError, did_you_mean
 from dfil.gridfile import Budget
 from dfil.validation import (
     NonEmpty,
@@ -198,8 +197,7 @@ def selectors(table: TableSpec) -> Iterator[tuple[str, Selector]]:
 def unknown(kind: str, value: str, known: Iterable[str]) -> str:
     """``'fft' is not a column (did you mean 'ft'? known: dfil, ft)``."""
     known = sorted(map(str, known))
-    close = difflib.get_close_matches(str(value), known, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    hint = did_you_mean(value, known)
     return f"{value!r} is not a {kind} ({hint}known: {', '.join(known) or 'none'})"
 
 
