@@ -41,6 +41,11 @@ def test_a_table_over_mixed_runs_says_so_in_its_notes_and_its_latex():
     same = agg.assign(git_commit=A, libraries=NEW)
     table = Resolver(SPEC, Source(grid, same)).table("demo")
     assert table.mixed == "" and not any("Its runs differ" in n for n in table.notes)
+    # a failed run (its failure record) made elsewhere prints no number: not compared
+    failed = same.copy()
+    gone = failed["run_dir"] == "frog/b/finetune/lamna/nfull/na/seed3"
+    failed.loc[gone, ["metric", "git_commit", "libraries"]] = ["failed.OOM", B, ""]
+    assert Resolver(SPEC, Source(grid, failed)).table("demo").mixed == ""
     # an aggregate without the columns (written before they existed): nothing to compare
     bare = agg.drop(columns=["git_commit", "libraries"])
     assert Resolver(SPEC, Source(grid, bare)).table("demo").mixed == ""

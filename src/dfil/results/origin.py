@@ -5,9 +5,10 @@ Each ``metrics.json`` records the git commit of the code and the versions of the
 that made it (:func:`dfil.provenance.library_versions`); the aggregate carries both, the
 versions as one canonical text per run (:func:`versions_text`, column ``libraries``). A
 table whose runs differ in either compares numbers that a change of code or of a library
-may have moved, so the table says so in its notes (:func:`origin_note`). Runs that record
-neither (a failure record has no library versions; a checkout-less install records the
-commit ``unknown``) are left out of the comparison: they print no number, or cannot say.
+may have moved, so the table says so in its notes (:func:`origin_note`). Runs that cannot
+say (a checkout-less install records the commit ``unknown``; a file written before
+versions were recorded has none) are left out of the comparison, as are failed runs,
+which print no number (the table's source leaves them out).
 """
 
 from __future__ import annotations
