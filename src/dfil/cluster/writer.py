@@ -26,10 +26,10 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from dfil.cluster.dirlock import process_start
 from dfil.errors import DiskFullError, RunBusyError
-from dfil.locks import process_start
 
-LOCK = ".writer.lock"
+WRITER_FILE = ".writer.lock"
 #: flock unsupported by the filesystem: the run goes on unlocked, and says so.
 _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)
 
@@ -43,12 +43,12 @@ def holder_record(command: str) -> dict:
 
 
 @contextlib.contextmanager
-def run_lock(run_dir: str | Path, command: str) -> Iterator[Path]:
+def hold_writer(run_dir: str | Path, command: str) -> Iterator[Path]:
     """Hold ``run_dir``'s writer lock for the block; :class:`RunBusyError` naming the
     holder if another process holds it. The lock file is removed on the way out."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    path = run_dir / LOCK
+    path = run_dir / WRITER_FILE
     fd = _acquire(path, run_dir)
     try:
         if fd is not None:
@@ -98,7 +98,7 @@ def busy_message(run_dir: Path, holder: dict | None) -> str:
     """One line: who writes ``run_dir`` and what to do about it."""
     if not holder:
         return (f"{run_dir}: another process writes this run directory (its lock "
-                f"{run_dir / LOCK} is held); wait for it to finish, then rerun")
+                f"{run_dir / WRITER_FILE} is held); wait for it to finish, then rerun")
     who = f"pid {holder.get('pid')} on {holder.get('host')}"
     job = holder.get("slurm_job_id")
     stop = f"kill {holder.get('pid')}" + (f", or scancel {job}" if job else "")
@@ -119,7 +119,7 @@ def _parse(data: bytes) -> dict | None:
 def read_holder(run_dir: str | Path) -> dict | None:
     """The last holder ``run_dir``'s lock file names (None: no lock file, or unreadable)."""
     try:
-        return _parse((Path(run_dir) / LOCK).read_bytes())
+        return _parse((Path(run_dir) / WRITER_FILE).read_bytes())
     except OSError:
         return None
 
