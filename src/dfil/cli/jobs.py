@@ -87,7 +87,7 @@ def _record(args, stage: str, reason: str, err: BaseException) -> int:
 
 @contextlib.contextmanager
 def _sole_writer(run_dir: Path, command: str):
-    """Hold ``run_dir``'s writer lock (a second writer fails at once, naming this one) and
+    """Be ``run_dir``'s one writer (a second writer fails at once, naming this one) and
     stop when the local Snakemake that started this job is killed."""
     from dfil.cluster.dirlock import stop_with_snakemake
     from dfil.cluster.writer import hold_writer

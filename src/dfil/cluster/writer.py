@@ -1,15 +1,17 @@
-"""One writer per run directory (pure Python, Linux ``/proc`` for liveness).
+"""One writer per run directory (``filelock``; Linux ``/proc`` for liveness).
 
-``dfil train`` and ``dfil evaluate`` hold an exclusive ``flock`` on ``<run>/.writer.lock``
-for as long as they run, and write who they are into it (pid, host, command, start). A
-second writer of the same directory (a rerun started while a job of a killed Snakemake
-still runs, a SLURM job submitted again for a cell whose first job runs on) fails at
-once with :class:`dfil.errors.RunBusyError` naming the holder, instead of mixing its files
-with the first one's. The kernel releases the lock when the holder dies, however it dies,
-so a killed writer never blocks the next one; the file's content then only says who held
-it last. On NFS (and Lustre mounted with ``-o flock``) the lock holds across nodes.
+``dfil train`` and ``dfil evaluate`` hold ``<run>/.writer.lock`` (a ``filelock.FileLock``,
+an exclusive ``flock``) for as long as they run, and write who they are into it (pid, host,
+command, SLURM job, start). A second writer of the same directory (a rerun started while a
+job of a killed Snakemake still runs, a SLURM job submitted again for a cell whose first
+job runs on) fails at once with :class:`dfil.errors.RunBusyError` naming the holder,
+instead of mixing its files with the first one's. The kernel releases the lock when the
+holder dies, however it dies, so a killed writer never blocks the next one; the file then
+still names it, and a holder that ends empties it. On NFS (and Lustre mounted with
+``-o flock``) the lock holds across nodes. Where the filesystem takes no file locks the
+run goes on unguarded and says so (no soft lock: a killed holder would leave it behind).
 
-:func:`running_writers` reads the holders without taking any lock, for the Snakefile to
+:func:`running_writers` reads the holders without taking the lock, for the Snakefile to
 say which jobs of an earlier run are still running.
 """
 
@@ -18,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import datetime
 import errno
-import fcntl
 import json
 import os
 import socket
@@ -26,71 +27,77 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from filelock import FileLock, Timeout
+
 from dfil.cluster.dirlock import process_start
 from dfil.errors import DiskFullError, RunBusyError
 
 WRITER_FILE = ".writer.lock"
-#: flock unsupported by the filesystem: the run goes on unlocked, and says so.
+#: ``flock`` unsupported by the filesystem: the run goes on unguarded, and says so.
 _NO_LOCKS = (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)
 
 
 def holder_record(command: str) -> dict:
-    """Who this process is, as a lock holder."""
+    """Who this process is, as the writer of a run directory."""
     pid = os.getpid()
     return {"pid": pid, "pid_start": process_start(pid), "host": socket.gethostname(),
             "command": command, "slurm_job_id": os.environ.get("SLURM_JOB_ID"),
             "started": datetime.datetime.now().astimezone().isoformat(timespec="seconds")}
 
 
+def _file_lock(path: Path) -> FileLock:
+    """The writer's ``FileLock`` on ``path``, its mode what the umask allows (``filelock``
+    sets the mode it is given exactly; a results tree shared by a group keeps group
+    write where the umask gives it), with no soft-lock fallback where ``filelock`` has
+    one."""
+    umask = os.umask(0)
+    os.umask(umask)
+    mode = 0o666 & ~umask
+    try:
+        return FileLock(path, mode=mode, fallback_to_soft=False)
+    except TypeError:  # a filelock without the fallback has no such argument
+        return FileLock(path, mode=mode)
+
+
 @contextlib.contextmanager
 def hold_writer(run_dir: str | Path, command: str) -> Iterator[Path]:
-    """Hold ``run_dir``'s writer lock for the block; :class:`RunBusyError` naming the
-    holder if another process holds it. The lock file is removed on the way out."""
+    """Be ``run_dir``'s one writer for the block (the lock file's path is yielded);
+    :class:`RunBusyError` naming the holder if another process is."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / WRITER_FILE
-    fd = _acquire(path, run_dir)
+    lock = _file_lock(path)
     try:
-        if fd is not None:
-            os.ftruncate(fd, 0)
-            try:
-                os.write(fd, (json.dumps(holder_record(command), sort_keys=True)
-                              + "\n").encode())
-            except OSError as err:  # a full disk: the first write of a job
-                if err.errno != errno.ENOSPC:
-                    raise
-                raise DiskFullError.from_oserror(err, path) from err
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise RunBusyError(busy_message(run_dir, read_holder(run_dir))) from None
+    except (OSError, NotImplementedError) as err:
+        if isinstance(err, OSError) and err.errno not in _NO_LOCKS:
+            raise
+        print(f"dfil: {path}: this filesystem takes no file locks ({err}); nothing stops "
+              "a second writer of this run directory", file=sys.stderr)
+        yield path
+        return
+    try:
+        _write_holder(path, holder_record(command))
         yield path
     finally:
-        if fd is not None:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()  # before releasing: a waiting opener re-checks the inode
-            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.truncate(path, 0)  # before releasing: the next holder writes its own
+        lock.release()
 
 
-def _acquire(path: Path, run_dir: Path) -> int | None:
-    """An open descriptor of ``path`` holding its flock (None where the filesystem has no
-    locks). Retries when the file it locked was removed meanwhile by the holder leaving."""
-    while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = _parse(os.read(fd, 4096))
-            os.close(fd)
-            raise RunBusyError(busy_message(run_dir, holder)) from None
-        except OSError as err:
-            os.close(fd)
-            if err.errno not in _NO_LOCKS:
-                raise
-            print(f"dfil: {path}: this filesystem takes no file locks ({err.strerror}); "
-                  "nothing stops a second writer of this run directory", file=sys.stderr)
-            return None
-        try:
-            if os.fstat(fd).st_ino == os.stat(path).st_ino:
-                return fd
-        except FileNotFoundError:
-            pass
+def _write_holder(path: Path, record: dict) -> None:
+    """``record`` as the lock file's content (one JSON line); a full disk is named."""
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, (json.dumps(record, sort_keys=True) + "\n").encode())
+    except OSError as err:  # a full disk: the first write of a job
+        if err.errno != errno.ENOSPC:
+            raise
+        raise DiskFullError.from_oserror(err, path) from err
+    finally:
         os.close(fd)
 
 
@@ -117,7 +124,8 @@ def _parse(data: bytes) -> dict | None:
 
 
 def read_holder(run_dir: str | Path) -> dict | None:
-    """The last holder ``run_dir``'s lock file names (None: no lock file, or unreadable)."""
+    """The holder ``run_dir``'s lock file names, the last one if it was killed (None: no
+    lock file, an empty one, or unreadable)."""
     try:
         return _parse((Path(run_dir) / WRITER_FILE).read_bytes())
     except OSError:
