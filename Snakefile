@@ -22,7 +22,7 @@ from dfil.errors import or_exit
 from dfil.cli.jobs import set_last_attempt
 from dfil.grid import grid_of
 from dfil.gridlock import unlocked_note
-from dfil.locks import lock_hint, takes_lock
+from dfil.cluster.dirlock import lock_hint, takes_lock
 from dfil.preflight import preflight
 from dfil.preflight.targets import asks_for, preflight_profiles
 from dfil.publish import ALLOW_FLAG, ALLOW_KEY

@@ -1,4 +1,4 @@
-"""The issue's hostile-user sweep, in one place: each bad grid value, command-line value
+"""A hostile user's sweep, in one place: each bad grid value, command-line value
 and target exits 2 with one line naming the file and key (or the flag) and what to do."""
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ def _edited(edit) -> dict:
 
 
 @pytest.mark.parametrize("edit,message", [
-    # issue 27: values that trained or failed late are refused at DAG build, by key
+    # values that trained or failed late are refused at DAG build, by key
     (lambda c: c["groups"]["all_methods"].update(lambdas=[-0.5]),
      r"groups\.all_methods\.lambdas\[0\]: must be >= 0, got -0\.5"),
     (lambda c: c["groups"]["all_methods"].update(seeds=[-1]),

@@ -94,6 +94,18 @@ def test_job_resources_by_stage():
     assert "eval_runtime" not in grid.job_resources(KEY, "evaluate")
 
 
+def test_a_job_that_only_records_a_failure_asks_for_the_cpu_class():
+    """smoke.yaml: tiny is gpu 1 (h100), 4000 MB, 30 min; cpu is gpu 0, 4000 MB, 30 min,
+    1 CPU, no gpu_model. A gated cell's training or a failed training's evaluation gets
+    the cpu class whatever its size; with no failure ahead, its own class."""
+    grid = Grid(smoke())
+    cpu = {"gpu": 0, "mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
+    assert grid.job_resources(KEY, "train", "gated") == cpu
+    assert grid.job_resources(KEY, "evaluate", "OOM") == cpu
+    assert grid.job_resources(KEY, "train", None)["gpu"] == 1
+    assert grid.job_resources(KEY, "evaluate")["gpu_model"] == "h100"
+
+
 def test_a_dry_runs_plan_shows_an_unlocked_branch_as_named(tmp_path):
     """Unlocked (no lock file): a real run is refused, a dry run's fetch target keeps
     the branch, and its note names the command that writes the lock."""

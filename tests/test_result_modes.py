@@ -12,14 +12,14 @@ import pytest
 
 from cells import tiny_cell
 from dfil.cli import main
+from dfil.cluster.writer import WRITER_FILE
 from dfil.data.synthetic import write_frog_like
-from dfil.runlock import LOCK
 
 
 def modes(root: Path) -> dict[str, int]:
     """Each regular file below ``root`` (the writer lock aside): its permission bits."""
     return {p.relative_to(root).as_posix(): stat.S_IMODE(p.stat().st_mode)
-            for p in root.rglob("*") if p.is_file() and p.name != LOCK}
+            for p in root.rglob("*") if p.is_file() and p.name != WRITER_FILE}
 
 
 @pytest.mark.slow  # trains a cell

@@ -63,7 +63,7 @@ def test_bad_inputs():
         stats.tost([1, 2], [1, 2], 0.0)
 
 
-# --- from summary statistics (issue 18) ----------------------------------------------
+# --- from summary statistics --------------------------------------------------------
 
 
 def test_rounding_interval_hand_values():

@@ -4,6 +4,8 @@ grid naming a branch without a lock entry stops at DAG build naming `dfil grid l
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from dfil.gridlock import write_lock
@@ -46,6 +48,57 @@ def test_an_unlocked_branch_stops_the_dag_build_naming_the_command(tmp_path):
     assert plan.returncode == 0, plan.stderr[-2000:]
     assert "a real run is refused until `dfil grid lock --config" in plan.stderr
     assert "--revision main" in plan.stdout + plan.stderr
+
+
+def _resources(text: str, rule: str) -> str:
+    """The ``resources:`` line of ``rule``'s one job in a dry run's output."""
+    block = text.split(f"\nrule {rule}:\n", 1)[1].split("\n\n", 1)[0]
+    return re.search(r"resources: (.*)", block).group(1)
+
+
+def test_a_job_that_only_records_a_failure_asks_for_no_gpu(tmp_path):
+    """Once its inputs exist, Snakemake asks a job's resources again: a cell whose
+    backbone's fetch was refused (the stamp holds the refusal) trains with the cpu class
+    (gpu=0), and the evaluation of a failed training too; with a good stamp the training
+    asks for the tiny class's GPU (smoke.yaml: gpu 1, h100)."""
+    import json
+    import shutil
+
+    from dfil.contracts.failure import failure_record, write_failure
+    from snakemake_cli import ROOT
+    from test_gridlock import KEY
+
+    work = tmp_path / "wf"
+    work.mkdir()
+    shutil.copy(ROOT / "Snakefile", work)
+    for d in ("workflow", "config"):
+        shutil.copytree(ROOT / d, work / d)
+    grid = str(grid_file(tmp_path, lock=True))
+    run = work / "results" / "hubdry" / "runs" / KEY
+    stamp = work / "results" / "hubdry" / "hub" / "model" / "tiny-llama.json"
+
+    def dry(target: str) -> str:
+        out = snakemake(target, "-n", "--cores", "1", "--configfile", grid, cwd=work)
+        assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-2000:]
+        return out.stdout
+
+    built = snakemake(f"{run.relative_to(work)}/cell.yaml", "--cores", "1", "--configfile",
+                      grid, cwd=work)
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-2000:]
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text(json.dumps({"repo": "org/tiny", "commit": COMMIT_A, "files": {}}))
+    summary = f"{run.relative_to(work)}/train_summary.json"
+    assert re.search(r"\bgpu=1\b", _resources(dry(summary), "train_cell"))
+    stamp.write_text(json.dumps({"repo": "org/tiny", "gated": "backbone tiny-llama is gated"}))
+    train = _resources(dry(summary), "train_cell")
+    assert re.search(r"\bgpu=0\b", train) and "h100" not in train, train
+    assert "mem_mb=4000" in train and "runtime=30" in train
+    write_failure(run / "train_summary.json", failure_record("cell", "0" * 16, {
+        "reason": "OOM", "stage": "train", "message": "out of memory", "log": "",
+        "attempt": 3}))
+    stamp.write_text(json.dumps({"repo": "org/tiny", "commit": COMMIT_A, "files": {}}))
+    evaluate = _resources(dry(f"{run.relative_to(work)}/metrics.json"), "evaluate_cell")
+    assert re.search(r"\bgpu=0\b", evaluate) and "h100" not in evaluate, evaluate
 
 
 def test_ci_hub_grid_reads_one_backbone_and_one_dataset_in_every_cell():

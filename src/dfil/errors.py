@@ -78,7 +78,7 @@ class RefusedError(InputError):
 
 
 class RunBusyError(InputError):
-    """Another process writes the run directory (its writer lock is held); the message
+    """Another process is the run directory's writer (:mod:`dfil.cluster.writer`); the message
     names the holder (pid, host, command, SLURM job) and how to stop it."""
 
 

@@ -204,16 +204,19 @@ class Grid:
     def resources(self, key: str) -> dict:
         return dict(self.config["resources"][self.cell(key).size])
 
-    def job_resources(self, key: str, stage: str) -> dict:
+    def job_resources(self, key: str, stage: str, failure: str | None = None) -> dict:
         """What cell ``key``'s ``stage`` job (train or evaluate) asks for, the same on every
         attempt: its size class's request (a method that trains nothing, zero-shot, gets
         the ``cpu`` class for its train job: no GPU queued); evaluation's runtime is
         ``eval_runtime`` where the class sets one. A retry of a job stopped at its time
-        limit resumes from its checkpoint, so it needs no more time than the first."""
+        limit resumes from its checkpoint, so it needs no more time than the first. A job
+        that will only record a failure (``failure``: its reason,
+        :func:`dfil.contracts.failure.failure_ahead`) gets the ``cpu`` class too."""
         from dfil.methods import method_spec
 
         trains = method_spec(self.cell(key).config["model"]["method"]).trains
-        size = self.cell(key).size if stage != "train" or trains else "cpu"
+        gpu = (stage != "train" or trains) and failure is None
+        size = self.cell(key).size if gpu else "cpu"
         out = dict(self.config["resources"][size])
         eval_runtime = out.pop("eval_runtime", None)
         if stage == "evaluate" and eval_runtime:

@@ -1,5 +1,5 @@
 """The checks file (config/paper_audit.yaml): it validates against its strict schema,
-every check evaluates, and the audit covers what issue 18 asks for."""
+every check evaluates, and the audit covers every kind of printed statistic."""
 
 import copy
 import re

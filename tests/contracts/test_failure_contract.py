@@ -77,3 +77,32 @@ def test_a_failure_record_is_not_a_damaged_file_for_preflight(tmp_path):
     assert file_problem(run / "metrics.json") is None
     assert repair_runs([(run, True)]) == []
     assert sorted(p.name for p in run.iterdir()) == ["metrics.json", "train_summary.json"]
+
+
+def test_failure_ahead_reads_a_refused_stamp_or_a_failed_training(tmp_path):
+    """A job's inputs tell whether it will only record a failure: a fetch stamp holding
+    the hub's refusal gives 'gated', a failed training's summary its own reason; a good
+    stamp, an absent file, a file that is not JSON, or no JSON at all give None."""
+    import json
+
+    from dfil.contracts.failure import failure_ahead
+
+    good = tmp_path / "hub" / "tiny.json"
+    good.parent.mkdir()
+    good.write_text(json.dumps({"repo": "org/tiny", "commit": "a" * 40, "files": {}}))
+    refused = tmp_path / "hub" / "gated.json"
+    refused.write_text(json.dumps({"repo": "org/gated", "gated": "backbone x is gated"}))
+    summary = tmp_path / "train_summary.json"
+    write_failure(summary, record(reason="non-finite loss", attempt=1))
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    absent = tmp_path / "absent.json"
+    manifest = tmp_path / "cell.yaml"
+    manifest.write_text("failed: {reason: OOM}\n")  # not JSON: never read
+
+    assert failure_ahead([]) is None
+    assert failure_ahead([str(good), str(absent), str(broken), str(manifest)]) is None
+    assert failure_ahead([good, refused]) == "gated"
+    assert failure_ahead([str(summary), str(good)]) == "non-finite loss"
+    assert failure_ahead([refused, summary]) == "gated"  # the first one decides
+    assert failure_ahead([summary, refused]) == "non-finite loss"

@@ -13,10 +13,10 @@ import yaml
 from dfil.cli import main
 from dfil.cli.archs import backbone_arch, grid_archs
 from dfil.cli.preflight import grid_preflight
+from dfil.cluster.checks import Check
 from dfil.cost.archs import ARCHS
 from dfil.grid import load_grid_files
 from dfil.hub.store import file_sizes, snapshot_dir, write_stamp
-from dfil.preflight.checks import Check
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMIT = "c0ffee" * 6 + "c0ff"
@@ -107,7 +107,7 @@ def test_cost_leaves_out_the_cells_without_an_architecture_and_says_so(grid_file
 
 def test_preflight_names_each_missing_architecture_as_a_skipped_check(grid_file, capsys,
                                                                       monkeypatch):
-    import dfil.preflight.cluster as cluster
+    import dfil.cluster.slurm as cluster
     import dfil.preflight.hubcheck as hubcheck
 
     # The hub and SLURM checks have their own tests: stubbed, as a reachable site's.

@@ -1,4 +1,4 @@
-"""Training memory computed from the architecture: the tiny Llama by hand, and issue 25's
+"""Training memory computed from the architecture: the tiny Llama by hand, and the
 measured peaks on Qwen2.5-7B."""
 
 import pytest

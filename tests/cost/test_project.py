@@ -16,8 +16,8 @@ F_REF = train_flops(QWEN7B, 120, lora_params(QWEN7B, ("q", "v"), 16))
 
 @pytest.mark.parametrize("key, stated", [(("packed", 8), 8.1), (("packed", 32), 31.8),
                                          (("plain", 8), 21.9), (("plain", 32), 32.4)])
-def test_the_issues_figures_are_transcribed_with_their_6n_mfu(key, stated):
-    # The issue's MFU: tokens/s x 6N / H100's 989.4 TFLOP/s, N = 7.07e9 (Qwen2.5-7B less
+def test_the_measured_figures_are_transcribed_with_their_6n_mfu(key, stated):
+    # The measured MFU: tokens/s x 6N / H100's 989.4 TFLOP/s, N = 7.07e9 (Qwen2.5-7B less
     # its input embedding: the projections, norms, biases and the LM head).
     th = MEASURED[key]
     n = 7_615_616_512 - 152_064 * 3584

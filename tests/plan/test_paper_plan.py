@@ -46,6 +46,18 @@ def test_budget_zero_plans_nothing(paper):
     assert plan.planned == 0 and not plan.runs and plan.projected == 0
 
 
+def test_a_run_without_gpu_hours_is_never_priced_at_zero(paper):
+    """coordinate_hours leaves out the coordinates of a backbone with no architecture;
+    a plan that would draw one of their runs names it instead of counting it as 0."""
+    grid, claims, _, order = paper
+    archs = {name: ARCHS[name] for name in grid.config["backbones"]}
+    hours = coordinate_hours(grid, {**archs, "qwen2.5-7b": None})
+    assert hours and not any("/qwen2.5-7b/" in k for k in hours)
+    with pytest.raises(ValueError, match=r"^claim .*: no GPU-hours for \S+/qwen2\.5-7b/.*"
+                                         r"its backbone has no architecture"):
+        make_plan(claims, hours, order, 1e9)
+
+
 def test_coverage_never_shrinks_as_the_budget_grows(paper):
     _, claims, hours, order = paper
     counts = []

@@ -11,9 +11,9 @@ import pytest
 
 from cells import stable, tiny_cell
 from dfil.cli import main
+from dfil.cluster.writer import hold_writer
 from dfil.data.synthetic import write_frog_like
 from dfil.preflight.damage import file_problem, repair_runs
-from dfil.runlock import run_lock
 
 pytestmark = pytest.mark.slow  # trains a cell
 
@@ -117,7 +117,7 @@ def test_a_dry_run_only_says_what_it_would_do(run):
 
 def test_a_run_a_live_process_writes_is_left_alone(run):
     truncate(run / "metrics.json")
-    with run_lock(run, "dfil evaluate"):
+    with hold_writer(run, "dfil evaluate"):
         (note,) = repair_runs([(run, True)])
     assert "writes" in note and "left as it is" in note
     assert not (run / "damaged").exists()

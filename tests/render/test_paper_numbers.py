@@ -1,5 +1,5 @@
 """The paper's own per-seed numbers pushed through aggregation and rendering reproduce
-the mean ± std it printed (issue 6). Where the paper is inconsistent (inventory section
+the mean ± std it printed. Where the paper is inconsistent (inventory section
 5), the test says which convention reproduces which entry."""
 
 from __future__ import annotations

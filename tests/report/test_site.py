@@ -71,3 +71,23 @@ def test_a_runs_provenance_names_its_config_commit_model_and_data():
     assert text == ("config cafe; commit abcdef123456; model Qwen/Qwen2.5-7B@0123456789ab; "
                     "source GAIR/FRoG@0123456789ab; qure_source results/embedded/data/qure")
     assert provenance_text("cafe", {}) == "config cafe; commit ?"
+
+
+def test_a_table_over_runs_of_mixed_origin_is_marked_on_the_index_and_its_page(tmp_path):
+    """Table.mixed (dfil.results.origin's note, also in its notes) is a badge on the
+    index, whose title holds the note, and a note on tables.html; a table of one origin
+    has neither."""
+    from dataclasses import replace
+
+    note = ("Its runs differ in code commit: 1111111111aa (5 runs), 2222222222bb (1 run). "
+            "Numbers compared across them may differ by that change, not only by the setting.")
+    plain = scaling_table()
+    mixed = replace(plain, notes=[*plain.notes, note], mixed=note)
+    badge = "runs differ in code or library versions</span>"
+    out = site.write_site([mixed], {}, _context(), tmp_path / "runs", tmp_path / "o")
+    index = out["index.html"].read_text()
+    assert index.count(badge) == 1 and f'title="{note}"' in index
+    assert f'<p class="note">{note}</p>' in out["tables.html"].read_text()
+    out = site.write_site([plain], {}, _context(), tmp_path / "runs", tmp_path / "p")
+    assert badge not in out["index.html"].read_text()
+    assert "Its runs differ" not in out["tables.html"].read_text()

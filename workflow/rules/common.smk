@@ -2,6 +2,7 @@
 import shlex
 
 from dfil.methods import method_spec
+from dfil.contracts.failure import failure_ahead
 from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
@@ -27,8 +28,12 @@ def staged(path):
 def cell_resource(name, stage, default=0):
     """A resource of a cell's ``stage`` job (train, evaluate): its backbone's size class
     (the grid config's ``resources:``), the same on every attempt (a job stopped at its
-    time limit continues from its checkpoint in a job of the same size)."""
-    return lambda wildcards: GRID.job_resources(wildcards.key, stage).get(name, default)
+    time limit continues from its checkpoint in a job of the same size). Snakemake asks
+    again once the job's inputs exist: a job that will only record a failure (a gated
+    repo's refused fetch, a failed training among its inputs) gets the ``cpu`` class."""
+    return lambda wildcards, input: GRID.job_resources(
+        wildcards.key, stage, failure_ahead(input)
+    ).get(name, default)
 
 
 #: A model job's resources per stage (training, evaluation): its cell's size class.

@@ -23,6 +23,7 @@ def cmd_hub(args: argparse.Namespace) -> int:
         return 0
     from dfil.atomic import atomic_write_json
     from dfil.cli.jobs import recording
+    from dfil.contracts.failure import REFUSED
     from dfil.errors import GatedRepo
     from dfil.hub import cache_root
 
@@ -39,7 +40,7 @@ def cmd_hub(args: argparse.Namespace) -> int:
             raise
         atomic_write_json(args.stamp, {"kind": args.kind, "repo": args.repo,
                                        "revision": args.revision, "label": args.label,
-                                       "gated": str(err)})
+                                       REFUSED: str(err)})
         print(f"dfil hub: {err}; the cells that read it are recorded as not run (gated), "
               "the run goes on", file=sys.stderr)
         return 0

@@ -6,7 +6,7 @@ its jobs which attempt is the last (``DFIL_LAST_ATTEMPT``, set by the Snakefile'
 ``onstart``), and a job given ``--attempt`` that number turns its failure into a record
 (:mod:`dfil.contracts.failure`) and exits 0, so the tables are built from the cells that
 finished (a SIGTERM at the SLURM time limit on the last attempt too:
-:mod:`dfil.train.timelimit`; a preemption then is requeued by SLURM and resumes). A
+:mod:`dfil.cluster.timelimit`; a preemption then is requeued by SLURM and resumes). A
 failure that a retry repeats (a non-finite loss, a gated repo whose fetch was refused,
 out of memory with no remedy left) is recorded on any attempt, so Snakemake does not run
 it again. Otherwise, and without keep-going, a failure is an exit status: 143 preempted
@@ -87,12 +87,12 @@ def _record(args, stage: str, reason: str, err: BaseException) -> int:
 
 @contextlib.contextmanager
 def _sole_writer(run_dir: Path, command: str):
-    """Hold ``run_dir``'s writer lock (a second writer fails at once, naming this one) and
+    """Be ``run_dir``'s one writer (a second writer fails at once, naming this one) and
     stop when the local Snakemake that started this job is killed."""
-    from dfil.locks import stop_with_snakemake
-    from dfil.runlock import run_lock
+    from dfil.cluster.dirlock import stop_with_snakemake
+    from dfil.cluster.writer import hold_writer
 
-    with run_lock(run_dir, f"dfil {command}"):
+    with hold_writer(run_dir, f"dfil {command}"):
         stop_with_snakemake(lambda text: print(f"dfil {command}: {text}", file=sys.stderr,
                                                flush=True))
         yield
@@ -119,7 +119,7 @@ def _train(args: argparse.Namespace) -> int:
         # Flushed per line: a job killed before it exits keeps what it logged.
         train_cell(args.cell, args.out, log=functools.partial(print, flush=True))
     except Preempted as stop:
-        from dfil.train.timelimit import at_time_limit
+        from dfil.cluster.timelimit import at_time_limit
 
         if last and at_time_limit():  # no retry follows, and SLURM requeues no timeout
             return _record(args, "train", "TIMEOUT", stop)

@@ -60,9 +60,9 @@ def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
     fix; its cells are left out of the table."""
     from dfil.cli.archs import grid_archs
     from dfil.cli.cost import grid_cost, missing_lines
+    from dfil.cluster.checks import Check, problems, summary
+    from dfil.cluster.slurm import site_from_profile, slurm_checks
     from dfil.hub import cache_root
-    from dfil.preflight.checks import Check, problems, summary
-    from dfil.preflight.cluster import site_from_profile, slurm_checks
     from dfil.preflight.hubcheck import disk_check, hub_checks
 
     cache = cache_root()

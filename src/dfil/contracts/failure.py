@@ -15,13 +15,15 @@ failed cell is asking for it again (``--forcerun`` its ``train_summary.json``): 
 resumes from its saved state. A hub fetch that a gated repo refused is recorded, with
 keep-going, in the fetch rule's stamp (the job exits 0): each cell that reads the repo
 then records itself as ``gated`` (:data:`GATED`); other fetch failures stop the cells
-that need them.
+that need them. A job that will only record a failure (:func:`failure_ahead`: a gated
+stamp or a failed training among its inputs) asks for no GPU.
 """
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from functools import cache
 from pathlib import Path
@@ -37,6 +39,9 @@ REASONS = ("OOM", "TIMEOUT", "401", "non-finite loss", "gated", "error")
 #: (no retry): their message says where and what to change, and ``dfil grid status``
 #: shows it in place of the reason.
 DETERMINISTIC = ("non-finite loss", "gated")
+#: The key of a hub fetch rule's stamp that holds the hub's refusal of a gated repo
+#: (written with keep-going in place of the fetch's record; ``dfil hub fetch --stamp``).
+REFUSED = "gated"
 #: How a gated cell's record begins: the cell did not run, and what it needs.
 GATED = "not run: gated (needs HF_TOKEN and the licence)"
 #: What a table's notes say where a failed cell's entries would be, by reason.
@@ -62,6 +67,29 @@ def schema() -> dict:
 def is_failure(record: Mapping) -> bool:
     """Whether a train summary or metrics record is a failure record."""
     return isinstance(record, Mapping) and KEY in record
+
+
+def failure_ahead(paths: Iterable[str | Path]) -> str | None:
+    """The reason a job whose inputs are ``paths`` will only record a failure, or None.
+
+    Among the JSON files of ``paths`` that exist: a hub fetch stamp holding a refusal
+    (key :data:`REFUSED`) gives ``gated`` (the job records :data:`GATED`), a failure
+    record (a failed training's summary) its own reason (the evaluation copies it). The
+    first such file in ``paths``' order decides. Absent files (a dry run, or a job not yet
+    ready) and unreadable ones give no reason: the job asks for what it would ask anyway.
+    """
+    for path in map(Path, paths):
+        if path.suffix != ".json" or not path.is_file():
+            continue
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, Mapping) and record.get(REFUSED):
+            return "gated"
+        if is_failure(record) and isinstance(record[KEY], Mapping):
+            return str(record[KEY].get("reason", "error"))
+    return None
 
 
 def failure_record(cell: str, config_hash: str, failed: Mapping) -> dict:

@@ -1,4 +1,4 @@
-"""Hub backbones and datasets fetched once, at a pinned commit, into one cache (issue 25).
+"""Hub backbones and datasets fetched once, at a pinned commit, into one cache.
 
 A fetch (:func:`fetch_model`, :func:`fetch_dataset`) is the only place that talks to the
 hub: it lifts the offline flags for itself alone, resolves the revision to a commit,

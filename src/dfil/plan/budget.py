@@ -73,7 +73,8 @@ def make_plan(claims: Sequence[PaperClaim], hours: Mapping[str, float], order: S
               budget: float, alpha: float = 0.05, power: float = 0.8) -> Plan:
     """The plan for ``budget`` GPU-hours: ``hours`` gives one run's GPU-hours by
     coordinate (:func:`dfil.plan.price.coordinate_hours`), ``order`` the seeds to draw
-    (at least :data:`dfil.plan.power.MAX_SEEDS`)."""
+    (at least :data:`dfil.plan.power.MAX_SEEDS`). A run whose coordinate ``hours`` lacks
+    (its backbone has no architecture) is a ``ValueError`` naming it: never priced at 0."""
     if len(order) < MAX_SEEDS:
         raise ValueError(f"a plan draws up to {MAX_SEEDS} seeds; got {len(order)}")
     rows = []
@@ -81,6 +82,12 @@ def make_plan(claims: Sequence[PaperClaim], hours: Mapping[str, float], order: S
         need = need_of(c, alpha, power)
         ok = need is not None and need.seeds is not None
         runs = runs_of(c, need.seeds, order) if ok else frozenset()
+        unpriced = sorted({k.rsplit("/seed", 1)[0] for k in runs} - hours.keys())
+        if unpriced:
+            raise ValueError(f"claim {c.id}: no GPU-hours for {unpriced[0]}"
+                             f"{f' and {len(unpriced) - 1} more' if len(unpriced) > 1 else ''}"
+                             " (its backbone has no architecture: fetch its config.json or "
+                             "give the grid's backbones.<name>.arch)")
         rows.append(Row(c, need, runs, sum(hours[k.rsplit("/seed", 1)[0]] for k in runs),
                         False))
     run_hours = {k: hours[k.rsplit("/seed", 1)[0]] for r in rows for k in r.runs}

@@ -3,11 +3,11 @@
 - targets on the command line that the grid does not make (:mod:`.targets`);
 - few-shot budgets larger than their data, where the data exists (:mod:`.budgets`);
 - ``dfil`` jobs of an earlier run that still write their run directories
-  (:mod:`dfil.runlock`);
+  (:mod:`dfil.cluster.writer`);
 - damaged run files, moved aside so that the DAG re-creates them (:mod:`.damage`; only
   in a run that takes Snakemake's lock, and only with no other Snakemake running here);
 - incomplete files of an interrupted run that this run would stop at
-  (:func:`dfil.locks.incomplete_hint`).
+  (:func:`dfil.cluster.dirlock.incomplete_hint`).
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from dfil.cluster.dirlock import incomplete_hint, other_snakemakes, takes_lock
+from dfil.cluster.writer import running_writers
 from dfil.errors import ConfigError
 from dfil.grid import Grid
-from dfil.locks import incomplete_hint, other_snakemakes, takes_lock
 from dfil.methods import method_spec
 from dfil.preflight.budgets import check_budgets
 from dfil.preflight.damage import repair_runs
 from dfil.preflight.targets import target_notes
-from dfil.runlock import running_writers
 
 
 def preflight(grid: Grid, argv: list[str], workdir: str | Path, config_files: Iterable[str],

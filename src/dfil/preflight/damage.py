@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dfil.cluster.writer import is_alive, read_holder
 from dfil.contracts.rundir import (
     BEST,
     DAMAGED,
@@ -24,7 +25,6 @@ from dfil.contracts.rundir import (
     SUMMARY,
     TRAINING_OUTPUTS,
 )
-from dfil.runlock import is_alive, read_holder
 
 #: What evaluation writes, and what training writes (moved aside to retrain from scratch).
 EVALUATION, TRAINING = EVALUATION_OUTPUTS, TRAINING_OUTPUTS

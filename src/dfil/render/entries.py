@@ -126,6 +126,9 @@ class Table:
     published: dict = field(default_factory=dict)
     #: The (row, column) of every published signed (Δ) entry, in table order.
     signed: list = field(default_factory=list)
+    #: How its runs differ in code commit or library versions ("" when they do not;
+    #: :func:`dfil.results.origin.origin_note`); the notes say it too.
+    mixed: str = ""
 
     @property
     def keys(self) -> set[str]:

@@ -22,7 +22,8 @@ merged in that order (``config/tables.yaml`` documents the keys). An entry is on
 Every entry carries what it read and the render-map substitutions that named it; a
 table's are the union of its entries'. Where two entries of one table would print the
 same runs for two paper settings, all but one are *not run* (:mod:`dfil.render.reuse`),
-and every dash a table prints has its reason in the table's notes.
+and every dash a table prints has its reason in the table's notes, as has a table whose
+runs differ in code commit or library versions (:mod:`dfil.results.origin`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from dfil.render.finish import finish, union
 from dfil.render.fmt import MISSING
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
+from dfil.results.origin import origin_note
 
 #: An entry spec's kind: the first of these keys it holds (``stat`` when none).
 KINDS = ("tex", "ref", "holm", "ratio", "delta", "test", "wins")
@@ -111,7 +113,10 @@ class Resolver:
         footnotes = [self._entry(note, _At(spec, table, Row("", "")))
                      for note in spec.get("footnotes", [])]
         footnotes = [f for f in footnotes if f.tex != MISSING]  # every number in it a dash
-        self.done[name] = finish(spec, table, footnotes, self.refs)
+        table = finish(spec, table, footnotes, self.refs)
+        mixed = origin_note(self.source.origins, table.keys)
+        self.done[name] = replace(table, notes=[*table.notes, mixed], mixed=mixed) if mixed \
+            else table
         return self.done[name]
 
     def _rows(self, name: str, spec: Mapping) -> Table:

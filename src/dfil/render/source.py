@@ -69,6 +69,9 @@ class Source:
         self._values: dict[Read, float] = {}
         #: run key of each cell that gave up (a failure record) -> its reason
         self.failed: dict[str, str] = {}
+        #: run key of each run with numbers -> (git commit, library versions text) that
+        #: made it, where the aggregate records them (:func:`dfil.results.origin.origin_note`)
+        self.origins: dict[str, tuple[str, str]] = {}
         if frame is not None and len(frame):
             bad = frame[~np.isfinite(frame["value"].to_numpy(dtype=float))]
             if len(bad):
@@ -82,6 +85,11 @@ class Source:
                                     strict=True))
             self.failed = {k: reason for k, m in zip(keys, frame["metric"], strict=True)
                            if (reason := failure_reason(m)) is not None}
+            commits = frame.get("git_commit", pd.Series("", index=frame.index))
+            libraries = frame.get("libraries", pd.Series("", index=frame.index))
+            self.origins = {k: (str(c), str(v)) for k, c, v in zip(
+                keys, commits.fillna(""), libraries.fillna(""), strict=True)
+                if k not in self.failed}  # a failed run prints no number
 
     def _mapped(self, kind: str, value) -> tuple[object, frozenset[Substitution]]:
         """``value`` through the grid's ``render.<kind>`` map, and the substitution made

@@ -196,7 +196,7 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
         notes = [substitution_note(t, standin), *t.notes, *t.footnotes]
         per_table.append({"id": f"T{t.number}", "title": text.plain(t.caption, refs),
                           "notes": [n for n in (text.plain(x, refs) for x in notes) if n],
-                          "rows": rows, "names": names,
+                          "rows": rows, "names": names, "mixed": t.mixed,
                           "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
     pages = {k: runs.run_page(runs_dir, k) for k in sorted(
         {k for r in all_rows for k in r["runs"].split()})}

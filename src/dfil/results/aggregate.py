@@ -3,7 +3,8 @@
 One row per (run, measurement): the run key's parts (:func:`dfil.runkey.parse_key`), the
 metric as a dotted path into ``metrics.json`` (``test.mf.acc``,
 ``test.main.per_class_acc.3``, ``csmc.mf.by_domain.finance``), its value, and provenance
-(run directory, config hash, package version, git commit). Which numbers are measurements
+(run directory, config hash, package version, git commit, and the library versions as one
+text, :func:`dfil.results.origin.versions_text`). Which numbers are measurements
 is the metrics contract's to say (:func:`dfil.contracts.metrics.measures`); every file is
 validated against it on the way in. Every number a table prints is one of these rows.
 """
@@ -19,10 +20,11 @@ from dfil.contracts.failure import KEY, is_failure
 from dfil.contracts.metrics import measures, read_metrics
 from dfil.contracts.rundir import ASIDE, METRICS
 from dfil.errors import MissingInputError, RefusedError
+from dfil.results.origin import versions_text
 from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
 
 COLUMNS = [*FIELDS, "metric", "value", "run_dir", "config_hash", "package_version",
-           "git_commit"]
+           "git_commit", "libraries"]
 #: The metric of a cell that gave up on its last try (its only row): ``failed.<reason>``.
 FAILED = "failed"
 
@@ -49,7 +51,8 @@ def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
     metrics = read_metrics(metrics_path, allow_failure=True)
     prov = metrics["provenance"]
     base = {**key, "run_dir": run_dir.as_posix(), "config_hash": metrics["config_hash"],
-            "package_version": prov["package_version"], "git_commit": prov["git_commit"]}
+            "package_version": prov["package_version"], "git_commit": prov["git_commit"],
+            "libraries": versions_text(prov.get("versions"))}
     if is_failure(metrics):
         return [{**base, "metric": failed_metric(metrics[KEY]["reason"]), "value": 1.0}]
     rows = [{**base, "metric": name, "value": value} for name, value in measures(metrics)]

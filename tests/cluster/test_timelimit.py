@@ -1,4 +1,4 @@
-"""dfil.train.timelimit: a SIGTERM at the SLURM time limit is told from a preemption by
+"""dfil.cluster.timelimit: a SIGTERM at the SLURM time limit is told from a preemption by
 the job's time left (squeue's %L), asked once."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
-from dfil.train.timelimit import NEAR, at_time_limit, time_left
+from dfil.cluster.timelimit import NEAR, at_time_limit, time_left
 
 
 def squeue(stdout: str, returncode: int = 0, calls: list | None = None):

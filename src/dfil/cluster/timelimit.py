@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from dfil.slurmtime import parse_duration
+from dfil.cluster.durations import parse_duration
 
 #: Seconds left at which a SIGTERM counts as the time limit's: the profile's signal
 #: comes 300 s ahead, and SLURM may send it up to a minute early.

@@ -1,8 +1,8 @@
-"""dfil.slurmtime: SLURM's durations (squeue %L, sinfo %l) in seconds."""
+"""dfil.cluster.durations: SLURM's durations (squeue %L, sinfo %l) in seconds."""
 
 import pytest
 
-from dfil.slurmtime import parse_duration
+from dfil.cluster.durations import parse_duration
 
 
 @pytest.mark.parametrize("text,seconds", [

@@ -2,14 +2,9 @@
 size class's ``gpu_model`` as a GRES type there, the account and the QOS the profile sets
 (pure parsing and judging, and one thin function that runs the commands).
 
-The commands and what is read of them (SLURM 22.05, Debian's slurm-wlm)::
+The commands and what is read of them (SLURM 22.05, Debian's slurm-wlm): ``sinfo``'s
+node configurations (:mod:`dfil.cluster.nodes`) and::
 
-    sinfo -h -o "%R %G %f %l %m %c"
-                                one line per partition and node configuration:
-                                partition, generic resources (gpu:h100:8(S:0-1),...), the
-                                nodes' features (h100,ib), "(null)" for none, then the
-                                partition's time limit (2-00:00:00, infinite), each node's
-                                memory in MB and CPUs ("+" after a number: at least)
     sacctmgr -n -P show assoc user=<user> format=account,qos
                                 one line per association of the user: its account, "|",
                                 the QOS it may use, comma-separated ("" where none is
@@ -30,39 +25,16 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from dfil.cluster.accounting import judge_account, judge_qos, parse_qos
+from dfil.cluster.checks import PROFILE_FIX, Check
+from dfil.cluster.limits import judge_limits
+from dfil.cluster.nodes import SINFO, NodeGroup, parse_sinfo
 from dfil.errors import ConfigError
-from dfil.preflight.accounting import judge_account, judge_qos, parse_qos
-from dfil.preflight.checks import PROFILE_FIX, Check
-from dfil.preflight.limits import judge_limits
-from dfil.slurmtime import parse_duration
 
-SINFO = ("sinfo", "-h", "-o", "%R %G %f %l %m %c")
 #: The profile's executor setting that asks every job for a QOS (the plugin's ``--slurm-qos``).
 QOS_SETTING = "slurm-qos"
 #: The rules that run on a GPU (their partition is where gpu_model must be a GRES type).
 GPU_RULES = ("train_cell", "evaluate_cell")
-
-
-@dataclass(frozen=True)
-class NodeGroup:
-    """One line of ``sinfo``: a partition's nodes of one configuration."""
-
-    partition: str
-    gres: str
-    features: frozenset[str]
-    #: The partition's time limit (s), each node's memory (MB) and CPUs; None: unknown or
-    #: no limit.
-    time_limit: float | None = None
-    mem_mb: int | None = None
-    cpus: int | None = None
-
-    @property
-    def gpu_types(self) -> frozenset[str]:
-        return gpu_types(self.gres)
-
-    def gpus(self, model: str | None) -> int:
-        """How many GPUs of type ``model`` (any type: None) each node has."""
-        return gpu_count(self.gres, model)
 
 
 @dataclass(frozen=True)
@@ -129,58 +101,6 @@ def site_from_profile(profile: Mapping) -> Site:
                 {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, qos)
 
 
-def _gpu_items(gres: str) -> list[tuple[str | None, int]]:
-    """The GPU items of a GRES string as (type or None, count per node; 0 unsaid):
-    ``gpu:h100:8(S:0-1),nvme:1`` -> [(h100, 8)], ``gpu:2`` -> [(None, 2)], ``gpu:h100`` ->
-    [(h100, 0)]; ``(null)`` -> []."""
-    out = []
-    for item in re.sub(r"\([^)]*\)", "", gres).split(","):
-        parts = item.strip().removeprefix("gres/").split(":")
-        if parts[0] != "gpu" or len(parts) < 2:
-            continue
-        typed = len(parts) >= 3 or not parts[1].isdigit()
-        out.append((parts[1] if typed else None,
-                    int(parts[-1]) if parts[-1].isdigit() else 0))
-    return out
-
-
-def gpu_types(gres: str) -> frozenset[str]:
-    """The GPU types of a GRES string: ``gpu:h100:8(S:0-1),nvme:1`` -> {h100}; an untyped
-    ``gpu:2`` or ``(null)`` -> {}."""
-    return frozenset(kind for kind, _ in _gpu_items(gres) if kind)
-
-
-def gpu_count(gres: str, model: str | None) -> int:
-    """GPUs per node of type ``model`` (None: any type) in a GRES string:
-    ``gpu:h100:8(S:0-1),gpu:a100:2`` -> 8 for h100, 10 for any; ``gpu:2`` -> 2 for any."""
-    return sum(n for kind, n in _gpu_items(gres) if model is None or kind == model)
-
-
-def _at_least(field: str) -> int | None:
-    """``19284`` or ``19284+`` (sinfo's "at least") -> 19284; anything else None."""
-    digits = field.rstrip("+")
-    return int(digits) if digits.isdigit() else None
-
-
-def parse_sinfo(text: str) -> list[NodeGroup]:
-    """The lines of ``sinfo -h -o "%R %G %f %l %m %c"`` (see the module doc); lines of
-    the first three fields alone are read too, their limits unknown."""
-    groups = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        fields = line.split()
-        if len(fields) not in (3, 6):
-            raise ValueError(f"sinfo output line {n}: expected 'partition gres features "
-                             f"timelimit memory cpus', got {line!r}")
-        partition, gres, features = fields[:3]
-        feats = frozenset() if features == "(null)" else frozenset(features.split(","))
-        limits = (parse_duration(fields[3]), _at_least(fields[4]),
-                  _at_least(fields[5])) if len(fields) == 6 else ()
-        groups.append(NodeGroup(partition.rstrip("*"), gres, feats, *limits))
-    return groups
-
-
 def judge_partitions(site: Site, groups: list[NodeGroup]) -> list[Check]:
     """One check per partition the profile names (with the keys that name it): present
     in ``sinfo``."""
@@ -238,7 +158,7 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
 def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
                  run: Runner = _run) -> list[Check]:
     """Partitions, GPU types, each class's job against the partitions' limits
-    (:mod:`dfil.preflight.limits`), the account and its QOS against this host's SLURM (``site``
+    (:mod:`dfil.cluster.limits`), the account and its QOS against this host's SLURM (``site``
     None: no profile given, only the GPU types and limits are checked); ``jobs``: each GPU
     size class's largest job's resources (every attempt asks the same). One
     skipped check off SLURM."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from dfil.preflight.checks import PROFILE_FIX, Check
+from dfil.cluster.checks import PROFILE_FIX, Check
 
 
 def parse_qos(text: str) -> dict[str, set[str]]:

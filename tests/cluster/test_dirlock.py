@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dfil.locks import (
+from dfil.cluster.dirlock import (
     flags,
     incomplete_files,
     incomplete_hint,
@@ -60,7 +60,7 @@ def test_rerun_incomplete_is_read_from_the_flags_and_a_named_profile(tmp_path):
     hint = lock_hint(locked(tmp_path), ["snakemake", "all_tables", "--profile", "prof"])
     assert "then run `snakemake all_tables --profile prof`:" in hint
     # The project's slurm profile sets it.
-    assert rerun_incomplete_set(["snakemake", "--profile", "slurm"], Path(__file__).parents[1])
+    assert rerun_incomplete_set(["snakemake", "--profile", "slurm"], Path(__file__).parents[2])
 
 
 def test_flags_split_clusters_of_short_options(tmp_path):
@@ -146,7 +146,7 @@ def test_a_dfil_job_stops_when_the_snakemake_that_started_it_is_killed(tmp_path)
     job = tmp_path / "job.py"
     job.write_text(textwrap.dedent("""
         import signal, sys, time
-        from dfil.locks import snakemake_ancestor, stop_with_snakemake
+        from dfil.cluster.dirlock import snakemake_ancestor, stop_with_snakemake
         signal.signal(signal.SIGTERM, lambda *a: (print("stopped", flush=True), sys.exit(143)))
         assert stop_with_snakemake(print, interval=0.1) is not None
         print("watching", snakemake_ancestor(), flush=True)

@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 
 from dfil.cli import main
+from dfil.cluster.writer import (
+    WRITER_FILE,
+    hold_writer,
+    holder_record,
+    is_alive,
+    read_holder,
+    running_writers,
+)
 from dfil.errors import RunBusyError
-from dfil.runlock import LOCK, holder_record, is_alive, read_holder, run_lock, running_writers
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -21,8 +28,8 @@ def holding(run: Path, command: str = "dfil train") -> subprocess.Popen:
     """A child process that holds ``run``'s lock until killed (it prints "held")."""
     script = textwrap.dedent(f"""
         import time
-        from dfil.runlock import run_lock
-        with run_lock({str(run)!r}, {command!r}):
+        from dfil.cluster.writer import hold_writer
+        with hold_writer({str(run)!r}, {command!r}):
             print("held", flush=True)
             time.sleep(120)
     """)
@@ -36,7 +43,7 @@ def test_run_lock_names_the_holder_to_a_second_writer(tmp_path):
     run = tmp_path / "run"
     proc = holding(run)
     try:
-        with pytest.raises(RunBusyError) as err, run_lock(run, "dfil evaluate"):
+        with pytest.raises(RunBusyError) as err, hold_writer(run, "dfil evaluate"):
             pass
         message = str(err.value)
         assert message.startswith(f"{run}: another process writes this run directory: pid "
@@ -49,11 +56,12 @@ def test_run_lock_names_the_holder_to_a_second_writer(tmp_path):
         proc.kill()
         proc.wait()
     # SIGKILL leaves the file (it names the last holder) but not the lock.
-    assert (run / LOCK).exists() and is_alive(read_holder(run)) is False
+    assert (run / WRITER_FILE).exists() and is_alive(read_holder(run)) is False
     assert running_writers([run]) == []
-    with run_lock(run, "dfil evaluate") as path:
+    with hold_writer(run, "dfil evaluate") as path:
         assert read_holder(run)["command"] == "dfil evaluate" and path.exists()
-    assert not (run / LOCK).exists()  # a holder that ends removes it
+    assert read_holder(run) is None  # a holder that ends empties it
+    assert running_writers([run]) == []
 
 
 def test_the_holder_record_names_the_slurm_job(tmp_path, monkeypatch):
@@ -87,34 +95,41 @@ def test_dfil_train_refuses_a_run_directory_another_process_writes(tmp_path, cap
 def test_the_lock_file_honours_the_umask(tmp_path):
     old = os.umask(0o027)
     try:
-        with run_lock(tmp_path / "run", "dfil train") as path:
+        with hold_writer(tmp_path / "run", "dfil train") as path:
             assert path.stat().st_mode & 0o777 == 0o640
             assert json.loads(path.read_text())["command"] == "dfil train"
     finally:
         os.umask(old)
 
 
-def test_a_writer_that_locked_a_removed_lock_file_tries_again(tmp_path, monkeypatch):
-    """The holder removes the file and then releases its lock: a writer that opened the
-    file just before must not hold a lock on the removed file (a third writer would then
-    lock a new one beside it); it locks the file at the path instead."""
-    import dfil.runlock as runlock
+def test_a_filesystem_without_locks_runs_unguarded_and_says_so(tmp_path, monkeypatch,
+                                                                capsys):
+    """flock refused with ENOLCK (NFS without its lock daemon): the block runs, one line
+    on stderr says nothing stops a second writer; any other error is raised."""
+    import errno
 
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / LOCK).write_text("{}")
-    real, calls = runlock.fcntl.flock, []
+    import dfil.cluster.writer as writer
 
-    def flock(fd, op):
-        if not calls:  # the holder leaves between this writer's open and its flock
-            (run / LOCK).unlink()
-        calls.append(fd)
-        return real(fd, op)
+    class NoLocks:
+        def __init__(self, path, **kwargs):
+            self.error = OSError(errno.ENOLCK, "No locks available")
 
-    monkeypatch.setattr(runlock.fcntl, "flock", flock)
-    with run_lock(run, "dfil train"):
-        assert len(calls) == 2  # it tried again, on the file now at the path
-        assert read_holder(run)["command"] == "dfil train"
+        def acquire(self, timeout):
+            raise self.error
+
+    monkeypatch.setattr(writer, "FileLock", NoLocks)
+    ran = []
+    with hold_writer(tmp_path / "run", "dfil train") as path:
+        ran.append(path)
+    assert ran == [tmp_path / "run" / WRITER_FILE]
+    err = capsys.readouterr().err
+    assert err == (f"dfil: {ran[0]}: this filesystem takes no file locks ([Errno "
+                   f"{errno.ENOLCK}] No locks available); nothing stops a second writer "
+                   "of this run directory\n")
+    NoLocks.__init__ = lambda self, path, **kwargs: setattr(  # noqa: B010
+        self, "error", PermissionError(errno.EACCES, "Permission denied"))
+    with pytest.raises(PermissionError), hold_writer(tmp_path / "run", "dfil train"):
+        pass
 
 
 def test_a_full_disk_at_the_holder_record_names_the_lock_file(tmp_path, monkeypatch):
@@ -125,8 +140,8 @@ def test_a_full_disk_at_the_holder_record_names_the_lock_file(tmp_path, monkeypa
     def full(fd, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("dfil.runlock.os.write", full)
-    with pytest.raises(DiskFullError, match=f"^{tmp_path / 'run' / LOCK}: no space left"):
-        with run_lock(tmp_path / "run", "dfil evaluate"):
+    monkeypatch.setattr("dfil.cluster.writer.os.write", full)
+    with pytest.raises(DiskFullError, match=f"^{tmp_path / 'run' / WRITER_FILE}: no space left"):
+        with hold_writer(tmp_path / "run", "dfil evaluate"):
             pass
-    assert not (tmp_path / "run" / LOCK).exists()
+    assert read_holder(tmp_path / "run") is None  # released, and names no one

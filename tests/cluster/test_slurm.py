@@ -8,20 +8,18 @@ import subprocess
 
 import pytest
 
-from dfil.errors import ConfigError
-from dfil.preflight import cluster
-from dfil.preflight.accounting import judge_account, judge_qos, parse_qos
-from dfil.preflight.checks import Check, problems, summary
-from dfil.preflight.cluster import (
-    NodeGroup,
+from dfil.cluster import slurm as cluster
+from dfil.cluster.accounting import judge_account, judge_qos, parse_qos
+from dfil.cluster.checks import Check, problems, summary
+from dfil.cluster.nodes import NodeGroup, gpu_types, parse_sinfo
+from dfil.cluster.slurm import (
     Site,
-    gpu_types,
     judge_gpu_models,
     judge_partitions,
-    parse_sinfo,
     site_from_profile,
     slurm_checks,
 )
+from dfil.errors import ConfigError
 
 #: A site with a CPU partition, an A100 partition whose nodes also carry an "h100"
 #: feature, and an H100 partition of two node configurations.
@@ -306,7 +304,7 @@ def test_parse_sinfo_reads_time_limit_memory_and_cpus():
 def test_a_class_whose_job_outlasts_the_partition_is_a_problem():
     """72b-4bit asks 1050 min on every attempt: under the h100 partition's 48 h, over the
     debug partition's 4 h."""
-    from dfil.preflight.limits import judge_limits
+    from dfil.cluster.limits import judge_limits
 
     groups = parse_sinfo(SINFO_LIMITS)
     big = {"gpu": 1, "gpu_model": "h100", "mem_mb": 160000, "runtime": 1050,
@@ -331,8 +329,8 @@ def test_every_attempt_of_the_paper_grid_fits_a_one_day_partition():
     a job stopped at its time limit continues from its checkpoint in a job of the same
     size, so the 72b-4bit class asks 1050 min on its third attempt too, inside 24 h."""
     from dfil.cli.preflight import largest_jobs
+    from dfil.cluster.limits import judge_limits
     from dfil.grid import load_grid_files
-    from dfil.preflight.limits import judge_limits
     from snakemake_cli import ROOT
 
     grid = load_grid_files([ROOT / "config/paper.yaml"])

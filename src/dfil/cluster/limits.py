@@ -12,12 +12,9 @@ submitted. Limits sinfo does not give (an older format, ``infinite``) are not ju
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
-from dfil.preflight.checks import Check
-
-if TYPE_CHECKING:  # cluster runs these checks: no import at run time
-    from dfil.preflight.cluster import NodeGroup
+from dfil.cluster.checks import Check
+from dfil.cluster.nodes import NodeGroup
 
 
 def _misfits(job: Mapping, node: NodeGroup) -> list[str]:
