@@ -15,8 +15,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dfil"
 #: Each top-level component of the package and its layer; a module may import its own
 #: component and components of lower layers only.
 LAYERS = {
-    "dfil": -1, "errors": -0.5, "atomic": 0, "provenance": 0, "quantifiers": 0, "slurmtime": 0,
-    "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0, "runlock": 0.2,
+    "dfil": -1, "errors": -0.5, "atomic": 0, "paths": 0, "provenance": 0, "quantifiers": 0,
+    "slurmtime": 0, "inference": 0, "metrics": 0, "stats": 0, "methods": 0, "locks": 0,
+    "runlock": 0.2,
     "validation": 0.5, "yamlfile": 0.6,
     "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1,
     "gridfile": 2, "gridlock": 2, "data": 2, "model": 2,
@@ -31,7 +32,8 @@ LAYERS = {
     "cli": 9,
 }
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
-PURE = {"dfil", "errors", "atomic", "slurmtime", "validation", "yamlfile", "locks", "quantifiers",
+PURE = {"dfil", "errors", "atomic", "paths", "slurmtime", "validation", "yamlfile", "locks",
+        "quantifiers",
         "inference", "metrics", "stats", "methods", "runlock", "runkey", "contracts",
         "cellconfig", "gridfile", "gridlock", "grid", "results", "render", "audit", "claims",
         "report", "hub",
