@@ -35,7 +35,7 @@ def test_a_bad_grid_value_is_one_line_and_exit_2(tmp_path):
 
 
 @pytest.mark.parametrize("error", ["KeyError('boom')", "ValueError('boom')",
-                                   "OSError(errno.EACCES, 'boom')"])
+                                   "OSError(errno.EBADF, 'boom')"])
 def test_a_programming_error_keeps_its_traceback_and_exits_1(error):
     bug = (f"import errno, dfil.grid\ndef _bug(*args): raise {error}\n"
            "dfil.grid.Grid._points = _bug")

@@ -1,11 +1,11 @@
 """Every error class of the project, kept free of heavy imports.
 
 :class:`InputError` and its subclasses are conditions a user must fix (a bad config key,
-a damaged file, a missing input, a full disk): ``dfil`` reports them as one line naming
-the file, key or flag and exits 2. Any other exception is a bug and keeps its traceback.
-``dfil.cli`` catches these around every subcommand, so this module must not import torch,
-scipy or transformers: a CPU-only subcommand such as ``dfil grid cell`` starts in well
-under a second only if catching its errors does not load them.
+a damaged file, a missing input, a full disk, a read-only output): ``dfil`` reports them
+as one line naming the file, key or flag and exits 2. Any other exception is a bug and
+keeps its traceback. ``dfil.cli`` catches these around every subcommand, so this module
+must not import torch, scipy or transformers: a CPU-only subcommand such as ``dfil grid
+cell`` starts in well under a second only if catching its errors does not load them.
 """
 
 from __future__ import annotations
@@ -90,6 +90,24 @@ class DiskFullError(InputError, OSError):
         return cls(errno.ENOSPC, f"{path}: no space left on its filesystem ({free}); free "
                    "space there (a run directory's superseded/ outputs, the feature cache, "
                    "other grids' results) and rerun the same command")
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()
+
+
+class WriteRefusedError(InputError, OSError):
+    """The filesystem refused a write (EACCES or EPERM: no permission; EROFS: a read-only
+    filesystem); names the path being written and the fix. Nothing half-written keeps
+    the final name."""
+
+    @classmethod
+    def from_oserror(cls, err: OSError, path: str | Path) -> WriteRefusedError:
+        if err.errno == errno.EROFS:
+            why, fix = "is on a read-only filesystem", "remount it read-write"
+        else:
+            why, fix = "permission denied", "give this user access to it and its directory"
+        return cls(err.errno, f"{path}: {why}; {fix}, or point the output elsewhere, then "
+                   "rerun the same command")
 
     def __str__(self) -> str:
         return self.strerror or super().__str__()
