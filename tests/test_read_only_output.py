@@ -158,3 +158,20 @@ def test_a_refused_write_outside_the_atomic_writers_is_an_input_error_too(capsys
     assert capsys.readouterr().err == (
         "dfil grid: error: /scratch/run/x.lock: permission denied; give this user access to "
         "it and its directory, or point the output elsewhere, then rerun the same command\n")
+
+
+def test_a_damaged_run_file_in_read_only_results_is_one_line(disk):
+    """Before the DAG is built, a damaged file is moved aside; where results/ cannot
+    change, the Snakefile stops with one line naming it (never an OSError traceback)."""
+    from dfil.errors import or_exit
+    from dfil.preflight.damage import repair_runs
+
+    mount, seal = disk
+    run = mount / "runs" / "frog" / "seed1"
+    run.mkdir(parents=True)
+    (run / "metrics.json").write_text('{"test": ')
+    seal()
+    with pytest.raises(SystemExit) as stop:
+        or_exit(repair_runs, [(run, False)])
+    assert stop.value.code == f"dfil: error: {run / 'damaged'}: {READ_ONLY}"
+    assert sorted(p.name for p in run.iterdir()) == ["metrics.json"]
