@@ -23,7 +23,7 @@ from records import metrics_record
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE, TABLES = ROOT / "config" / "smoke.yaml", ROOT / "config" / "tables.yaml"
-READ_ONLY = "is on a read-only filesystem; remount it read-write, or point the output " \
+READ_ONLY = "read-only filesystem; remount it read-write, or point the output " \
             "elsewhere, then rerun the same command"
 
 

@@ -103,7 +103,7 @@ class WriteRefusedError(InputError, OSError):
     @classmethod
     def from_oserror(cls, err: OSError, path: str | Path) -> WriteRefusedError:
         if err.errno == errno.EROFS:
-            why, fix = "is on a read-only filesystem", "remount it read-write"
+            why, fix = "read-only filesystem", "remount it read-write"
         else:
             why, fix = "permission denied", "give this user access to it and its directory"
         return cls(err.errno, f"{path}: {why}; {fix}, or point the output elsewhere, then "
