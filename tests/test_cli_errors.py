@@ -103,7 +103,7 @@ def test_a_full_disk_outside_the_atomic_writers_is_an_input_error_too(capsys, mo
         "dfil grid: error: /scratch/x.parquet: no space left on its filesystem")
 
 
-def test_or_exit_turns_an_input_error_into_one_line():
+def test_or_exit_turns_an_input_error_into_one_line(capsys):
     from dfil.errors import ConfigError, or_exit
 
     def bad(path):
@@ -112,6 +112,7 @@ def test_or_exit_turns_an_input_error_into_one_line():
     assert or_exit(len, "abc") == 3
     with pytest.raises(SystemExit) as stop:
         or_exit(bad, "grid.yaml")
-    assert stop.value.code == "dfil: error: grid.yaml: config seeds[0]: must be >= 0"
+    assert stop.value.code == 2  # as dfil's own input errors
+    assert capsys.readouterr().err == "dfil: error: grid.yaml: config seeds[0]: must be >= 0\n"
     with pytest.raises(KeyError):  # a bug keeps its traceback
         or_exit({}.__getitem__, "x")

@@ -160,7 +160,7 @@ def test_a_refused_write_outside_the_atomic_writers_is_an_input_error_too(capsys
         "it and its directory, or point the output elsewhere, then rerun the same command\n")
 
 
-def test_a_damaged_run_file_in_read_only_results_is_one_line(disk):
+def test_a_damaged_run_file_in_read_only_results_is_one_line(disk, capsys):
     """Before the DAG is built, a damaged file is moved aside; where results/ cannot
     change, the Snakefile stops with one line naming it (never an OSError traceback)."""
     from dfil.errors import or_exit
@@ -173,5 +173,6 @@ def test_a_damaged_run_file_in_read_only_results_is_one_line(disk):
     seal()
     with pytest.raises(SystemExit) as stop:
         or_exit(repair_runs, [(run, False)])
-    assert stop.value.code == f"dfil: error: {run / 'damaged'}: {READ_ONLY}"
+    assert stop.value.code == 2
+    assert capsys.readouterr().err == f"dfil: error: {run / 'damaged'}: {READ_ONLY}\n"
     assert sorted(p.name for p in run.iterdir()) == ["metrics.json"]

@@ -135,8 +135,10 @@ class OutOfMemory(RuntimeError):
 
 def or_exit(make, *args):
     """``make(*args)``; an input error (a bad grid or table file) ends the process with
-    one line naming the file and key instead of a traceback (the Snakefile's loads)."""
+    one line on stderr naming the file and key instead of a traceback, and exit status 2
+    as ``dfil``'s (the Snakefile's loads)."""
     try:
         return make(*args)
     except InputError as err:
-        sys.exit(f"dfil: error: {' '.join(str(err).split())}")
+        print(f"dfil: error: {' '.join(str(err).split())}", file=sys.stderr, flush=True)
+        sys.exit(2)
