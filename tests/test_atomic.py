@@ -66,9 +66,22 @@ def test_a_full_disk_names_the_path_and_removes_the_partial_file(tmp_path):
             tmp.write_text("half")
             raise OSError(errno.ENOSPC, "No space left on device")
     assert list(tmp_path.iterdir()) == []
-    with pytest.raises(PermissionError):  # any other OSError passes through as it was
+    with pytest.raises(BlockingIOError):  # any other OSError passes through as it was
         with atomic_path(target):
-            raise PermissionError(errno.EACCES, "denied")
+            raise BlockingIOError(errno.EAGAIN, "busy")
+
+
+@pytest.mark.parametrize("code", [errno.EACCES, errno.EPERM, errno.EROFS])
+def test_a_refused_write_names_the_path_and_removes_the_partial_file(tmp_path, code):
+    from dfil.errors import WriteRefusedError
+
+    target = tmp_path / "metrics.json"
+    with pytest.raises(WriteRefusedError, match=rf"^{target}: ") as err:
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise OSError(code, os.strerror(code))
+    assert err.value.errno == code and str(err.value).endswith("rerun the same command")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_file_a_library_replaced_while_writing_still_gets_the_umask(tmp_path, umask):

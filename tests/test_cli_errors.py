@@ -35,7 +35,7 @@ def test_a_bad_grid_value_is_one_line_and_exit_2(tmp_path):
 
 
 @pytest.mark.parametrize("error", ["KeyError('boom')", "ValueError('boom')",
-                                   "OSError(errno.EACCES, 'boom')"])
+                                   "OSError(errno.EBADF, 'boom')"])
 def test_a_programming_error_keeps_its_traceback_and_exits_1(error):
     bug = (f"import errno, dfil.grid\ndef _bug(*args): raise {error}\n"
            "dfil.grid.Grid._points = _bug")
@@ -103,7 +103,7 @@ def test_a_full_disk_outside_the_atomic_writers_is_an_input_error_too(capsys, mo
         "dfil grid: error: /scratch/x.parquet: no space left on its filesystem")
 
 
-def test_or_exit_turns_an_input_error_into_one_line():
+def test_or_exit_turns_an_input_error_into_one_line(capsys):
     from dfil.errors import ConfigError, or_exit
 
     def bad(path):
@@ -112,6 +112,7 @@ def test_or_exit_turns_an_input_error_into_one_line():
     assert or_exit(len, "abc") == 3
     with pytest.raises(SystemExit) as stop:
         or_exit(bad, "grid.yaml")
-    assert stop.value.code == "dfil: error: grid.yaml: config seeds[0]: must be >= 0"
+    assert stop.value.code == 2  # as dfil's own input errors
+    assert capsys.readouterr().err == "dfil: error: grid.yaml: config seeds[0]: must be >= 0\n"
     with pytest.raises(KeyError):  # a bug keeps its traceback
         or_exit({}.__getitem__, "x")

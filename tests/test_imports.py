@@ -15,8 +15,8 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dfil"
 #: Each top-level component of the package and its layer; a module may import its own
 #: component and components of lower layers only.
 LAYERS = {
-    "dfil": -1, "errors": -0.5, "atomic": 0, "provenance": 0, "quantifiers": 0, "cluster": 0,
-    "inference": 0, "metrics": 0, "stats": 0, "methods": 0,
+    "dfil": -1, "errors": -0.5, "atomic": 0, "paths": 0, "provenance": 0, "quantifiers": 0,
+    "cluster": 0, "inference": 0, "metrics": 0, "stats": 0, "methods": 0,
     "validation": 0.5, "yamlfile": 0.6,
     "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1,
     "gridfile": 2, "gridlock": 2, "data": 2, "model": 2,
@@ -31,7 +31,7 @@ LAYERS = {
     "cli": 9,
 }
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
-PURE = {"dfil", "errors", "atomic", "cluster", "validation", "yamlfile", "quantifiers",
+PURE = {"dfil", "errors", "atomic", "paths", "cluster", "validation", "yamlfile", "quantifiers",
         "inference", "metrics", "stats", "methods", "runkey", "contracts",
         "cellconfig", "gridfile", "gridlock", "grid", "results", "render", "audit", "claims",
         "report", "hub",

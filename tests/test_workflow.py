@@ -231,7 +231,7 @@ def test_a_typo_in_the_tables_stops_the_dag_build_naming_file_table_and_key(tmp_
     specs["scaling"]["rows"][0]["backbone"] = "qwen2.5-7bb"
     path.write_text(yaml.safe_dump(specs, sort_keys=False))
     out = snakemake("-n", "all_tables", "--configfile", "config/smoke.yaml", cwd=tmp_path)
-    assert out.returncode != 0
+    assert out.returncode == 2  # as dfil's own input errors
     assert ("dfil: error: config/tables.yaml: scaling.rows[0].backbone: 'qwen2.5-7bb' is not "
             "a backbone of any grid (did you mean 'qwen2.5-7b'?") in out.stdout + out.stderr
 

@@ -11,7 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dfil.errors import DiskFullError
+from dfil.errors import DiskFullError, WriteRefusedError
+
+#: A write the filesystem refused: no permission, or a read-only filesystem.
+WRITE_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
 
 
 def current_umask() -> int:
@@ -40,12 +43,14 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
     A write that runs out of space (ENOSPC, in the caller's writes or here, also where a
     library wrapped it: :func:`is_disk_full`) raises :class:`dfil.errors.DiskFullError`
-    naming ``path``; the temporary file is removed.
+    naming ``path``; a write the filesystem refuses (:func:`write_refused`: a read-only
+    location) raises :class:`dfil.errors.WriteRefusedError` naming it. The temporary
+    file is removed.
     """
     path = Path(path)
     tmp = None
     try:
-        with _full_disk_names(path):
+        with _write_errors_named(path):
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                        dir=path.parent)
@@ -63,14 +68,19 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 
 
 @contextlib.contextmanager
-def _full_disk_names(path: Path) -> Iterator[None]:
+def _write_errors_named(path: Path) -> Iterator[None]:
     """Turn a write that ran out of space (:func:`is_disk_full`) into a
-    :class:`DiskFullError` naming ``path``; any other error passes unchanged."""
+    :class:`DiskFullError`, and one the filesystem refused (:func:`write_refused`) into a
+    :class:`WriteRefusedError`, naming ``path``; any other error passes unchanged."""
     try:
         yield
     except Exception as err:
-        if is_disk_full(err) and not isinstance(err, DiskFullError):
+        if isinstance(err, DiskFullError | WriteRefusedError):
+            raise
+        if is_disk_full(err):
             raise DiskFullError.from_oserror(err, path) from err
+        if (refused := write_refused(err)) is not None:
+            raise WriteRefusedError.from_oserror(refused, path) from err
         raise
 
 
@@ -85,7 +95,7 @@ def atomic_copytree(src: str | Path, dst: str | Path) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent))
     old = tmp.with_suffix(".old")
     try:
-        with _full_disk_names(dst):
+        with _write_errors_named(dst):
             shutil.copytree(src, tmp, dirs_exist_ok=True)
             if dst.exists():
                 os.replace(dst, old)
@@ -109,6 +119,31 @@ def is_disk_full(err: BaseException) -> bool:
             return True
         node = node.__cause__ or node.__context__
     return False
+
+
+def write_refused(err: BaseException) -> OSError | None:
+    """The ``OSError`` in ``err``'s chain that is a refused write (EACCES, EPERM, EROFS:
+    a read-only output), or None; a library may wrap it (torch raises ``RuntimeError``
+    with the ``OSError`` as its context)."""
+    seen: set[int] = set()
+    node: BaseException | None = err
+    while node is not None and id(node) not in seen:
+        seen.add(id(node))
+        if isinstance(node, OSError) and node.errno in WRITE_REFUSED:
+            return node
+        node = node.__cause__ or node.__context__
+    return None
+
+
+def write_error(err: BaseException) -> DiskFullError | WriteRefusedError | None:
+    """The input error a failed write stands for, naming the file the ``OSError`` names:
+    a full disk or a refused write anywhere in ``err``'s chain; None for anything else."""
+    unnamed = "a file being written"
+    if is_disk_full(err):
+        return DiskFullError.from_oserror(err, getattr(err, "filename", None) or unnamed)
+    if (refused := write_refused(err)) is not None:
+        return WriteRefusedError.from_oserror(refused, refused.filename or unnamed)
+    return None
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:

@@ -1,11 +1,11 @@
 """Every error class of the project, kept free of heavy imports.
 
 :class:`InputError` and its subclasses are conditions a user must fix (a bad config key,
-a damaged file, a missing input, a full disk): ``dfil`` reports them as one line naming
-the file, key or flag and exits 2. Any other exception is a bug and keeps its traceback.
-``dfil.cli`` catches these around every subcommand, so this module must not import torch,
-scipy or transformers: a CPU-only subcommand such as ``dfil grid cell`` starts in well
-under a second only if catching its errors does not load them.
+a damaged file, a missing input, a full disk, a read-only output): ``dfil`` reports them
+as one line naming the file, key or flag and exits 2. Any other exception is a bug and
+keeps its traceback. ``dfil.cli`` catches these around every subcommand, so this module
+must not import torch, scipy or transformers: a CPU-only subcommand such as ``dfil grid
+cell`` starts in well under a second only if catching its errors does not load them.
 """
 
 from __future__ import annotations
@@ -105,6 +105,24 @@ class DiskFullError(InputError, OSError):
         return self.strerror or super().__str__()
 
 
+class WriteRefusedError(InputError, OSError):
+    """The filesystem refused a write (EACCES or EPERM: no permission; EROFS: a read-only
+    filesystem); names the path being written and the fix. Nothing half-written keeps
+    the final name."""
+
+    @classmethod
+    def from_oserror(cls, err: OSError, path: str | Path) -> WriteRefusedError:
+        if err.errno == errno.EROFS:
+            why, fix = "read-only filesystem", "remount it read-write"
+        else:
+            why, fix = "permission denied", "give this user access to it and its directory"
+        return cls(err.errno, f"{path}: {why}; {fix}, or point the output elsewhere, then "
+                   "rerun the same command")
+
+    def __str__(self) -> str:
+        return self.strerror or super().__str__()
+
+
 class Preempted(RuntimeError):
     """Training stopped on SIGTERM after saving its resume state (exit 143); not an input
     error: rerunning the same command resumes it."""
@@ -127,8 +145,10 @@ class OutOfMemory(RuntimeError):
 
 def or_exit(make, *args):
     """``make(*args)``; an input error (a bad grid or table file) ends the process with
-    one line naming the file and key instead of a traceback (the Snakefile's loads)."""
+    one line on stderr naming the file and key instead of a traceback, and exit status 2
+    as ``dfil``'s (the Snakefile's loads)."""
     try:
         return make(*args)
     except InputError as err:
-        sys.exit(f"dfil: error: {' '.join(str(err).split())}")
+        print(f"dfil: error: {' '.join(str(err).split())}", file=sys.stderr, flush=True)
+        sys.exit(2)

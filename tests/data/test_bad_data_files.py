@@ -65,6 +65,53 @@ def test_a_missing_local_source_names_its_key_and_never_asks_the_hub(tmp_path, m
     missing = str(tmp_path / "nowhere" / "frog")
     with pytest.raises(ConfigError) as err:
         local_source(missing, key="data.test_source")
-    assert str(err.value).startswith(f"data.test_source: {missing} does not exist; ")
+    assert str(err.value) == (f"data.test_source: {missing} does not exist; give an existing "
+                              "file or directory")
     assert local_source(str(tmp_path)) == str(tmp_path)  # an existing path, as given
-    assert local_source("GAIR/FRoG") == "GAIR/FRoG"  # a hub id, left to datasets
+
+
+@pytest.mark.parametrize("source", ["data/frog", "GAIR/FRoG"])
+def test_a_source_shaped_like_a_hub_id_that_is_no_path_is_refused(tmp_path, monkeypatch,
+                                                                  source):
+    """Jobs read a hub dataset only once fetched (``hub:<repo>@<commit>``), so a relative
+    path with two parts (or the default ``GAIR/FRoG`` of an empty cell) that is not here
+    is a typo or an unfetched dataset, never a hub lookup."""
+    import datasets
+
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: pytest.fail("hub lookup"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as err:
+        local_source(source)
+    assert str(err.value) == (f"data.source: {source} does not exist; give an existing file "
+                              f"or directory (a hub dataset is read once fetched: declare "
+                              f"{source} in the grid's datasets: and name it dataset:<entry>)")
+    (tmp_path / source).mkdir(parents=True)
+    assert local_source(source) == source  # a directory of that name is read as a path
+
+
+def test_a_symlink_loop_as_source_names_the_key_and_the_loop(tmp_path):
+    loop = tmp_path / "frog"
+    loop.symlink_to("frog")
+    with pytest.raises(ConfigError) as err:
+        local_source(str(loop))
+    assert str(err.value) == (f"data.source: {loop} is a symlink loop (it, or a directory "
+                              "above it, links back to itself); point the link at the real "
+                              "file or directory; give an existing file or directory")
+
+
+@pytest.mark.parametrize("name", ["easy.jsonl", "easy-00000.parquet"])
+def test_a_symlink_loop_as_split_file_names_the_file_not_no_file(tmp_path, name):
+    """The directory holds the split's name, but it loops: the error names that file,
+    never "no file for split"."""
+    (tmp_path / name).symlink_to(name)
+    with pytest.raises(DataError) as err:
+        load_frog(tmp_path, "easy")
+    assert str(err.value).startswith(f"{tmp_path / name} is a symlink loop (")
+
+
+def test_a_dangling_split_link_names_its_target(tmp_path):
+    (tmp_path / "easy.jsonl").symlink_to(tmp_path / "moved" / "easy.jsonl")
+    with pytest.raises(DataError) as err:
+        load_frog(tmp_path, "easy")
+    assert str(err.value) == (f"{tmp_path / 'easy.jsonl'} is a symlink to "
+                              f"{tmp_path / 'moved' / 'easy.jsonl'}, which does not exist")

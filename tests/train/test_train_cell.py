@@ -318,22 +318,35 @@ def test_a_sigterm_at_the_time_limit_on_the_last_attempt_leaves_a_timeout_record
         assert (run / "resume.pt").exists()
 
 
-def test_a_missing_data_source_stops_training_before_anything_is_moved(tmp_path, frog_dir,
-                                                                       capsys):
+def test_a_bad_cell_input_stops_training_before_anything_is_moved(tmp_path, frog_dir, capsys,
+                                                                 monkeypatch):
+    """A cell edited into one that cannot train (a typo in its data path, a symlink loop,
+    a path shaped like a hub id, an emptied cell file) is one line naming the key or file; the
+    finished outputs of the old config stay where they are (no superseded/)."""
+    import datasets
+
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: pytest.fail("hub lookup"))
+    monkeypatch.chdir(tmp_path)
     run = tmp_path / "run"
     first = make_cell(tmp_path, frog_dir, name="first", epochs=1)
     assert main(["train", "--cell", str(first), "--out", str(run)]) == 0
-    before = sorted(p.name for p in run.iterdir())
-    data = yaml.safe_load((run / "cell.yaml").read_text())
-    data["data"]["source"] = str(tmp_path / "frgo")  # a typo: a config edit, a new hash
-    (run / "cell.yaml").write_text(yaml.safe_dump(data))
-    capsys.readouterr()
-    assert main(["train", "--cell", str(run / "cell.yaml"), "--out", str(run)]) == 2
-    err = capsys.readouterr().err
-    assert err == (f"dfil train: error: data.source: {tmp_path / 'frgo'} does not exist; give "
-                   "an existing file or directory (a hub dataset is "
-                   "hub:<org>/<name>@<commit>, from the grid's datasets:)\n")
-    assert sorted(p.name for p in run.iterdir()) == before  # no superseded/
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    cell = run / "cell.yaml"
+    data = yaml.safe_load(cell.read_text())
+    typo, loop = str(tmp_path / "frgo"), tmp_path / "loop"
+    loop.symlink_to("loop")
+    for source, start in [(typo, f"data.source: {typo} does not exist; "),
+                          (str(loop), f"data.source: {loop} is a symlink loop ("),
+                          ("data/frog", "data.source: data/frog does not exist; "),
+                          (None, f"{cell}: empty, no cell config; remake it ")]:
+        data["data"]["source"] = source  # a config edit: a new hash
+        cell.write_text(yaml.safe_dump(data) if source else "")
+        capsys.readouterr()
+        assert main(["train", "--cell", str(cell), "--out", str(run)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"dfil train: error: {start}") and err.count("\n") == 1, err
+        assert sorted(p.name for p in run.iterdir()) == sorted(before)  # no superseded/
+        assert all((run / n).read_bytes() == b for n, b in before.items() if n != "cell.yaml")
 
 
 @pytest.mark.parametrize("keep_going", [True, False])

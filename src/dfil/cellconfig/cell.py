@@ -58,6 +58,9 @@ def load_cell(path: str | Path) -> CellConfig:
     """Read and resolve a cell YAML; :class:`ConfigError` names the file and the key."""
     path = Path(path)
     data = load_yaml(path)  # its errors name the file (and line) already
+    if data is None:  # a cell file always holds its whole resolved config
+        raise ConfigError(f"{path}: empty, no cell config; remake it (the cell_config rule, "
+                          "or dfil grid cell) and rerun")
     try:
         return resolve(validate(CellConfig, data))
     except ConfigError as err:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from dfil import __version__
-from dfil.atomic import is_disk_full
+from dfil.atomic import write_error
 from dfil.cli.commands import (
     cmd_aggregate,
     cmd_audit,
@@ -27,12 +27,12 @@ from dfil.cli.commands import (
 )
 from dfil.cli.hub import add_hub_parser
 from dfil.cli.jobs import cmd_evaluate, cmd_train
-from dfil.errors import DiskFullError, InputError
+from dfil.errors import InputError
 
 #: What every subcommand's exit status means; ``train`` adds 143, 4 and 3.
-EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a full disk or a "
-              "refused operation (one line naming the file, line or key; nothing is "
-              "overwritten); 1 a bug (its traceback)")
+EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a full disk, a "
+              "read-only output or a refused operation (one line naming the file, line or "
+              "key; nothing is overwritten); 1 a bug (its traceback)")
 PREEMPTED = ("; 143 preempted (SIGTERM, what SLURM sends before it kills or requeues a "
              "job, and the slurm profile's warning ahead of the time limit): the resume state "
              "is saved, rerun the same command to resume; 4 the "
@@ -281,18 +281,17 @@ def _table_commands(sub) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run a subcommand. An input error (:class:`dfil.errors.InputError`: a bad config key,
-    a damaged or missing file, a full disk) is one line and exit 2; anything else is a bug
-    and keeps its traceback."""
+    a damaged or missing file, a full disk, a read-only output) is one line and exit 2;
+    anything else is a bug and keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except InputError as err:
         return _input_error(args.command, err)
-    except Exception as err:  # a full disk met outside dfil.atomic's writers
-        if not is_disk_full(err):
+    except Exception as err:  # a full disk or a read-only output met outside dfil.atomic
+        if (named := write_error(err)) is None:
             raise
-        return _input_error(args.command, DiskFullError.from_oserror(
-            err, getattr(err, "filename", None) or "a file being written"))
+        return _input_error(args.command, named)
 
 
 def _input_error(command: str, err: InputError) -> int:

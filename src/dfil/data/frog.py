@@ -8,6 +8,7 @@ The proportion p of each item is read from its masked percentage mention (note R
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pandas as pd
 from dfil.data.io import read_records
 from dfil.data.splits import check_unique_ids
 from dfil.errors import DataError
+from dfil.paths import path_problem
 from dfil.quantifiers import FROG_CLASSES
 
 FROG_HUB_ID = "GAIR/FRoG"
@@ -120,7 +122,10 @@ def _local_file(root: Path, split: str, task: str) -> Path:
     patterns = [f"{split}.jsonl", f"{split}.json", f"{task}/{split}*.parquet",
                 f"{task}/{split}*.jsonl", f"{split}*.parquet"]
     for pattern in patterns:
-        found = sorted(root.glob(pattern))
+        # A name that is there but unreadable (a symlink loop) is returned, for the
+        # reader to say what is wrong with it; a glob without "*" would pass over it.
+        found = [root / pattern] if os.path.lexists(root / pattern) else sorted(
+            root.glob(pattern))
         if found:
             return found[0]
     raise DataError(f"{root}: no file for split {split!r}; looked for {patterns}")
@@ -140,6 +145,8 @@ def load_frog(source: str | Path = FROG_HUB_ID, split: str = "easy",
     path = Path(source)
     if path.exists():
         file = _local_file(path, split, task)
+        if problem := path_problem(file, want="file"):
+            raise DataError(f"{file} {problem}")
         if file.suffix == ".parquet":
             table = pd.read_parquet(file)
             records = ((i, r) for i, r in enumerate(table.to_dict("records"), start=1))

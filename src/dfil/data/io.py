@@ -10,6 +10,7 @@ from typing import Any
 
 from dfil.atomic import atomic_write_bytes
 from dfil.errors import DataError
+from dfil.paths import path_problem
 
 
 def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -21,8 +22,8 @@ def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     would split at.
     """
     path = Path(path)
-    if not path.is_file():
-        raise DataError(f"{path}: file not found")
+    if problem := path_problem(path, want="file"):
+        raise DataError(f"{path} {problem}")
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")

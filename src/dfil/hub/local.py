@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dfil.errors import ConfigError
 from dfil.hub.store import fetched_path
+from dfil.paths import path_problem
 
 HUB_PREFIX = "hub:"
 _SOURCE = re.compile(r"hub:([^/@\s]+/[^/@\s]+)@([0-9a-f]{40})")
@@ -61,14 +62,17 @@ def is_hub_id(source: str) -> bool:
 def local_source(source: str, label: str = "", key: str = "data.source") -> str:
     """A dataset source as a local path: a ``hub:`` source's prepared splits in the cache
     (:class:`~dfil.errors.HubError` naming the fetch if they are not there), anything else
-    as given. A path that does not exist is a :class:`ConfigError` naming ``key``, never
-    a hub lookup; only a bare hub id (:func:`is_hub_id`) is left to ``datasets``."""
+    as given. A path that cannot be read (missing, a symlink loop or a dangling link:
+    :func:`dfil.paths.path_problem`) is a :class:`ConfigError` naming ``key``, never a
+    hub lookup: jobs read hub datasets only once fetched, so a bare hub id
+    (``GAIR/FRoG``, :func:`is_hub_id`) that is no local path is refused the same way."""
     pinned = parse_hub_source(source)
     if pinned is None:
-        if source and not is_hub_id(source) and not Path(source).exists():
-            raise ConfigError(f"{key}: {source} does not exist; give an existing file or "
-                              "directory (a hub dataset is hub:<org>/<name>@<commit>, from "
-                              "the grid's datasets:)")
+        if source and (problem := path_problem(source)):
+            hub = (f" (a hub dataset is read once fetched: declare {source} in the grid's "
+                   "datasets: and name it dataset:<entry>)" if is_hub_id(source) else "")
+            raise ConfigError(f"{key}: {source} {problem}; give an existing file or "
+                              f"directory{hub}")
         return source
     return str(fetched_path(cache_root(), "dataset", *pinned, label=label))
 

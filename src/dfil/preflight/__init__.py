@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from dfil.cluster.dirlock import incomplete_hint, other_snakemakes, takes_lock
@@ -38,19 +38,26 @@ def preflight(grid: Grid, argv: list[str], workdir: str | Path, config_files: It
     runs = workdir / grid.results / "runs"
     dirs = [(runs / key, method_spec(cell.config["model"]["method"]).trains)
             for key, cell in sorted(grid.cells.items()) if (runs / key).is_dir()]
-    notes += [running_note(run_dir.relative_to(runs).as_posix(), holder)
+    building = other_snakemakes(workdir)
+    notes += [running_note(run_dir.relative_to(runs).as_posix(), holder, building)
               for run_dir, holder in running_writers(d for d, _ in dirs)]
-    if not other_snakemakes(workdir):  # else the lock hint has said who runs here
+    if not building:  # else the lock hint has said who runs here
         notes += repair_runs(dirs, apply=takes_lock(argv))
     if hint := incomplete_hint(workdir, argv):
         notes.append(hint)
     return notes
 
 
-def running_note(key: str, holder: dict) -> str:
-    """One line naming a ``dfil`` job that still writes cell ``key``."""
-    where = f"pid {holder.get('pid')} on {holder.get('host')}"
-    return (f"dfil: {where} ({holder.get('command')}, cell {key}, since "
-            f"{holder.get('started')}) still writes its run directory, left from an earlier "
-            "run: this run's job for that cell fails at once while it does; wait for it, or "
-            f"stop it (kill {holder.get('pid')}) and rerun")
+def running_note(key: str, holder: dict, building: Sequence[int] = ()) -> str:
+    """One line naming a ``dfil`` job that still writes cell ``key``: a job of the build
+    running in this directory where a Snakemake runs here (``building``, its pids), which
+    is left to finish, else one an earlier run left, which may be stopped."""
+    job = (f"pid {holder.get('pid')} on {holder.get('host')} ({holder.get('command')}, cell "
+           f"{key}, since {holder.get('started')})")
+    if building:
+        return (f"dfil: {job} is a job of the Snakemake build running in this directory "
+                f"(pid {', '.join(map(str, building))}): this run's job for that cell fails "
+                "at once while it runs; let that build finish, then rerun this command")
+    return (f"dfil: {job} still writes its run directory, left from an earlier run: this "
+            "run's job for that cell fails at once while it does; wait for it, or stop it "
+            f"(kill {holder.get('pid')}) and rerun")

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dfil.atomic import write_error
 from dfil.cluster.writer import is_alive, read_holder
 from dfil.contracts.rundir import (
     BEST,
@@ -116,8 +117,15 @@ def repair_runs(runs: Iterable[tuple[Path, bool]], apply: bool = True) -> list[s
 
 
 def _move_aside(run_dir: Path, names: set[str]) -> None:
+    """Move ``names`` to ``damaged/``; a results directory the filesystem will not let
+    change (read-only, or full) is one error naming the path and the fix."""
     target = run_dir / DAMAGED
-    target.mkdir(exist_ok=True)
-    for name in sorted(names):
-        if (run_dir / name).exists():
-            (run_dir / name).replace(target / name)
+    try:
+        target.mkdir(exist_ok=True)
+        for name in sorted(names):
+            if (run_dir / name).exists():
+                (run_dir / name).replace(target / name)
+    except OSError as err:
+        if (named := write_error(err)) is None:
+            raise
+        raise named from None

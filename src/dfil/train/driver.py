@@ -71,8 +71,10 @@ def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
 
 
 def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log) -> dict:
-    # The data first: a bad source stops the job before anything in run_dir is moved.
-    frames = task_frames(cell) if method_spec(cell.model.method).trains else None
+    # The data first, also for a method that trains nothing (evaluation reads it): a bad
+    # source stops the job before anything in run_dir is moved.
+    frames = task_frames(cell)
+    trains = method_spec(cell.model.method).trains
     run_dir.mkdir(parents=True, exist_ok=True)
     chash = config_hash(cell)
     _prepare(run_dir, cell, cell_path, chash, log)
@@ -89,7 +91,7 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
         summary["note"] = FROZEN_NOTE
     if cell.data.standin:
         summary["data_note"] = "synthetic stand-in data, not the paper's dataset"
-    if frames is not None:
+    if trains:
         job = Job(run_dir, chash, device, frames,
                   LazyTokenizer(cell.model.backbone), log, plan)
         attempts = _out_of_memory_guarded(cell, job)
