@@ -115,6 +115,8 @@ def _train(args: argparse.Namespace) -> int:
     from dfil.train.driver import train_cell
 
     last = last_try(args.attempt)
+    # a failure no retry can mend is recorded on the first attempt (keep-going only)
+    now = args.attempt is not None and recording()
     try:
         # Flushed per line: a job killed before it exits keeps what it logged.
         train_cell(args.cell, args.out, log=functools.partial(print, flush=True))
@@ -127,16 +129,16 @@ def _train(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 143
     except NonFiniteLoss as err:  # deterministic: a retry diverges the same way
-        if args.attempt is not None and recording():
+        if now:
             return _record(args, "train", "non-finite loss", err)
         print(f"dfil train: {err}", file=sys.stderr)
         return EXIT_DIVERGED
     except GatedRepo as err:  # its fetch was refused: a retry is refused the same way
-        if args.attempt is not None and recording():
+        if now:
             return _record(args, "train", "gated", err)
         raise
     except OutOfMemory as err:  # nothing left to try: a retry would fail the same way
-        if last or (not err.retry and args.attempt is not None and recording()):
+        if last or (not err.retry and now):
             return _record(args, "train", "OOM", err)
         print(f"dfil train: {err}", file=sys.stderr)
         return EXIT_OOM

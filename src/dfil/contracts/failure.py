@@ -34,7 +34,7 @@ from dfil.contracts import packaged_schema, schema_problem
 from dfil.errors import MetricsError
 
 KEY = "failed"
-REASONS = ("OOM", "TIMEOUT", "401", "non-finite loss", "gated", "error")
+REASONS = ("OOM", "TIMEOUT", "non-finite loss", "gated", "error")
 #: Reasons that a rerun of the same config repeats, recorded on the job's first attempt
 #: (no retry): their message says where and what to change, and ``dfil grid status``
 #: shows it in place of the reason.
@@ -47,7 +47,6 @@ GATED = "not run: gated (needs HF_TOKEN and the licence)"
 #: What a table's notes say where a failed cell's entries would be, by reason.
 NOT_RUN = {"OOM": "not run: out of GPU memory (OOM)",
            "TIMEOUT": "not run: out of time (TIMEOUT)",
-           "401": "not run: the hub refused its repo (401)",
            "non-finite loss": "not run: non-finite loss",
            "gated": GATED,
            "error": "not run: failed (its failure record says why)"}
