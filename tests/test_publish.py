@@ -11,11 +11,12 @@ from dfil.publish import read
 KEYS = ("frog/tiny/dfil/lam0.5/nfull/qure/seed42", "frog/tiny/coral/na/nfull/na/seed42")
 
 
-def table(entries: list[list[str]], hashes=("aaa", "bbb")) -> str:
-    """A table as ``dfil render`` writes it: the header with each run key and its config
-    hash, then the float with one body row per ``entries`` item."""
+def table(entries: list[list[str]], hashes=("aaa", "bbb"), spec="5f1e0c2a9b3d") -> str:
+    """A table as ``dfil render`` writes it: the header with its spec's digest and each
+    run key and its config hash, then the float with one body row per ``entries`` item."""
     head = ["% Table 5 (tab:x) rendered by dfil 0.1.0 (git abc)",
             "% config: smoke (grid.yaml); 2 run directories under runs",
+            f"% spec: {spec}",
             *(f"%   {k}  config {h}" for k, h in zip(KEYS, hashes, strict=True))]
     body = [f"Row {i} & {' & '.join(row)} \\\\" for i, row in enumerate(entries)]
     return "\n".join([*head, r"\begin{table}[!htb]", r"\centering", r"\caption{X}",
@@ -43,7 +44,7 @@ def test_a_table_counts_its_filled_entries_and_its_runs(tmp_path):
     path.write_text(table(FULL))
     content = read(path)
     assert content.count == 3
-    assert content.runs == {f"{KEYS[0]} aaa", f"{KEYS[1]} bbb"}
+    assert content.runs == {f"{KEYS[0]} aaa", f"{KEYS[1]} bbb", "spec 5f1e0c2a9b3d"}
 
 
 def test_a_truncated_staged_table_is_refused_and_the_published_one_stays(tmp_path, capsys):
@@ -73,6 +74,12 @@ def test_a_table_with_fewer_entries_from_the_same_runs_is_refused_unless_allowed
 def test_a_table_whose_config_hashes_changed_replaces_the_old_one(tmp_path, hashes):
     rc, _, out = publish(tmp_path, table(LESS, hashes), table(FULL))
     assert rc == 0 and out.read_text() == table(LESS, hashes)
+
+
+def test_a_table_whose_spec_was_edited_replaces_the_old_one(tmp_path):
+    """A row taken out of config/tables.yaml: fewer entries, same runs, a new spec digest."""
+    rc, _, out = publish(tmp_path, table(LESS, spec="0a0a0a0a0a0a"), table(FULL))
+    assert rc == 0 and out.read_text() == table(LESS, spec="0a0a0a0a0a0a")
 
 
 def test_a_table_with_as_many_or_more_entries_replaces_the_old_one(tmp_path):

@@ -15,7 +15,8 @@ the runs or their config hashes differ, the grid or a config changed and the new
 is what that edit makes: it replaces the old one.
 
 Which runs a file was made from: a table's header lists each run key with its config
-hash (``%   <key>  config <hash>``, ``dfil render``); the aggregate holds them as
+hash (``%   <key>  config <hash>``, ``dfil render``) and the digest of its
+``config/tables.yaml`` entry (``% spec: <digest>``: an edited entry counts as a change); the aggregate holds them as
 columns; numbers.csv lists run keys only, so there its run keys stand for both.
 """
 
@@ -35,6 +36,7 @@ ALLOW_KEY = "allow_fewer"
 ALLOW_FLAG = "--allow-fewer"
 
 _KEY_LINE = re.compile(r"^%   (\S+)(?:  config (\S+))?$", re.M)
+_SPEC_LINE = re.compile(r"^% spec: (\S+)$", re.M)
 _AMPERSAND = re.compile(r"(?<!\\)&")
 #: What an entry with no number renders as (:data:`dfil.render.fmt.MISSING`), bold or not.
 _EMPTY = {"", "---", r"\textbf{---}"}
@@ -81,6 +83,9 @@ def _table(path: Path) -> Content:
             cells = _AMPERSAND.split(line[:-2])[1:]
             filled += sum(cell.strip() not in _EMPTY for cell in cells)
     hashed = bool(runs) and not any(r.endswith(" none") for r in runs)
+    spec = _SPEC_LINE.search(text)
+    if hashed and spec:  # an edited table spec makes a new table, like a config edit
+        runs |= {f"spec {spec.group(1)}"}
     return Content("LaTeX table", runs if hashed else None, filled, "filled entries")
 
 

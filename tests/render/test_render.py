@@ -12,7 +12,7 @@ import pytest
 from dfil.errors import ConfigError
 from dfil.grid import Grid, load_grid_files
 from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
-from dfil.render.build import render_one, report, resolve_tables
+from dfil.render.build import render_one, report, resolve_tables, spec_digest
 from dfil.render.figures import FIGURES
 from dfil.render.latex import Tex, environment, render_document
 from dfil.render.pdf import compile_pdf
@@ -125,6 +125,9 @@ def test_a_table_header_names_each_run_with_its_config_hash():
     lines = [line for line in tex.splitlines() if line.startswith("%   ")]
     assert f"%   {key}  config c0ffee" in lines
     assert "%   frog/b/dfil/lam0.5/nfull/qure/seed2  config none" in lines  # never ran
+    assert f"% spec: {spec_digest(SPEC['demo'])}" in tex.splitlines()
+    edited = {**SPEC["demo"], "caption": "Another caption."}
+    assert len(spec_digest(edited)) == 12 and spec_digest(edited) != spec_digest(SPEC["demo"])
 
 
 def test_latex_escapes_data_strings_but_not_template_source():

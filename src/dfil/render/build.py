@@ -3,6 +3,8 @@ report's LaTeX side (the figures, the document that inputs every table)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -45,9 +47,17 @@ def render_one(specs: dict, grid: Grid, frame: pd.DataFrame, name: str,
     prov = {"package_version": __version__, "git_commit": git_commit(),
             "config": grid.name, "config_files": " ".join(map(str, config_files)),
             "runs": str(runs), "n_runs": len(table.keys), "keys": sorted(table.keys),
-            "hashes": run_hashes(frame) if len(frame) else {}}
+            "hashes": run_hashes(frame) if len(frame) else {},
+            "spec": spec_digest(specs[name])}
     standin = grid.config.get("render", {}).get("standin", "")
     return render_table(environment(), table, prov, standin)
+
+
+def spec_digest(spec: dict) -> str:
+    """The first 12 hex digits of the sha256 of a table's ``config/tables.yaml`` entry: a
+    table made from an edited entry is a new table (:mod:`dfil.publish`)."""
+    text = json.dumps(spec, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def render_to(specs: dict, grid: Grid, name: str, config_files: list[str], runs: Path,
