@@ -16,8 +16,9 @@ is what that edit makes: it replaces the old one.
 
 Which runs a file was made from: a table's header lists each run key with its config
 hash (``%   <key>  config <hash>``, ``dfil render``) and the digest of its
-``config/tables.yaml`` entry (``% spec: <digest>``: an edited entry counts as a change); the aggregate holds them as
-columns; numbers.csv lists run keys only, so there its run keys stand for both.
+``config/tables.yaml`` entry (``% spec: <digest>``: an edited entry counts as a change);
+the aggregate holds them as columns; numbers.csv lists run keys only, so there its run
+keys stand for both.
 """
 
 from __future__ import annotations
