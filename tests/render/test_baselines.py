@@ -26,6 +26,9 @@ def test_baseline_entry_prints_the_mean():
     e = baseline_entry([18.4, 18.4, 18.4], 1, "majority")
     assert e.render() == "18.4" and not e.reads
     assert baseline_entry([], 1, "chance").reason.startswith("chance row: no run")
+    # no run of the grid there: the words every entry without runs says (one note)
+    assert baseline_entry([], 1, "chance", ran=False).reason == \
+        "not run: the grid has no run of that setting"
 
 
 def test_probe_note_names_both_sizes():

@@ -18,6 +18,8 @@ import numpy as np
 from dfil.contracts.predictions import BASELINE
 from dfil.render.entries import Entry
 
+#: Why a baseline has no run to read (as :func:`dfil.render.entries.dash_reason` says it).
+NOT_RUN = "not run: the grid has no run of that setting"
 #: The row kinds, as a reader sees them named in a note.
 KINDS = {"majority": "always the test set's most frequent class",
          "chance": "a uniform guess over the classes"}
@@ -37,11 +39,13 @@ def like_row(spec: Mapping, rspec: Mapping) -> Mapping:
     return next(r for r in spec.get("rows", []) if str(r.get("id")) == str(rspec["like"]))
 
 
-def baseline_entry(values, digits: int, kind: str) -> Entry:
+def baseline_entry(values, digits: int, kind: str, ran: bool = True) -> Entry:
     """The printed baseline: the mean of ``values`` (one per run, all equal on one test
-    set), or a dash saying why when no run of row ``like`` has predictions."""
+    set), or a dash saying why: the grid has no run there (``ran`` False: the words of
+    any entry without runs), or its runs have no predictions."""
     values = np.asarray(values, dtype=float)
     if values.size == 0:
-        return Entry("value", value=None, fmt="mean", digits=digits,
-                     reason=f"{kind} row: no run with predictions to count the test set from")
+        why = (f"{kind} row: no run with predictions to count the test set from" if ran
+               else NOT_RUN)
+        return Entry("value", value=None, fmt="mean", digits=digits, reason=why)
     return Entry("value", value=float(values.mean()), fmt="mean", digits=digits)

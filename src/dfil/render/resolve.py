@@ -153,7 +153,7 @@ class Resolver:
         sample = self.source.sample(_layer(at.spec.get("where"), _where(espec),
                                            {"metric": metric}))
         return baseline_entry(sample.values.to_numpy(), espec.get("digits", 1),
-                              rspec["baseline"])
+                              rspec["baseline"], bool(sample.reads))
 
     def _column_entry(self, colspec: Mapping, rspec: Mapping, at: _At) -> Entry:
         """The entry of row ``rspec`` in column ``colspec``, with its published number."""
