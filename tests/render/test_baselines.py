@@ -66,6 +66,11 @@ def test_a_degenerate_entry_is_marked_and_named_escaped():
         DEGENERATE_MARK in tex.split("DFIL &")[1].split("\\\\")[0]
     assert "FT & " in tex and DEGENERATE_MARK not in tex.split("FT &")[1].split("\\\\")[0]
     assert note in tex
+    # one reason marking two entries is said once, naming both
+    rows.append(Row("corn", "CORN", entries={"acc": Entry("stat", values=(0.5, 0.5),
+                                                          degenerate=why)}))
+    assert degenerate_footnote(table).count("one class") == 1
+    assert "DFIL (ours) / acc, corn / acc: one class" in degenerate_footnote(table)
 
 
 def _metrics(node, found):

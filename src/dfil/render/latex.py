@@ -81,14 +81,18 @@ def _shown(entry) -> str:
 def degenerate_footnote(table: Table) -> str:
     """The footnote (LaTeX) naming each marked entry of the visible rows and why its runs
     are degenerate evidence (plain reasons, escaped); "" when no entry is marked."""
-    found = [f"{table.row_names.get(r.id, r.id)} / {c}: {e.degenerate}"
-             for r in table.rows if r.kind == "body" and not r.hidden
-             for c in table.visible_columns
-             if (e := r.entries.get(c)) is not None and e.degenerate]
+    found: dict[str, list[str]] = {}  # reason -> the entries it marks
+    for r in table.rows:
+        if r.kind != "body" or r.hidden:
+            continue
+        for c in table.visible_columns:
+            if (e := r.entries.get(c)) is not None and e.degenerate:
+                found.setdefault(e.degenerate, []).append(f"{table.row_names.get(r.id, r.id)}"
+                                                          f" / {c}")
     if not found:
         return ""
     return (DEGENERATE_MARK + " Degenerate evidence, never counted for a claim: "
-            + escape("; ".join(found)) + ".")
+            + escape("; ".join(f"{', '.join(at)}: {why}" for why, at in found.items())) + ".")
 
 
 def render_table(env: jinja2.Environment, table: Table, provenance: dict,

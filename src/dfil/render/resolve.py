@@ -145,6 +145,9 @@ class Resolver:
     def _baseline(self, colspec: Mapping, rspec: Mapping, at: _At) -> Entry:
         """A majority-class or chance entry (:mod:`dfil.render.baselines`)."""
         like = like_row(at.spec, rspec)
+        shown = at.table.entry(str(like["id"]), colspec["id"])  # resolved above this row
+        if shown is not None and shown.reason.startswith("not run"):
+            return baseline_entry([], 1, rspec["baseline"], ran=False)  # a reused run
         override = (like.get("cells") or {}).get(colspec["id"], {})
         espec = _layer(at.spec.get("defaults"), colspec, _where(like), override)
         metric = baseline_metric(espec, rspec["baseline"])
