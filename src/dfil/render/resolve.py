@@ -150,7 +150,7 @@ class Resolver:
             return baseline_entry([], 1, rspec["baseline"], ran=False)  # a reused run
         override = (like.get("cells") or {}).get(colspec["id"], {})
         espec = _layer(at.spec.get("defaults"), colspec, _where(like), override)
-        metric = baseline_metric(espec, rspec["baseline"])
+        metric = baseline_metric(_layer(at.spec.get("where"), espec), rspec["baseline"])
         if override is None or "rows" in like or entry_kind(espec) != "stat" or not metric:
             return Entry("tex", tex="")
         sample = self.source.sample(_layer(at.spec.get("where"), _where(espec),
