@@ -103,3 +103,36 @@ def test_every_table_reading_a_probe_set_gives_the_papers_size():
     for name, spec in specs.items():
         read = {m.split(".")[0] for m in _metrics(spec, set())} & set(paper)
         assert {s: paper[s] for s in read} == spec.get("probes", {}), name
+
+
+def test_resolved_baseline_rows_and_degenerate_marks_through_the_source():
+    """The demo table of test_render with majority and chance rows like its row r: the
+    test set's 3 of 4 items in one class -> 75.0, 8 classes -> 12.5 (scaled as the
+    column); DFIL's runs each predict one class, so its entry and the Δ are marked."""
+    from test_render import RENDER, SPEC, frame, grid_with_render
+
+    from dfil.claims.degenerate import check
+    from dfil.render.resolve import Resolver
+    from dfil.render.source import Source
+
+    spec = {"demo": {**SPEC["demo"], "rows": [
+        *SPEC["demo"]["rows"],
+        {"id": "majority", "label": "Majority class", "baseline": "majority", "like": "r"},
+        {"id": "chance", "label": "Chance", "baseline": "chance", "like": "r"}]}}
+    vals = {}
+    for s in (1, 2, 3):
+        for cell, acc, classes in (("frog/b/dfil/lam0.5/nfull/qure", 0.5 + s / 100, 1),
+                                   ("frog/b/finetune/lamna/nfull/na", 0.4 + s / 100, 3)):
+            key = f"{cell}/seed{s}"
+            vals.update({(key, "test.main.acc"): acc, (key, "baseline.test.majority"): 0.75,
+                         (key, "baseline.test.chance"): 0.125,
+                         (key, "pred.test.main.n"): 4.0,
+                         (key, "pred.test.main.classes"): float(classes),
+                         (key, "pred.test.main.digest"): float(s)})
+    table = Resolver(spec, Source(grid_with_render(RENDER), frame(vals), check)).table("demo")
+    assert table.entry("majority", "dfil").render() == "75.0"
+    assert table.entry("chance", "ft").render() == "12.5"
+    assert table.entry("majority", "d").kind == "tex"  # a Δ column has no baseline
+    assert table.entry("r", "dfil").degenerate == "one class for all 4 items in 3 of 3 runs"
+    assert not table.entry("r", "ft").degenerate
+    assert table.entry("r", "d").degenerate == "a: one class for all 4 items in 3 of 3 runs"
