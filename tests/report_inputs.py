@@ -29,7 +29,7 @@ def synthetic_report_inputs(grid_file: Path, specs: dict, tmp_path: Path) -> tup
     tex_dir.mkdir()
     for name in table_names(specs):
         (tex_dir / f"{file_stem(specs, name)}.tex").write_text(
-            render_one(specs, grid, agg, name, [str(grid_file)], Path("runs")))
+            render_one(specs, Source(grid, agg), name, [str(grid_file)], Path("runs")))
     aggregate = tmp_path / "metrics.parquet"
     agg.to_parquet(aggregate)
     return tex_dir, aggregate

@@ -46,7 +46,7 @@ def test_a_failed_cells_entries_say_why_in_the_tables_notes(reason):
     dfil, d, p = (table.entry("r", c) for c in ("dfil", "d", "p"))
     assert dfil.reason == failure_words(reason) and not dfil.values
     assert d.reason == p.reason == failure_words(reason)  # they read the failed cell
-    tex = render_one({**SPECS, "scaling": SPEC["demo"]}, grid, frame(values(reason)),
+    tex = render_one({**SPECS, "scaling": SPEC["demo"]}, Source(grid, frame(values(reason))),
                      "scaling", ["cfg.yaml"], "runs")
     note = next(line for line in tex.splitlines() if "---" in line and "not run" in line)
     assert failure_words(reason).replace("_", r"\_") in note

@@ -35,8 +35,8 @@ def test_a_table_over_mixed_runs_says_so_in_its_notes_and_its_latex():
     expected = ("Its runs differ in code commit: 1111111111aa (5 runs), 2222222222bb (1 run); "
                 "in library versions: transformers 4.57.1 (5 runs), 4.56.0 (1 run)." + TAIL)
     assert table.mixed == expected and table.notes[-1] == expected
-    tex = render_one({**SPECS, "scaling": SPEC["demo"]}, grid, agg, "scaling", ["c.yaml"],
-                     "runs")
+    tex = render_one({**SPECS, "scaling": SPEC["demo"]}, Source(grid, agg), "scaling",
+                     ["c.yaml"], "runs")
     assert "Its runs differ in code commit: 1111111111aa (5 runs)" in tex
     same = agg.assign(git_commit=A, libraries=NEW)
     table = Resolver(SPEC, Source(grid, same)).table("demo")

@@ -120,7 +120,8 @@ def test_a_table_header_names_each_run_with_its_config_hash():
     """What ``dfil publish`` reads to tell a config edit from a table that lost entries."""
     key = "frog/b/dfil/lam0.5/nfull/qure/seed1"
     specs = {**SPECS, "scaling": SPEC["demo"]}
-    tex = render_one(specs, grid_with_render(RENDER), frame({(key, "test.main.acc"): 0.5}),
+    tex = render_one(specs, Source(grid_with_render(RENDER),
+                                   frame({(key, "test.main.acc"): 0.5})),
                      "scaling", ["cfg.yaml"], Path("runs"))
     lines = [line for line in tex.splitlines() if line.startswith("%   ")]
     assert f"%   {key}  config c0ffee" in lines
@@ -137,7 +138,7 @@ def test_latex_escapes_data_strings_but_not_template_source():
     out = env.from_string(r"\VAR{a} \VAR{b}").render(a="50%_x & y", b=Tex(r"\textbf{z}"))
     assert out == r"50\%\_x \& y \textbf{z}"
     specs = {**SPECS, "scaling": SPEC["demo"]}  # the demo through scaling's template
-    tex = render_one(specs, grid, frame({}), "scaling", ["cfg_1.yaml"], Path("runs"))
+    tex = render_one(specs, Source(grid, frame({})), "scaling", ["cfg_1.yaml"], Path("runs"))
     # a short note names what ran; the stand-in text, once in the document: escaped
     assert "Ran as: b for qwen2.5-7b; 3 seeds (1, 2, 3)." in tex and "tiny" not in tex
     assert r"(tiny\_model)" in render_document(env, [], "x (tiny_model)")
@@ -196,7 +197,7 @@ def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
     values = {req: float(rng.uniform(0.1, 0.9)) for req in requested}
     agg = frame(values)
     for name in table_names(SPECS):
-        tex = render_one(SPECS, grid, agg, name, ["config/smoke.yaml"], Path("runs"))
+        tex = render_one(SPECS, Source(grid, agg), name, ["config/smoke.yaml"], Path("runs"))
         (tmp_path / f"{file_stem(SPECS, name)}.tex").write_text(tex)
         assert "\\begin{tabular}" in tex
     out, captions = report(SPECS, grid, agg, resolve_tables(SPECS, grid, agg), tmp_path)

@@ -86,3 +86,15 @@ def test_lines_equal_over_shared_entries_do_not_chain():
     assert ("identical rows", (("a", ""), ("b", ""))) in flags
     assert not any(k == "identical rows" and ("c", "") in w for k, w in flags)
     assert ("equal to the digit", (("a", "x"), ("b", "x"), ("c", "x"))) in flags
+
+
+def test_degenerate_entries_are_one_flag_and_baseline_rows_are_never_flagged():
+    dead = replace(stat(12.5, 12.5, reads=["a"]), degenerate="one class for all 4 items")
+    rows = [Row("dfil", "DFIL", entries={"acc": dead}),
+            Row("ft", "FT", entries={"acc": stat(30.0, 40.0, reads=["b"])}),
+            Row("majority", "Majority class", baseline="majority",
+                entries={"acc": stat(30.0, 40.0)}),
+            Row("chance", "Chance", baseline="chance", entries={"acc": stat(30.0, 40.0)})]
+    found = {f.kind: f.where for f in table_flags(_table(rows, ["acc"]))}
+    # no "identical rows" for ft and the baselines: a test set's rows are not a run's
+    assert found == {"zero variance": (("dfil", "acc"),), "degenerate": (("dfil", "acc"),)}

@@ -3,8 +3,10 @@
 A claim is declared once, before any run is read (:mod:`.declare`: its words, every place
 the paper prints it, the entries on each side and its test); its test is run on the
 seeds (:mod:`.evidence`: one-sided Welch or paired t, TOST for a parity, the minimum
-detectable effect); the verdict follows from Holm-adjusted p-values within the claim's
-family (:mod:`.verdict`); :mod:`.judge` makes the rows of ``claims.csv`` that every page
+detectable effect); runs that are no evidence (one class for every item, identical
+predictions across seeds, zero variance: :mod:`.degenerate`) make a claim not
+comparable; the verdict follows from Holm-adjusted p-values within the claim's family
+(:mod:`.verdict`); :mod:`.judge` makes the rows of ``claims.csv`` that every page
 and file of the report reads.
 """
 

@@ -13,7 +13,7 @@ pooled sd, or the sd of the per-seed differences).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
@@ -21,6 +21,7 @@ from statsmodels.stats.power import TTestIndPower, TTestPower
 from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
 from dfil.claims.declare import Declared
+from dfil.render.entries import sides_degenerate
 
 ALPHA = 0.05
 POWER = 0.8
@@ -125,7 +126,16 @@ def tost(x, y, tol: float) -> float:
 
 
 def evaluate(claim: Declared) -> Evidence | None:
-    """The evidence on ``claim``; None when a side has no run."""
+    """The evidence on ``claim``; None when a side has no run. A side resting on
+    degenerate runs (:mod:`dfil.claims.degenerate`, found when its table was resolved)
+    makes the evidence degenerate, whatever its test says."""
+    ev = _evaluate(claim)
+    sides = claim.sides
+    why = sides_degenerate(sides) if len(sides) == 2 else getattr(sides[0], "degenerate", "")
+    return replace(ev, degenerate=f"degenerate ({why})") if ev is not None and why else ev
+
+
+def _evaluate(claim: Declared) -> Evidence | None:
     found = [_values(s) for s in claim.sides]
     if any(v is None or v.size == 0 for v in found):
         return None

@@ -65,8 +65,10 @@ def judge(tables: Sequence[Table], standin: bool = False,
     claims = merge(declared_claims(tables, names))
     found: list[Evidence | None] = [evaluate(c.declared) for c in claims]
     families = [c.family for c in claims]
-    p_for = holm_by_family([None if e is None else e.p_for for e in found], families)
-    p_against = holm_by_family([None if e is None else e.p_against for e in found], families)
+    counted = [None if e is None or e.degenerate else e for e in found]  # never counted
+    p_for = holm_by_family([None if e is None else e.p_for for e in counted], families)
+    p_against = holm_by_family([None if e is None else e.p_against for e in counted],
+                               families)
     rows = []
     for c, ev, pf, pa in zip(claims, found, p_for, p_against, strict=True):
         d = c.declared

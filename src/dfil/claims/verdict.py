@@ -5,9 +5,10 @@ p_holm < 0.05, *contradicted* when the test the other way does (an effect of the
 opposite sign, or a parity established against a claimed difference; or, for a
 parity, a difference beyond its margin), and *inconclusive* otherwise, saying the
 smallest effect the grid could have detected. p-values are Holm-adjusted within the
-claim's family (:data:`FAMILIES`). Seeds that carry no evidence (zero variance) make a
-claim *not comparable*, as does a paper that prints no value for one side; a side with
-no run makes it *not run*.
+claim's family (:data:`FAMILIES`). Runs that carry no evidence (degenerate:
+:mod:`dfil.claims.degenerate`) make a claim *not comparable* and count in no family,
+as does a paper that prints no value for one side; a side with no run makes it *not
+run*.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ VERDICTS = {
                     "a difference beyond the margin of a claimed parity",
     "inconclusive": "there is data, but neither test reaches p_holm < 0.05: the reason "
                     "says the smallest effect this grid could detect (power 0.8)",
-    "not comparable": "the paper prints no value for one side, or the seeds are no "
-                      "evidence (degenerate: every seed gives the same value)",
+    "not comparable": "the paper prints no value for one side, or the runs are no "
+                      "evidence (degenerate: a run predicting one class for every item, "
+                      "predictions identical across seeds, or zero variance across "
+                      "seeds), never counted in any family's Holm adjustment",
     "not run": "the grid has no run for one side",
 }
 #: The families within which p is Holm-adjusted.

@@ -170,6 +170,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from dfil.claims.degenerate import check
     from dfil.grid import load_grid_files
     from dfil.render import file_stem, load_specs, table_names
     from dfil.render.build import render_to
@@ -181,18 +182,19 @@ def cmd_render(args: argparse.Namespace) -> int:
     runs = args.runs or Path(grid.results) / "runs"
     names = [args.table] if args.table else table_names(specs)
     if args.table and args.out:
-        print(render_to(specs, grid, args.table, args.config, runs, args.out))
+        print(render_to(specs, grid, args.table, runs, args.out, (args.config, check)))
         return 0
     out_dir = args.out_dir or Path("paper_tables") / grid.name
     for name in names:
-        print(render_to(specs, grid, name, args.config, runs,
-                        out_dir / f"{file_stem(specs, name)}.tex"))
+        print(render_to(specs, grid, name, runs, out_dir / f"{file_stem(specs, name)}.tex",
+                        (args.config, check)))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from dfil.claims.degenerate import check
     from dfil.grid import load_grid_files
     from dfil.plan.achieved import standings
     from dfil.plan.claims import ran_claims
@@ -208,7 +210,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     frame = pd.read_parquet(args.aggregate)
     specs = load_specs(args.tables)
     check_coordinates(specs, grid.config, args.tables)
-    tables = resolve_tables(specs, grid, frame)
+    tables = resolve_tables(specs, grid, frame, check)
     out, captions = report(specs, grid, frame, tables, args.tex_dir)
     power = standings(ran_claims(tables, specs), grid.spec.plan)
     out.update(write_site(tables, grid, Path(args.tex_dir), captions, pdf=not args.no_pdf,

@@ -20,6 +20,7 @@ from dfil.atomic import atomic_path, atomic_write_json
 from dfil.cellconfig import config_hash, load_cell
 from dfil.contracts.failure import is_failure, write_failure
 from dfil.contracts.metrics import write_metrics
+from dfil.contracts.predictions import COLUMNS as PREDICTION_COLUMNS
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY, read_run_json
 from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
@@ -93,10 +94,8 @@ def evaluate_run(run_dir: str | Path) -> dict:
 def write_failed(run_dir: Path, cell, record: dict) -> None:
     """The evaluation outputs of a cell that gave up: the failure ``record`` as its
     ``metrics.json``, an empty predictions table, an ``mf.json`` without centers."""
-    columns = ["set", "id", "gold", "p_true", "p_hat", "main_label", "mf_label",
-               "ensemble_label"]
     with atomic_path(run_dir / PREDICTIONS) as tmp:
-        pd.DataFrame(columns=columns).to_parquet(tmp, index=False)
+        pd.DataFrame(columns=PREDICTION_COLUMNS).to_parquet(tmp, index=False)
     atomic_write_json(run_dir / MF, {"centers": None, "widths": None,
                                      "init": cell.model.heads.mf_init,
                                      "failed": record["failed"]["reason"]})

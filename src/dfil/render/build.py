@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -40,14 +41,16 @@ def table_frame(specs: dict, grid: Grid, name: str, runs: Path) -> pd.DataFrame:
     return aggregate(files, runs)
 
 
-def render_one(specs: dict, grid: Grid, frame: pd.DataFrame, name: str,
-               config_files: list[str], runs: Path) -> str:
-    """The ``.tex`` of table ``name`` from the aggregate rows ``frame``."""
-    table = Resolver(specs, Source(grid, frame)).table(name)
+def render_one(specs: dict, source: Source, name: str, config_files: list[str],
+               runs: Path) -> str:
+    """The ``.tex`` of table ``name`` from ``source`` (the aggregate rows of its runs,
+    with the degenerate-evidence check of its entries, :class:`Source`'s ``check``)."""
+    grid, frame = source.grid, source.frame
+    table = Resolver(specs, source).table(name)
     prov = {"package_version": __version__, "git_commit": git_commit(),
             "config": grid.name, "config_files": " ".join(map(str, config_files)),
             "runs": str(runs), "n_runs": len(table.keys), "keys": sorted(table.keys),
-            "hashes": run_hashes(frame) if len(frame) else {},
+            "hashes": run_hashes(frame) if frame is not None and len(frame) else {},
             "spec": spec_digest(specs[name])}
     standin = grid.config.get("render", {}).get("standin", "")
     return render_table(environment(), table, prov, standin)
@@ -60,16 +63,21 @@ def spec_digest(spec: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def render_to(specs: dict, grid: Grid, name: str, config_files: list[str], runs: Path,
-              out: Path) -> Path:
-    _write_text(Path(out), render_one(specs, grid, table_frame(specs, grid, name, runs), name,
-                                      config_files, runs))
+def render_to(specs: dict, grid: Grid, name: str, runs: Path, out: Path,
+              how: tuple[list[str], Callable | None]) -> Path:
+    """Table ``name`` rendered from its run directories under ``runs`` into ``out``;
+    ``how``: the grid's config files (for provenance) and the degenerate check."""
+    config_files, check = how
+    source = Source(grid, table_frame(specs, grid, name, runs), check)
+    _write_text(Path(out), render_one(specs, source, name, config_files, runs))
     return Path(out)
 
 
-def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame) -> list[Table]:
-    """Every table of ``specs`` resolved from the aggregate ``frame``, in paper order."""
-    resolver = Resolver(specs, Source(grid, frame))
+def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame,
+                   check: Callable | None = None) -> list[Table]:
+    """Every table of ``specs`` resolved from the aggregate ``frame``, in paper order
+    (``check``: as :func:`render_one`'s)."""
+    resolver = Resolver(specs, Source(grid, frame, check))
     return [resolver.table(n) for n in table_names(specs)]
 
 

@@ -48,6 +48,10 @@ class Entry:
     sides: tuple = ()
     #: The seed of each of ``values`` (a stat; pairs the sides of a paired test).
     seeds: tuple[str, ...] = ()
+    #: Why its runs are degenerate evidence (one class for every item, identical
+    #: predictions across seeds, zero variance: :mod:`dfil.claims.degenerate`), a
+    #: difference's from its sides (:func:`sides_degenerate`); "" when they are not.
+    degenerate: str = ""
 
     @property
     def mean(self) -> float | None:
@@ -100,6 +104,8 @@ class Row:
     kind: str = "body"  # body | rule | section
     entries: dict[str, Entry] = field(default_factory=dict)
     hidden: bool = False
+    #: ``majority`` or ``chance``: a test set's baseline row (:mod:`dfil.render.baselines`).
+    baseline: str = ""
 
 
 @dataclass
@@ -142,6 +148,13 @@ class Table:
     def entry(self, row: str, col: str) -> Entry | None:
         """The entry of row ``row``, column ``col`` (``None`` if there is none)."""
         return _find(self.rows, row, col)
+
+
+def sides_degenerate(sides) -> str:
+    """Why a difference of ``sides`` (a, b) is degenerate: each degenerate side's reason,
+    named a or b ("" when none is)."""
+    return "; ".join(f"{name}: {s.degenerate}" for name, s in zip("ab", sides, strict=False)
+                     if s is not None and s.degenerate)
 
 
 def _find(rows: list[Row], row: str, col: str) -> Entry | None:
@@ -197,7 +210,8 @@ def _from_rows(rows: list[Row], col: str, entry: Entry) -> Entry:
     best = max(_present(rows, a_ids, col), key=lambda e: e.mean, default=None)  # a list: best
     if best is None or b.mean is None:
         return replace(entry, kind="value", args=(), value=None)
-    return replace(entry, kind="value", args=(), value=best.mean - b.mean, sides=(best, b))
+    return replace(entry, kind="value", args=(), value=best.mean - b.mean, sides=(best, b),
+                   degenerate=sides_degenerate((best, b)))
 
 
 def row_ops(table: Table) -> list[Row]:

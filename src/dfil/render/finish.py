@@ -31,7 +31,7 @@ def _bold(spec: Mapping, rows: list[Row]) -> None:
     :func:`dfil.render.entries.row_ops` built)."""
     for rule in spec.get("bold", []):
         among = rule["among"]
-        groups = ([[(r, c) for c in among] for r in rows if r.kind == "body"]
+        groups = ([[(r, c) for c in among] for r in rows if r.kind == "body" and not r.baseline]
                   if rule["by"] == "row" else
                   [[(r, c) for r in rows if r.id in among] for c in rule["cols"]])
         for group in groups:
@@ -83,7 +83,7 @@ def finish(spec: Mapping, table: Table, footnotes: list[Entry],
     kept = tidy_rows([r for r in rows if r.kind != "body" or has_data(r)])
     names = row_names(rows, dict(refs or {}))
     notes = _dropped_notes([r for r in rows if r.kind == "body" and not has_data(r)
-                            and not r.hidden], names)
+                            and not r.hidden and not r.baseline], names)
     visible = [c for c in table.columns if c not in table.hidden]
     shown = " ".join([table.caption] + [r.label for r in kept if not r.hidden] + [
         e.render() for r in kept if not r.hidden for c in visible

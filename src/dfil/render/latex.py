@@ -69,18 +69,47 @@ def substitution_note(table: Table, standin: str) -> str:
     return "Ran as: " + "; ".join(p for p in [*parts, ran] if p) + "."
 
 
+#: The mark of an entry resting on degenerate runs (:func:`degenerate_footnote`).
+DEGENERATE_MARK = r"$^{\odot}$"
+
+
+def _shown(entry) -> str:
+    """An entry as printed, marked when its runs are degenerate evidence."""
+    return entry.render() + (DEGENERATE_MARK if entry.degenerate else "")
+
+
+def degenerate_footnote(table: Table) -> str:
+    """The footnote (LaTeX) naming each marked entry of the visible rows and why its runs
+    are degenerate evidence (plain reasons, escaped); "" when no entry is marked."""
+    found: dict[str, list[str]] = {}  # reason -> the entries it marks
+    for r in table.rows:
+        if r.kind != "body" or r.hidden:
+            continue
+        for c in table.visible_columns:
+            if (e := r.entries.get(c)) is not None and e.degenerate:
+                found.setdefault(e.degenerate, []).append(f"{table.row_names.get(r.id, r.id)}"
+                                                          f" / {c}")
+    if not found:
+        return ""
+    return (DEGENERATE_MARK + " Degenerate evidence, never counted for a claim: "
+            + escape("; ".join(f"{', '.join(at)}: {why}" for why, at in found.items())) + ".")
+
+
 def render_table(env: jinja2.Environment, table: Table, provenance: dict,
                  standin: str = "") -> str:
-    """The ``.tex`` of one resolved table (a ``table`` float), with its provenance."""
+    """The ``.tex`` of one resolved table (a ``table`` float), with its provenance; an
+    entry resting on degenerate runs is marked and named in a footnote."""
     template = env.get_template(f"{table.name}.tex.j2")
     rows = [{"kind": r.kind, "label": Tex(r.label),
-             "entries": Tex(" & ".join(r.entries[c].render() for c in table.visible_columns)
+             "entries": Tex(" & ".join(_shown(r.entries[c]) for c in table.visible_columns)
                           if r.kind == "body" else "")}
             for r in table.rows if not r.hidden]
+    marked = degenerate_footnote(table)
     return template.render(
         t=table, rows=rows, caption=Tex(table.caption), label=Tex(table.label),
         ncols=len(table.visible_columns) + 1, note=substitution_note(table, standin),
-        notes=table.notes, footnotes=[Tex(f) for f in table.footnotes],
+        notes=table.notes,
+        footnotes=[Tex(f) for f in table.footnotes] + ([Tex(marked)] if marked else []),
         provenance=provenance)
 
 

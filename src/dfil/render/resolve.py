@@ -37,9 +37,11 @@ import pandas as pd
 from dfil import stats
 from dfil.contracts.failure import NOT_RUN
 from dfil.errors import ConfigError
-from dfil.render.entries import Entry, Row, Table, dash_reason
+from dfil.render.baselines import baseline_entry, baseline_metric, like_row
+from dfil.render.entries import Entry, Row, Table, dash_reason, sides_degenerate
 from dfil.render.finish import finish, union
 from dfil.render.fmt import MISSING
+from dfil.render.probe_sizes import probe_note
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
 from dfil.results.origin import origin_note
@@ -113,10 +115,11 @@ class Resolver:
         footnotes = [self._entry(note, _At(spec, table, Row("", "")))
                      for note in spec.get("footnotes", [])]
         footnotes = [f for f in footnotes if f.tex != MISSING]  # every number in it a dash
-        table = finish(spec, table, footnotes, self.refs)
-        mixed = origin_note(self.source.origins, table.keys)
-        self.done[name] = replace(table, notes=[*table.notes, mixed], mixed=mixed) if mixed \
-            else table
+        done = finish(spec, table, footnotes, self.refs)
+        note = probe_note(spec.get("probes", {}), done.keys, self.source.value)
+        mixed = origin_note(self.source.origins, done.keys)
+        self.done[name] = replace(done, caption=f"{done.caption} {note}".rstrip(), mixed=mixed,
+                                  notes=[*done.notes, mixed] if mixed else done.notes)
         return self.done[name]
 
     def _rows(self, name: str, spec: Mapping) -> Table:
@@ -136,11 +139,28 @@ class Resolver:
         if "section" in rspec:
             return Row(id="", label=rspec["section"], kind="section")
         row = Row(id=str(rspec["id"]), label=rspec.get("label", str(rspec["id"])),
-                  hidden=bool(rspec.get("hidden")))
+                  hidden=bool(rspec.get("hidden")), baseline=rspec.get("baseline", ""))
         at = _At(spec, table, row)
         for colspec in spec.get("columns", []):  # an entry may use the entries before it
-            row.entries[colspec["id"]] = self._column_entry(colspec, rspec, at)
+            row.entries[colspec["id"]] = (self._baseline(colspec, rspec, at) if row.baseline
+                                          else self._column_entry(colspec, rspec, at))
         return row
+
+    def _baseline(self, colspec: Mapping, rspec: Mapping, at: _At) -> Entry:
+        """A majority-class or chance entry (:mod:`dfil.render.baselines`)."""
+        like = like_row(at.spec, rspec)
+        shown = at.table.entry(str(like["id"]), colspec["id"])  # resolved above this row
+        if shown is not None and shown.reason.startswith("not run"):
+            return baseline_entry([], 1, rspec["baseline"], ran=False)  # a reused run
+        override = (like.get("cells") or {}).get(colspec["id"], {})
+        espec = _layer(at.spec.get("defaults"), colspec, _where(like), override)
+        metric = baseline_metric(_layer(at.spec.get("where"), espec), rspec["baseline"])
+        if override is None or "rows" in like or entry_kind(espec) != "stat" or not metric:
+            return Entry("tex", tex="")
+        sample = self.source.sample(_layer(at.spec.get("where"), _where(espec),
+                                           {"metric": metric}))
+        return baseline_entry(sample.values.to_numpy(), espec.get("digits", 1),
+                              rspec["baseline"], bool(sample.reads))
 
     def _column_entry(self, colspec: Mapping, rspec: Mapping, at: _At) -> Entry:
         """The entry of row ``rspec`` in column ``colspec``, with its published number."""
@@ -175,10 +195,11 @@ class Resolver:
 
     def _stat(self, espec: Mapping, at: _At) -> Entry:
         sample = self.source.sample(_layer(at.spec.get("where"), _where(espec)))
-        return Entry("stat", values=tuple(sample.values.to_numpy()),
-                     seeds=tuple(map(str, sample.values.index)),
+        values = tuple(sample.values.to_numpy())
+        return Entry("stat", values=values, seeds=tuple(map(str, sample.values.index)),
                      fmt=espec.get("fmt", "ms"), digits=espec.get("digits", 1),
-                     reads=sample.reads, substituted=sample.substituted, reason=sample.failed)
+                     reads=sample.reads, substituted=sample.substituted, reason=sample.failed,
+                     degenerate=self.source.degenerate(values, sample.reads))
 
     def _tex(self, espec: Mapping, at: _At) -> Entry:
         """Literal LaTeX; with ``with``, its {placeholders} filled by those entries."""
@@ -241,7 +262,8 @@ def _delta(espec: Mapping, at: _At) -> Entry:
     return Entry("value", value=value, fmt=espec.get("fmt", "signed"),
                  digits=espec.get("digits", 1),
                  reads=(a.reads | b.reads) if both else frozenset(),
-                 sides=(a, b) if value is not None else (), reason=why)
+                 sides=(a, b) if value is not None else (), reason=why,
+                 degenerate=sides_degenerate((a, b)) if value is not None else "")
 
 
 def _wins(espec: Mapping, at: _At) -> Entry:

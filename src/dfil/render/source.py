@@ -11,7 +11,7 @@ caption can say so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -60,11 +60,16 @@ class Source:
 
     ``frame`` is :func:`dfil.results.aggregate.aggregate`'s table (or ``None`` to only ask
     which cells a table needs: every value is then missing). A source never changes once
-    built: each answer carries the substitutions it made.
+    built: each answer carries the substitutions it made. ``check(values, reads,
+    lookup)`` says why an entry's runs are degenerate evidence
+    (:func:`dfil.claims.degenerate.check`, given by the caller; None: none are).
     """
 
-    def __init__(self, grid: Grid, frame: pd.DataFrame | None = None):
+    def __init__(self, grid: Grid, frame: pd.DataFrame | None = None,
+                 check: Callable | None = None):
         self.grid = grid
+        self.frame = frame
+        self.check = check
         self.map = grid.config.get("render", {})
         self._values: dict[Read, float] = {}
         #: run key of each cell that gave up (a failure record) -> its reason
@@ -159,6 +164,15 @@ class Source:
         return Sample(pd.Series(out, dtype=float),
                       frozenset((key, metric) for key in selection.keys),
                       selection.substituted, failed)
+
+    def value(self, key: str, metric: str) -> float | None:
+        """The aggregate's value of ``metric`` for run ``key`` (None: none)."""
+        return self._values.get((key, metric))
+
+    def degenerate(self, values, reads: frozenset[Read]) -> str:
+        """Why an entry whose seeds gave ``values`` from ``reads`` is degenerate evidence
+        ("" when it is not, or no ``check`` was given)."""
+        return self.check(values, reads, self.value) if self.check and reads else ""
 
     def values(self, where: Mapping) -> pd.Series:
         """The metric's value per seed (index: seed), times ``scale``; runs that lack the

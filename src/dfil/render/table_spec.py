@@ -113,6 +113,9 @@ class RowSpec(Selector):
     digits: NonNegative = Field(None)
     rule: bool = False
     section: str = Field(None)
+    baseline: Literal["majority", "chance"] = Field(None)
+    """A test set's majority-class or chance row, in the runs of row ``like``."""
+    like: str = Field(None)
 
 
 class BoldRule(StrictModel):
@@ -149,6 +152,8 @@ class TableSpec(StrictModel):
     internal: bool = False
     """A helper table other tables refer to, not one of the paper's."""
     effects: TupleOf[Effect] = ()
+    probes: dict[str, NonNegative] = Field(default_factory=dict)
+    """The paper's size of each probe set the table reads (:mod:`dfil.render.probe_sizes`)."""
 
 
 class TablesFile(RootModel[dict[str, TableSpec]]):
@@ -250,7 +255,8 @@ def _check_entry_references(name: str, table: TableSpec,
             _check_ref(f"{name}.{where}.ref", spec.ref, tables)
     for i, row in enumerate(table.rows):
         a, b = row.rows or ((), None)
-        named = [*((a,) if isinstance(a, str) else a), *((b,) if b else ()), *(row.over or ())]
+        named = [*((a,) if isinstance(a, str) else a), *((b,) if b else ()), *(row.over or ()),
+                 *((row.like,) if row.like else ())]
         for other in named:
             if other not in rows:
                 raise ConfigError(f"{name}.rows[{i}].{'over' if row.over else 'rows'}: "

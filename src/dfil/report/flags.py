@@ -16,6 +16,9 @@ EXPLAIN = {
     "identical rows": "two rows print the same numbers in every column",
     "zero variance": "every seed gave the same value: a constant prediction or a "
                      "metric the seed does not move",
+    "degenerate": "degenerate evidence, never counted for a claim: a run that predicts "
+                  "one class for every item, predictions identical across seeds, or zero "
+                  "variance across seeds (the LaTeX table's footnote says which)",
     "equal to the digit": "two methods print the same mean ± std: check that they are "
                           "not the same model trained the same way",
     "run reused": "one set of runs fills two settings of this table",
@@ -44,7 +47,7 @@ class Flag:
 def _numbers(table: Table) -> dict[tuple[str, str], Entry]:
     out = {}
     for row in table.rows:
-        if row.hidden or row.kind != "body":
+        if row.hidden or row.kind != "body" or row.baseline:  # a test set's, not a run's
             continue
         for col in table.visible_columns:
             e = row.entries.get(col)
@@ -96,6 +99,8 @@ def table_flags(table: Table) -> list[Flag]:
     flags += [Flag("identical rows", tuple((r, "") for r in cls)) for cls in same_rows]
     constant = tuple(k for k, e in nums.items() if e.n >= 2 and e.std == 0)
     flags += [Flag("zero variance", constant)] if constant else []
+    marked = tuple(k for k, e in nums.items() if e.degenerate)
+    flags += [Flag("degenerate", marked)] if marked else []
     for col, entries in _lines(nums, 1).items():
         printed: dict[str, list[str]] = {}
         for row, e in entries.items():

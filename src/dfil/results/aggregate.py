@@ -7,6 +7,8 @@ metric as a dotted path into ``metrics.json`` (``test.mf.acc``,
 text, :func:`dfil.results.origin.versions_text`). Which numbers are measurements
 is the metrics contract's to say (:func:`dfil.contracts.metrics.measures`); every file is
 validated against it on the way in. Every number a table prints is one of these rows.
+Beside them, a few numbers of each run's ``predictions.parquet``
+(:mod:`dfil.contracts.predictions`: ``pred.*`` facts and ``baseline.*`` accuracies).
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import pandas as pd
 
 from dfil.contracts.failure import KEY, is_failure
 from dfil.contracts.metrics import measures, read_metrics
-from dfil.contracts.rundir import ASIDE, METRICS
+from dfil.contracts.predictions import baselines, prediction_facts, read_predictions
+from dfil.contracts.rundir import ASIDE, METRICS, PREDICTIONS
 from dfil.errors import MissingInputError, RefusedError
 from dfil.results.origin import versions_text
 from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
@@ -58,7 +61,22 @@ def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
     rows = [{**base, "metric": name, "value": value} for name, value in measures(metrics)]
     attempts = metrics["train"].get("attempts", [])
     rows.append({**base, "metric": "train.attempts", "value": float(len(attempts))})
+    rows += [{**base, "metric": name, "value": value}
+             for name, value in predicted(run_dir, metrics).items()]
     return rows
+
+
+def predicted(run_dir: Path, metrics: dict) -> dict[str, float]:
+    """What the aggregate keeps of the run's ``predictions.parquet``
+    (:mod:`dfil.contracts.predictions`: facts for the degenerate checks, each gold set's
+    majority-class and chance accuracies); none when the run has no predictions."""
+    path = run_dir / PREDICTIONS
+    if not path.is_file():
+        return {}
+    frame = read_predictions(path)
+    classes = len(metrics.get("data", {}).get("counts", {}).get("test", []))
+    return {**prediction_facts(frame, metrics.get("best_path")),
+            **(baselines(frame, classes) if classes else {})}
 
 
 def aggregate(metrics_files: Iterable[Path], runs_root: Path) -> pd.DataFrame:
