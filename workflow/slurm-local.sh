@@ -233,9 +233,7 @@ add_associations() {
     local qos user
     sacctmgr -i add cluster "$CLUSTER" >/dev/null 2>&1 || true
     for qos in normal gpu long; do sacctmgr -i add qos "$qos" >/dev/null 2>&1 || true; done
-    # GPU jobs: at most the node's 2 GPUs per user at a time, none longer than the partition.
-    sacctmgr -i modify qos where name=gpu set MaxTRESPerUser=gres/gpu=2 \
-        MaxWall="$GPU_MAXTIME" >/dev/null 2>&1 || true
+    sacctmgr -i modify qos where name=gpu set MaxWall="$GPU_MAXTIME" >/dev/null 2>&1 || true
     sacctmgr -i add account "$ACCOUNT" cluster="$CLUSTER" \
         description="dfil local test account" >/dev/null 2>&1 || true
     sacctmgr -i modify account where name="$ACCOUNT" cluster="$CLUSTER" \
@@ -249,12 +247,24 @@ add_associations() {
         || die "no association for root under account $ACCOUNT ($STATE/log/slurmdbd.log)"
 }
 
+# GPU jobs: at most the node's 2 GPUs per user at a time. A limit on gres/gpu needs that
+# TRES in the database, which slurmctld registers when it starts (AccountingStorageTRES):
+# on a fresh database this runs after slurmctld is up.
+qos_limits() {
+    sacctmgr -i modify qos where name=gpu set MaxTRESPerUser=gres/gpu=2 >/dev/null 2>&1 || true
+    sacctmgr -n -P show qos gpu format=maxtrespu | grep -q 'gres/gpu=2' \
+        || die "QOS gpu has no MaxTRESPerUser=gres/gpu=2 ($STATE/log/slurmdbd.log)"
+}
+
 start_slurm() {
     launch slurmdbd slurmdbd -D
     wait_for 60 sacctmgr -n list cluster || die "slurmdbd did not answer ($STATE/log/slurmdbd.log)"
     add_associations
     launch slurmctld slurmctld -D
     wait_for 60 scontrol ping || die "slurmctld did not start ($STATE/log/slurmctld.log)"
+    wait_for 30 sh -c "sacctmgr -n -P show tres type=gres name=gpu | grep -q gpu" \
+        || die "slurmctld did not register the TRES gres/gpu ($STATE/log/slurmctld.log)"
+    qos_limits
     launch slurmd slurmd -D -N "$NODE"
     if ! wait_for 60 sh -c "sinfo -h -n $NODE -o %T | grep -Eq '^(idle|mixed|allocated)'"; then
         sinfo -N -l >&2 || true
@@ -283,7 +293,7 @@ cmd_start() {
     if [ "${#running[@]}" -gt 0 ]; then
         say "already running (${running[*]}); '$0 stop' first to restart"
         # The association tree is brought up to date all the same (DFIL_SLURM_USERS).
-        if live_pid slurmdbd >/dev/null; then add_associations; fi
+        if live_pid slurmdbd >/dev/null; then add_associations && qos_limits; fi
         return 0
     fi
     install_packages
