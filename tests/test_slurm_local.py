@@ -19,7 +19,8 @@ SCRIPT = ROOT / "workflow" / "slurm-local.sh"
 OVERLAY = ROOT / "workflow" / "profiles" / "slurm-local"
 
 
-@pytest.mark.parametrize("script", [SCRIPT, ROOT / ".ci" / "slurm-smoke"])
+@pytest.mark.parametrize("script", [SCRIPT, *(ROOT / ".ci" / name for name in (
+    "slurm-smoke", "slurm-timeout", "hub-smoke", "site-users"))])
 def test_scripts_parse(script):
     out = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -47,6 +48,32 @@ def test_overlay_changes_only_site_settings_and_polling():
     assert set(overlay) == {"default-resources", "latency-wait",
                             "slurm-init-seconds-before-status-checks"}
     assert overlay["default-resources"]["slurm_account"] == "dfil-local"
+    assert overlay["default-resources"]["qos"] == "gpu"
+    assert "--qos" not in str(overlay) and "--constraint" not in str(overlay)
+
+
+def _script_site() -> dict:
+    """What workflow/slurm-local.sh sets up: the gpu partition's MaxTime (minutes) and the
+    QOS it allows, the QOS the account may use, its enforcement."""
+    text = SCRIPT.read_text()
+    hours, minutes, _ = re.search(r"^GPU_MAXTIME=(\S+)", text, re.M).group(1).split(":")
+    gpu = re.search(r"^PartitionName=gpu .*$", text, re.M).group(0)
+    return {"maxtime": int(hours) * 60 + int(minutes),
+            "partition_qos": set(re.search(r"AllowQos=(\S+)", gpu).group(1).split(",")),
+            "account_qos": set(re.search(r"set qos=(\S+) defaultqos=", text).group(1)
+                               .split(",")),
+            "enforce": re.search(r"^AccountingStorageEnforce=(\S+)", text, re.M).group(1)}
+
+
+def test_local_cluster_is_shaped_like_a_site_the_overlay_and_smoke_grid_fit():
+    site = _script_site()
+    assert site == {"maxtime": 120, "partition_qos": {"gpu"},
+                    "account_qos": {"normal", "gpu"},
+                    "enforce": "associations,limits,qos"}
+    qos = yaml.safe_load((OVERLAY / "config.yaml").read_text())["default-resources"]["qos"]
+    assert qos in site["partition_qos"] & site["account_qos"]
+    smoke = yaml.safe_load((ROOT / "config" / "smoke.yaml").read_text())["resources"]
+    assert max(c["runtime"] for c in smoke.values()) == 30 <= site["maxtime"]
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +89,7 @@ def test_smoke_model_jobs_ask_the_local_cluster_for_an_h100(smoke_through_overla
     for block in smoke_through_overlay.split("\nrule ")[1:]:
         rule = block.split(":", 1)[0]
         res = re.search(r"resources: (.*)", block).group(1)
-        assert "slurm_account=dfil-local" in res, block[:300]
+        assert "slurm_account=dfil-local" in res and "qos=gpu" in res, block[:300]
         if rule in ("train_cell", "evaluate_cell"):
             assert "slurm_partition=gpu" in res and "gpu=1" in res and "gpu_model=h100" in res
         else:

@@ -46,7 +46,7 @@ def run(work, environ, *args) -> subprocess.CompletedProcess:
 
 
 def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
-    work, environ, calls = site(tmp_path, "dfil-local\\n")
+    work, environ, calls = site(tmp_path, "dfil-local|gpu,normal\\n")
     done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout + done.stderr
@@ -56,9 +56,10 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
                  "ok       slurm  class tiny: gpu_model h100 is a GPU type in partition gpu",
                  "ok       slurm  class tiny: each attempt (30 min, 4000 MB, 1 GPU) fits "
                  "partition gpu",
-                 "ok       slurm  account dfil-local is one of"):
+                 "ok       slurm  account dfil-local is one of",
+                 "ok       slurm  qos gpu (default-resources.qos) is one dfil-local may use"):
         assert line in out
-    assert "preflight: all 5 checks ok" in out
+    assert "preflight: all 6 checks ok" in out
     assert not calls.exists(), "preflight submitted a job"
     assert (work / "results/smoke/logs/preflight.log").read_text().startswith("skipped  hub")
 

@@ -2,7 +2,11 @@
 # A single-node SLURM cluster with accounting on 127.0.0.1, to try the project's slurm/
 # profile on one machine (and for CI): munge, MariaDB, slurmdbd, slurmctld and slurmd, two
 # partitions (cpu, the default, and gpu), two fake GPUs of type h100 (gres.conf File=
-# lines pointing at /dev/null and /dev/zero), no systemd.
+# lines pointing at /dev/null and /dev/zero), no systemd. Shaped like a real site:
+# accounting enforces associations, limits and QOS; the account may use the QOS `normal`
+# (its default) and `gpu`, and the gpu partition takes only jobs that name `--qos=gpu`
+# (the profile's `qos` resource) and none longer than its MaxTime; a third QOS, `long`,
+# exists but is not the account's, so a job asking for it is refused at submission.
 #
 #   workflow/slurm-local.sh start    install (apt-get, Debian's slurm-wlm) if needed, write
 #                                    /etc/slurm/{slurm,slurmdbd,gres}.conf, start the daemons
@@ -15,7 +19,9 @@
 # config has to be at its default path). It refuses to touch a slurm.conf it did not write.
 # Settings (environment): DFIL_SLURM_STATE (state, logs, database; /var/tmp/dfil-slurm-local),
 # DFIL_SLURM_ACCOUNT (the account jobs charge; dfil-local), DFIL_SLURM_CPUS (CPUs the node
-# offers; all of this machine's), DFIL_SLURM_MEM_MB (its memory; 80% of this machine's).
+# offers; all of this machine's), DFIL_SLURM_MEM_MB (its memory; 80% of this machine's),
+# DFIL_SLURM_USERS (users besides root and $SUDO_USER given an association under the
+# account; they must exist).
 set -euo pipefail
 
 STATE=${DFIL_SLURM_STATE:-/var/tmp/dfil-slurm-local}
@@ -24,6 +30,8 @@ CLUSTER=dfil-local
 NODE=localnode
 GPU_TYPE=h100
 DB_PORT=3307
+GPU_MAXTIME=02:00:00   # the gpu partition's MaxTime: the smoke grid's jobs ask for 30 min
+CPU_MAXTIME=1-00:00:00
 CONF=/etc/slurm
 MARK="# Written by dfil workflow/slurm-local.sh"
 DAEMONS=(munged mariadbd slurmdbd slurmctld slurmd)   # start order; stop is the reverse
@@ -132,11 +140,15 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 DefMemPerCPU=1000
 GresTypes=gpu
-# Accounting through slurmdbd: sacct works (the plugin's status command) and an unknown
-# account is rejected at submission, as on a real cluster.
+# Accounting through slurmdbd: sacct works (the plugin's status command), and as on a
+# real cluster an unknown account, a QOS the association may not use and a job past a
+# QOS's limits are rejected at submission.
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=127.0.0.1
-AccountingStorageEnforce=associations
+AccountingStorageEnforce=associations,limits,qos
+# A job outside its partition's limits (MaxTime, AllowQos) is refused by sbatch, not left
+# pending for ever.
+EnforcePartLimits=ALL
 AccountingStorageTRES=gres/gpu,gres/gpu:$GPU_TYPE
 AccountingStoreFlags=job_comment
 JobAcctGatherType=jobacct_gather/linux
@@ -146,8 +158,8 @@ KillWait=30
 InactiveLimit=0
 SlurmdTimeout=300
 NodeName=$NODE NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=gpu:$GPU_TYPE:2 State=UNKNOWN
-PartitionName=cpu Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
-PartitionName=gpu Nodes=$NODE MaxTime=INFINITE State=UP
+PartitionName=cpu Nodes=$NODE Default=YES MaxTime=$CPU_MAXTIME AllowQos=normal,gpu State=UP
+PartitionName=gpu Nodes=$NODE MaxTime=$GPU_MAXTIME AllowQos=gpu State=UP
 EOF
     # One File= line per GPU: a bare Count= drains the node ("gres/gpu count reported
     # lower than configured"). The files only have to exist.
@@ -213,20 +225,46 @@ GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';
 EOF
 }
 
+# The QOS and the association tree: the cluster, an account that may use `normal` (its
+# default) and `gpu`, and root, the user who called sudo and DFIL_SLURM_USERS in it. Each
+# step is idempotent (`add` fails quietly on what exists; `modify` sets it again), so a
+# database from an earlier version of this script gets the same tree.
+add_associations() {
+    local qos user
+    sacctmgr -i add cluster "$CLUSTER" >/dev/null 2>&1 || true
+    for qos in normal gpu long; do sacctmgr -i add qos "$qos" >/dev/null 2>&1 || true; done
+    sacctmgr -i modify qos where name=gpu set MaxWall="$GPU_MAXTIME" >/dev/null 2>&1 || true
+    sacctmgr -i add account "$ACCOUNT" cluster="$CLUSTER" \
+        description="dfil local test account" >/dev/null 2>&1 || true
+    sacctmgr -i modify account where name="$ACCOUNT" cluster="$CLUSTER" \
+        set qos=normal,gpu defaultqos=normal >/dev/null 2>&1 || true
+    for user in root ${SUDO_USER:-} ${DFIL_SLURM_USERS:-}; do
+        sacctmgr -i add user "$user" account="$ACCOUNT" cluster="$CLUSTER" >/dev/null 2>&1 || true
+        sacctmgr -i modify user where name="$user" account="$ACCOUNT" cluster="$CLUSTER" \
+            set qos=normal,gpu defaultqos=normal >/dev/null 2>&1 || true
+    done
+    sacctmgr -n -P show assoc account="$ACCOUNT" format=user,qos,defaultqos | grep -q '^root|' \
+        || die "no association for root under account $ACCOUNT ($STATE/log/slurmdbd.log)"
+}
+
+# GPU jobs: at most the node's 2 GPUs per user at a time. A limit on gres/gpu needs that
+# TRES in the database, which slurmctld registers when it starts (AccountingStorageTRES):
+# on a fresh database this runs after slurmctld is up.
+qos_limits() {
+    sacctmgr -i modify qos where name=gpu set MaxTRESPerUser=gres/gpu=2 >/dev/null 2>&1 || true
+    sacctmgr -n -P show qos gpu format=maxtrespu | grep -q 'gres/gpu=2' \
+        || die "QOS gpu has no MaxTRESPerUser=gres/gpu=2 ($STATE/log/slurmdbd.log)"
+}
+
 start_slurm() {
     launch slurmdbd slurmdbd -D
     wait_for 60 sacctmgr -n list cluster || die "slurmdbd did not answer ($STATE/log/slurmdbd.log)"
-    # The association tree: the cluster, an account, and this user (and the user who
-    # called sudo) in it.
-    sacctmgr -i add cluster "$CLUSTER" >/dev/null 2>&1 || true
-    sacctmgr -i add account "$ACCOUNT" cluster="$CLUSTER" \
-        description="dfil local test account" >/dev/null 2>&1 || true
-    local user
-    for user in root ${SUDO_USER:-}; do
-        sacctmgr -i add user "$user" account="$ACCOUNT" cluster="$CLUSTER" >/dev/null 2>&1 || true
-    done
+    add_associations
     launch slurmctld slurmctld -D
     wait_for 60 scontrol ping || die "slurmctld did not start ($STATE/log/slurmctld.log)"
+    wait_for 30 sh -c "sacctmgr -n -P show tres type=gres name=gpu | grep -q gpu" \
+        || die "slurmctld did not register the TRES gres/gpu ($STATE/log/slurmctld.log)"
+    qos_limits
     launch slurmd slurmd -D -N "$NODE"
     if ! wait_for 60 sh -c "sinfo -h -n $NODE -o %T | grep -Eq '^(idle|mixed|allocated)'"; then
         sinfo -N -l >&2 || true
@@ -254,6 +292,8 @@ cmd_start() {
     for d in "${DAEMONS[@]}"; do live_pid "$d" >/dev/null && running+=("$d"); done
     if [ "${#running[@]}" -gt 0 ]; then
         say "already running (${running[*]}); '$0 stop' first to restart"
+        # The association tree is brought up to date all the same (DFIL_SLURM_USERS).
+        if live_pid slurmdbd >/dev/null; then add_associations && qos_limits; fi
         return 0
     fi
     install_packages
@@ -264,8 +304,9 @@ cmd_start() {
     start_mariadb
     start_slurm
     cancel_leftovers
-    say "up: account '$ACCOUNT', partitions cpu (default) and gpu, 2 fake $GPU_TYPE GPUs"
-    sinfo -o "%P %a %D %T %c %m %G"
+    say "up: account '$ACCOUNT' (QOS normal, gpu), partitions cpu (default) and gpu" \
+        "(MaxTime $GPU_MAXTIME, QOS gpu only), 2 fake $GPU_TYPE GPUs"
+    sinfo -o "%P %a %D %T %c %m %G %l"
 }
 
 # Signal pid $2 (daemon $1) with TERM, then KILL after 20 s.
@@ -307,7 +348,8 @@ case "${1:-}" in
     start | stop | status)
         if [ "$(id -u)" != 0 ]; then as_root env "DFIL_SLURM_STATE=$STATE" \
             "DFIL_SLURM_ACCOUNT=$ACCOUNT" ${DFIL_SLURM_CPUS:+"DFIL_SLURM_CPUS=$DFIL_SLURM_CPUS"} \
-            ${DFIL_SLURM_MEM_MB:+"DFIL_SLURM_MEM_MB=$DFIL_SLURM_MEM_MB"} "$0" "$1"; exit; fi
+            ${DFIL_SLURM_MEM_MB:+"DFIL_SLURM_MEM_MB=$DFIL_SLURM_MEM_MB"} \
+            ${DFIL_SLURM_USERS:+"DFIL_SLURM_USERS=$DFIL_SLURM_USERS"} "$0" "$1"; exit; fi
         "cmd_$1" ;;
     *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
 esac
