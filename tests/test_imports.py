@@ -18,12 +18,12 @@ LAYERS = {
     "dfil": -1, "errors": -0.5, "atomic": 0, "paths": 0, "provenance": 0, "quantifiers": 0,
     "cluster": 0, "inference": 0, "metrics": 0, "stats": 0, "methods": 0,
     "validation": 0.5, "yamlfile": 0.6,
-    "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1,
+    "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1, "digests": 1.5,
     "gridfile": 2, "gridlock": 2, "data": 2, "model": 2,
     "grid": 3,
     "engine": 4, "preflight": 4.5,
     "train": 5, "evaluate": 5,
-    "results": 6,
+    "results": 6, "pages": 6.5,
     "render": 7, "audit": 7, "publish": 7,
     "claims": 7.5,
     "report": 8,
@@ -34,7 +34,7 @@ LAYERS = {
 PURE = {"dfil", "errors", "atomic", "paths", "cluster", "validation", "yamlfile", "quantifiers",
         "inference", "metrics", "stats", "methods", "runkey", "contracts",
         "cellconfig", "gridfile", "gridlock", "grid", "results", "render", "audit", "claims",
-        "report", "hub",
+        "report", "hub", "digests", "pages",
         "cost", "preflight", "publish", "plan"}
 
 

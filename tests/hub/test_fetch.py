@@ -70,6 +70,8 @@ def test_dataset_splits_are_prepared_once_as_the_frog_loader_reads_them(hub, tmp
                           endpoint=hub.endpoint)
     assert stamp["rows"] == {"mask_quant/easy.parquet": 40, "mask_quant/hard.parquet": 40}
     path = fetched_path(tmp_path, "dataset", FROG, hub.commits[FROG])
+    # The prepared splits' digests, taken once here, are what runs copy into provenance.
+    assert stamp["sha256"] == {rel: _sha256(path / rel) for rel in stamp["rows"]}
     source = mirror.mirrors / "datasets" / FROG / "mask_quant"
     for split in ("easy", "hard"):
         got = load_frog(path, split)

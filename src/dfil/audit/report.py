@@ -1,6 +1,7 @@
 """The audit rendered: ``audit.md`` and ``audit.html`` through one Jinja template each
-(shipped in ``dfil/audit/templates``), with every string from the checks file escaped for
-its format (pure but for reading the templates)."""
+(shipped in ``dfil/audit/templates``; ``audit.html`` on the site's page, :mod:`dfil.pages`),
+with every string from the checks file escaped for its format (pure but for reading the
+templates)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from importlib import resources
 import jinja2
 from markupsafe import Markup
 
+from dfil import pages
 from dfil.audit.checks import Outcome, summary
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
@@ -45,9 +47,8 @@ def md_environment() -> jinja2.Environment:
 
 
 def html_environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=_loader(), undefined=jinja2.StrictUndefined,
-                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                              keep_trailing_newline=True)
+    """The site's environment (:mod:`dfil.pages`), with this package's templates."""
+    return pages.environment("dfil.audit")
 
 
 def _context(outcomes: list[Outcome], title: str, source: str, checks_file: str) -> dict:
@@ -71,14 +72,15 @@ def markdown(outcomes: list[Outcome], title: str, source: str, checks_file: str)
 
 
 def html(outcomes: list[Outcome], title: str, source: str, checks_file: str) -> str:
-    """``audit.html``: the same, self-contained, rows coloured by verdict, each row's id
-    an anchor (``audit.html#id``)."""
+    """``audit.html``: the same, on the site's page (its navigation and stale slot;
+    ``tables.tex`` linked, which every report has), rows coloured by verdict, each row's
+    id an anchor (``audit.html#id``)."""
     return html_environment().get_template("audit.html.j2").render(
-        **_context(outcomes, title, source, checks_file), css=Markup(_CSS))
+        **_context(outcomes, title, source, checks_file), css=Markup(_CSS), root="")
 
 
-_CSS = """body{font-family:sans-serif;max-width:110em}
-table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
+_CSS = """table{border-collapse:collapse}
+td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
 tr.inconsistent td{background:#fdd}tr.conditional td{background:#ffd}
 tr.consistent td{background:#efe}tr.not-recomputable td{color:#666}
 td.id{white-space:nowrap;font-family:monospace}"""

@@ -17,6 +17,7 @@ import numpy as np
 from dfil.data.frog import largest_remainder
 from dfil.data.io import write_jsonl
 from dfil.data.probes.common import draw_fraction
+from dfil.digests import write_dir_stamp
 from dfil.quantifiers import FROG_CLASSES
 
 #: Table dataset_stats: easy-split class counts (train + val) = hard-split counts.
@@ -103,18 +104,22 @@ def frog_like_records(n: int, form: str, seed: int, prefix: str,
 
 def write_frog_like(out_dir: str | Path, seed: int = 0, n_easy: int = 2044,
                     n_hard: int = 2044, hard_form: str = "unseen_totals") -> dict[str, str]:
-    """Write ``easy.jsonl`` and ``hard.jsonl`` (hub layout) to ``out_dir``; returns sha256s.
+    """Write ``easy.jsonl`` and ``hard.jsonl`` (hub layout) to ``out_dir`` and, last, their
+    sha256 stamp (:mod:`dfil.digests`); returns the sha256s by form.
 
     Defaults give Table dataset_stats's sizes: easy 2,044 (-> 1,636 train / 408 val), hard
     2,044. The same seed gives byte-identical files. ``hard_form``: see
     :func:`frog_like_records`.
     """
     out = Path(out_dir)
-    return {
+    sha = {
         form: write_jsonl(out / f"{form}.jsonl",
                           frog_like_records(n, form, seed * 2 + j, "synth", hard_form))
         for j, (form, n) in enumerate((("easy", n_easy), ("hard", n_hard)))
     }
+    write_dir_stamp(out, f"dfil synth-frog --seed {seed} --n-easy {n_easy} --n-hard {n_hard} "
+                    f"--hard-form {hard_form}", {f"{k}.jsonl": v for k, v in sha.items()})
+    return sha
 
 
 #: 5-level stand-in for SST-5 / STS22 (very negative .. very positive).

@@ -26,7 +26,7 @@ from dfil.data.probes import ProbeConfig, generate_probes, read_probes
 from dfil.data.qure import load_qure
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import task_frames
-from dfil.engine.inputs import cell_inputs
+from dfil.engine.inputs import stamped_inputs
 from dfil.errors import MissingInputError, RefusedError
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
@@ -84,7 +84,7 @@ def evaluate_run(run_dir: str | Path) -> dict:
         metrics, predictions = compute_metrics(cell, Scorer(cell, run_dir, device), summary)
         trained = summary.get("provenance", {})
         metrics["provenance"] = provenance(
-            device, time.perf_counter() - started, cell_inputs(cell),
+            device, time.perf_counter() - started, stamped_inputs(cell),
             {"training": trained, **({"memory": trained["memory"]} if "memory" in trained
                                      else {})})
         _write(run_dir, cell, metrics, predictions)

@@ -7,7 +7,8 @@ and then finds the stamp), the files are downloaded with huggingface_hub's
 ``snapshot_download`` (each into an ``.incomplete`` file until it is whole), every file is
 checked against the hub's size and digest (:mod:`dfil.hub.verify`; one that does not match,
 such as a cached file cut short, is downloaded again), a dataset's splits are prepared, and
-the stamp is written last, with each checked file's sha256. A fetch killed half-way leaves no
+the stamp is written last, with each checked file's sha256 (a dataset's: its source files'
+and its prepared splits'). A fetch killed half-way leaves no
 stamp; the next one removes its partial files and downloads again (huggingface_hub 2.x
 resumes a transfer whose connection drops, within one process only). Errors are
 :class:`~dfil.hub.errors.HubError` lines naming the backbone or dataset and the fix; a gated
@@ -41,7 +42,7 @@ from dfil.hub.store import (
     write_refusal,
     write_stamp,
 )
-from dfil.hub.verify import check
+from dfil.hub.verify import check, digests
 
 #: What a backbone needs: its config, safetensors weights (never pickles) and tokenizer
 #: files. Leaves out duplicates some repos carry (Mistral's consolidated.safetensors,
@@ -112,6 +113,8 @@ def _fetch_shared(target: Target, cache: Path, patterns, configs) -> dict:
             record["rows"] = prepare_splits(snapshot, out, configs, target)
             record["source_files"] = file_sizes(snapshot)
             record["source_sha256"] = sha256
+            record["sha256"] = {rel: digests(out / rel, git_blob=False)[0]
+                                for rel in file_sizes(out)}  # the splits jobs read
             record.update(path=str(out), files=file_sizes(out))
         write_stamp(cache, record)
     return read_stamp(cache, target, commit)

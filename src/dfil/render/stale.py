@@ -3,21 +3,23 @@
 
 After a failed rebuild the report beside the tables is the last good one; a banner at its
 top lists what the marker (:mod:`dfil.contracts.stale`) names as stale, so nobody reads
-the old tables as current. The banner sits between two HTML comments and is replaced (or
-removed) in place whenever the marker changes.
+the old tables as current. The banner is template data: each HTML page carries the slot
+its template declares, and the site's ``_stale.html.j2`` renders the marker into it
+(:func:`dfil.pages.with_banner`); ``diff.md`` carries the same slot as two markdown
+comments. Whenever the marker changes the slot is filled again, or emptied.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 
 from dfil.atomic import atomic_path
 from dfil.contracts.stale import NAME, read_stale
+from dfil.pages import with_banner
 
+#: The stale banner's slot in diff.md (markdown comments: invisible when rendered).
+MD_OPEN, MD_CLOSE = "<!-- stale-banner -->\n", "<!-- /stale-banner -->\n"
 BEGIN, END = "<!-- dfil:stale -->", "<!-- /dfil:stale -->"
-_BANNER = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END) + "\n?", re.DOTALL)
 
 
 def stale_text(record: dict) -> tuple[str, list[str]]:
@@ -30,47 +32,46 @@ def stale_text(record: dict) -> tuple[str, list[str]]:
     return text, record["stale"]
 
 
-def _banner_md(record: dict) -> str:
+def banner_data(record: dict | None) -> dict | None:
+    """What the banner template renders of ``record``: ``{"text", "files"}``, or None."""
+    if not record:
+        return None
     text, files = stale_text(record)
-    items = "".join(f"> - `{f}`\n" for f in files)
-    return f"{BEGIN}\n> **{text}**\n>\n{items}{END}\n"
+    return {"text": text, "files": files}
 
 
-def _banner_html(record: dict) -> str:
-    text, files = stale_text(record)
-    items = "".join(f"<li><code>{html.escape(f)}</code></li>" for f in files)
-    return (f'{BEGIN}<div class="stale" style="background:#fec;border:2px solid #c60;'
-            f'padding:4px 8px"><strong>{html.escape(text)}</strong><ul>{items}</ul></div>'
-            f"{END}\n")
-
-
-def _place(text: str, banner: str, after: str) -> str:
-    """``text`` without its old banner, with ``banner`` after the first line holding
-    ``after`` (the title)."""
-    text = _BANNER.sub("", text)
-    if not banner:
-        return text
-    lines = text.splitlines(keepends=True)
-    at = next((i + 1 for i, line in enumerate(lines) if after in line), 0)
-    return "".join(lines[:at]) + banner + "".join(lines[at:])
+def md_with_banner(text: str, record: dict | None) -> str | None:
+    """``diff.md``'s text with its slot holding the banner of ``record`` (emptied for
+    None); None when it has no slot."""
+    head, found, rest = text.partition(MD_OPEN)
+    _, closed, tail = rest.partition(MD_CLOSE)
+    if not (found and closed):
+        return None
+    body = ""
+    if record:
+        sentence, files = stale_text(record)
+        items = "".join(f"> - `{f}`\n" for f in files)
+        body = f"{BEGIN}\n> **{sentence}**\n>\n{items}{END}\n"
+    return head + MD_OPEN + body + MD_CLOSE + tail
 
 
 def show_stale(report_dir: str | Path) -> list[Path]:
     """Bring the banner of ``report_dir``'s ``index.html``, ``diff.md`` and ``diff.html`` in
-    line with its
-    ``stale.json`` (a banner when it names files, none otherwise); the files changed."""
+    line with its ``stale.json`` (a banner when it names files, none otherwise); the files
+    changed. A page without the slot (made before pages had one) is left as it is."""
     report_dir = Path(report_dir)
     record = read_stale(report_dir / NAME)
     changed = []
-    pages = (("index.html", _banner_html, "<h1>"), ("diff.md", _banner_md, "# "),
-             ("diff.html", _banner_html, "<h1>"))
-    for name, banner, title in pages:
+    pages = (("index.html", lambda t: with_banner(t, banner_data(record))),
+             ("diff.md", lambda t: md_with_banner(t, record)),
+             ("diff.html", lambda t: with_banner(t, banner_data(record))))
+    for name, fill in pages:
         path = report_dir / name
         if not path.is_file():
             continue
         old = path.read_text(encoding="utf-8")
-        new = _place(old, banner(record) if record else "", title)
-        if new != old:
+        new = fill(old)
+        if new is not None and new != old:
             with atomic_path(path) as tmp:
                 tmp.write_text(new, encoding="utf-8")
             changed.append(path)

@@ -11,11 +11,12 @@ verdicts and counts, the same as the index's.
 
 from __future__ import annotations
 
-import html
 import math
 
+from dfil import pages
 from dfil.claims import VERDICTS, verdict_counts
 from dfil.render.compare import RULE
+from dfil.render.stale import MD_CLOSE, MD_OPEN
 
 COLUMNS = ["table", "row", "column", "paper", "paper_std", "reproduced", "std", "n", "diff",
            "verdict", "computed_on"]
@@ -98,7 +99,8 @@ def _claims_md(claims: list[dict]) -> list[str]:
 def markdown(rows: list[dict], header: str, claims: list[dict] | None = None) -> str:
     """``diff.md``: summary lines, the claims and their verdicts, then one table of every
     published entry."""
-    lines = [f"# Paper diff: {header}", "", _spread_line(rows), "",
+    lines = [f"# Paper diff: {header}", MD_OPEN + MD_CLOSE.rstrip("\n"), "",
+             _spread_line(rows), "",
              f"{AUDIT_NOTE} [audit.md](audit.md) ([audit.html](audit.html)).", "",
              *_notes_md(rows),
              *(_claims_md(claims) if claims else []),
@@ -112,53 +114,30 @@ def markdown(rows: list[dict], header: str, claims: list[dict] | None = None) ->
     return "\n".join(lines) + "\n"
 
 
-def _html_table(headers: list[str], rows: list[tuple[str, list[str]]]) -> str:
-    """A table whose rows are (css class, cells)."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "\n".join(f'<tr class="{cls}">' + "".join(f"<td>{html.escape(x)}</td>"
-                                                      for x in cells) + "</tr>"
-                     for cls, cells in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>\n{body}\n</tbody></table>"
-
-
 def _css(verdict: str) -> str:
     return verdict.replace(" ", "-").replace("/", "")
 
 
-def _claims_html(claims: list[dict]) -> str:
-    """The claims section of ``diff.html``, each row coloured by its verdict."""
-    each = _html_table(_CLAIM_HEADS, [(_css(c["verdict"]), _claim_cells(c)) for c in claims])
-    rules = "".join(f"<li><b>{html.escape(v)}</b>: {html.escape(doc)}</li>"
-                    for v, doc in VERDICTS.items())
-    return (f"<h2>The paper's claims</h2>\n<p>{html.escape(claims_line(claims))}</p>\n"
-            f"<ul>{rules}</ul>\n{each}\n<h2>Every published number</h2>\n")
-
-
-def html_report(rows: list[dict], header: str, claims: list[dict] | None = None) -> str:
-    """``diff.html``: the same content as :func:`markdown`, self-contained, with rows
-    marked by verdict."""
+def html_context(rows: list[dict], header: str, claims: list[dict] | None = None) -> dict:
+    """What ``diff.html.j2`` renders: the same content as :func:`markdown`, as data (rows
+    of cells, each with its verdict's css class)."""
     cells = []
     for r in rows:
         paper = _num(r["paper"]) + (f" ± {_num(r['paper_std'])}" if r["paper_std"] else "")
-        cells.append((_css(r["verdict"]),
-                      [r["table"], r["row"], r["column"], paper, _num(r["reproduced"]),
-                       _num(r["std"]), str(r["n"]), _num(r["diff"]), r["verdict"]]))
-    numbers = _html_table(["table", "row", "column", "paper", "reproduced", "std", "n",
-                           "diff", "verdict"], cells)
-    effects = _claims_html(claims) if claims else ""
-    notes = "".join(f"<li>{html.escape(t)}: {html.escape(n)}</li>"
-                    for t, n in _notes(rows).items())
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>Paper diff: {html.escape(header)}</title>
-<style>body{{font-family:sans-serif}} table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:2px 6px}} tr.contradicted td{{background:#fdd}}
-tr.reproduced td{{background:#dfd}} tr.inconclusive td{{background:#fff6d0}}
-tr.not-comparable td{{background:#eef}} tr.not-run td{{color:#888}}</style></head><body>
-<h1>Paper diff: {html.escape(header)}</h1>
-<p>{html.escape(_spread_line(rows))}</p>
-<p><a href="index.html">The reproduction report</a>: claims and verdicts, every table side
-by side; <a href="claims.csv">claims.csv</a>: one row per claim.
-{html.escape(AUDIT_NOTE)} <a href="audit.html">audit.html</a>.</p>
-<ul>{notes}</ul>
-{effects}{numbers}</body></html>
-"""
+        cells.append({"css": _css(r["verdict"]), "cells": [
+            r["table"], r["row"], r["column"], paper, _num(r["reproduced"]), _num(r["std"]),
+            str(r["n"]), _num(r["diff"]), r["verdict"]]})
+    claim_rows = [{"css": _css(c["verdict"]), "cells": _claim_cells(c)} for c in claims or []]
+    return {"header": header, "spread": _spread_line(rows), "audit_note": AUDIT_NOTE,
+            "notes": _notes(rows), "claims_line": claims_line(claims) if claims else "",
+            "verdicts": VERDICTS, "claim_heads": _CLAIM_HEADS, "claims": claim_rows,
+            "number_heads": ["table", "row", "column", "paper", "reproduced", "std", "n",
+                             "diff", "verdict"], "numbers": cells}
+
+
+def html_report(rows: list[dict], header: str, claims: list[dict] | None = None,
+                pdf: bool = True) -> str:
+    """``diff.html``: :func:`html_context` through the site's ``diff.html.j2`` (its
+    navigation links ``tables.pdf``, else ``tables.tex`` where ``pdf`` is false)."""
+    return pages.environment().get_template("diff.html.j2").render(
+        title=f"Paper diff: {header}", root="", pdf=pdf, **html_context(rows, header, claims))

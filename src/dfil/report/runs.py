@@ -1,5 +1,7 @@
-"""What a run's page shows: its resolved config, training curves, test metrics and where
-and how long it ran (reads a run directory; the curve drawn as inline SVG)."""
+"""What a run's page shows: every metric a table reads from it with links to the cells it
+feeds, its resolved config, training curves, test metrics, the files it read with their
+sha256, and where and how long it ran, all as values (reads a run directory; the curve
+drawn as inline SVG)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dfil.contracts import rundir
-from dfil.contracts.metrics import read_metrics
+from dfil.contracts.metrics import measures, read_metrics
 from dfil.errors import InputError
 
 #: Training-log series drawn, and their names on the page.
@@ -29,6 +31,70 @@ class RunPage:
     test: dict
     curve_svg: str
     problem: str
+    #: Every metric a table reads from the run: ``{"metric", "value", "cells"}`` with
+    #: ``cells`` as :func:`dfil.report.feeds.run_feeds` gives them (hrefs from the report's
+    #: root).
+    fed: tuple = ()
+
+
+def show(value) -> str:
+    """A provenance or metric value as a reader reads it: numbers to 4 significant
+    digits, None as "none", booleans as yes/no, lists comma-separated; never a repr."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(show(v) for v in value) if value else "none"
+    return str(value)
+
+
+def flat(tree: dict, prefix: str = "") -> list[tuple[str, str]]:
+    """A nested record as (dotted key, :func:`show` text) rows, in key order."""
+    out = []
+    for k, v in tree.items():
+        name = f"{prefix}{k}"
+        if isinstance(v, dict) and v:
+            out += flat(v, f"{name}.")
+        elif isinstance(v, list) and any(isinstance(x, dict) for x in v):
+            for i, x in enumerate(v):
+                out += flat(x, f"{name}.{i}.") if isinstance(x, dict) else [(f"{name}.{i}",
+                                                                              show(x))]
+        else:
+            out.append((name, "none" if v == {} else show(v)))
+    return out
+
+
+def inputs_rows(provenance: dict) -> list[dict]:
+    """The files a run read, one entry per input (``model``, ``data.source``, ...):
+    ``name``, ``what`` (repo@commit, id or path), ``stamp`` (where the digests were
+    copied from), ``note`` and ``files`` ((file, sha256) pairs, sources' last)."""
+    inputs = provenance.get("inputs") or {}
+    found = [("model", inputs.get("model") or {})] + [
+        (f"data.{k}", v) for k, v in (inputs.get("data") or {}).items()]
+    out = []
+    for name, x in found:
+        what = (f"{x['repo']}@{x.get('commit', '?')}" if "repo" in x
+                else str(x.get("id") or x.get("path") or "?"))
+        if x.get("id") and x.get("path"):
+            what += f" ({x['path']})"
+        files = [(f, d) for f, d in (x.get("sha256") or {}).items()]
+        files += [(f"source: {f}", d) for f, d in (x.get("source_sha256") or {}).items()]
+        out.append({"name": name, "what": what, "stamp": x.get("stamp", ""),
+                    "note": x.get("note", "") if files or x.get("note") else
+                    "no sha256 recorded (a run evaluated before inputs were digested)",
+                    "files": files})
+    return out
+
+
+def fed_metrics(metrics: dict, feeds: dict[str, list]) -> tuple:
+    """``feeds`` (metric -> cells) with each metric's value in ``metrics`` (shown), or
+    "not in metrics.json" where the run lacks it."""
+    values = dict(measures(metrics)) if metrics else {}
+    return tuple({"metric": m, "value": show(values[m]) if m in values
+                  else "not in metrics.json", "cells": cells} for m, cells in feeds.items())
 
 
 def page_name(key: str) -> str:
@@ -74,9 +140,9 @@ def curve_svg(log: Path) -> str:
     return text[text.index("<svg"):]
 
 
-def run_page(runs: Path, key: str) -> RunPage:
+def run_page(runs: Path, key: str, feeds: dict[str, list] | None = None) -> RunPage:
     """The page of run ``key`` under ``runs``; a run without a readable metrics file
-    gets a page saying so (``problem``)."""
+    gets a page saying so (``problem``). ``feeds``: metric -> the table cells it feeds."""
     d = Path(runs) / key
     config = (d / rundir.CELL).read_text() if (d / rundir.CELL).is_file() else ""
     try:
@@ -85,4 +151,4 @@ def run_page(runs: Path, key: str) -> RunPage:
         metrics, problem = {}, f"{d / rundir.METRICS}: {err}"
     return RunPage(key, page_name(key), config, str(metrics.get("config_hash", "")),
                    dict(metrics.get("provenance") or {}), _flat_test(metrics),
-                   curve_svg(d / rundir.LOG), problem)
+                   curve_svg(d / rundir.LOG), problem, fed_metrics(metrics, feeds or {}))

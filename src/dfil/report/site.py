@@ -8,29 +8,23 @@ network."""
 from __future__ import annotations
 
 import html
-from importlib import resources
 from pathlib import Path
 
 import jinja2
 import pandas as pd
 
 from dfil import claims as claims_mod
+from dfil import pages
 from dfil.atomic import atomic_path
 from dfil.render import compare, text
 from dfil.render.entries import Table
 from dfil.render.latex import substitution_note
 from dfil.render.names import labels
-from dfil.report import diff, flags, numbers, runs
+from dfil.report import diff, feeds, flags, numbers, runs
 
 #: Verdict colours, shared by the legend and every table (one per verdict word).
 COLOURS = {"reproduced": "#c8ecc8", "contradicted": "#f8c9c9", "inconclusive": "#fff1b8",
            "not comparable": "#dde6f5", "not run": "#e4e4e4"}
-
-
-def _env() -> jinja2.Environment:
-    loader = jinja2.FileSystemLoader(str(resources.files("dfil.report") / "templates"))
-    return jinja2.Environment(loader=loader, autoescape=True,
-                              undefined=jinja2.StrictUndefined)
 
 
 def _write(path: Path, content: str) -> None:
@@ -48,12 +42,14 @@ def itables_init() -> str:
         Path(itables.__file__).parent / "html" / "dt_bundle.js")
 
 
-def datatable(frame: pd.DataFrame, table_id: str) -> str:
-    """``frame`` as an interactive table (HTML cells are the report's own markup)."""
+def datatable(frame: pd.DataFrame, table_id: str, paging: bool = True) -> str:
+    """``frame`` as an interactive table (HTML cells are the report's own markup); without
+    ``paging`` every row is drawn, so each cell's anchor is on the page."""
     from itables import to_html_datatable
 
+    pages_opt = {"pageLength": 25} if paging else {"paging": False}
     return to_html_datatable(frame, table_id=table_id, connected=False, allow_html=True,
-                             showIndex=False, pageLength=25, classes="display compact")
+                             showIndex=False, classes="display compact", **pages_opt)
 
 
 def _badge(verdict: str) -> str:
@@ -103,10 +99,12 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
         found = dict.fromkeys(provenance.get(k, "") for k in r["runs"].split())
         tip = html.escape(f"runs: {r['runs'] or '-'}; seeds: {r['seeds'] or '-'}; "
                           + " | ".join(p for p in found if p))
+        anchor = feeds.cell_anchor(r["table"], r["row_id"], r["column_id"])
         out.append({"Row (paper's label)": html.escape(r["row"]),
                     "Ran as": html.escape(r["ran_as"]),
                     "Column": html.escape(r["column"]), "Paper": paper,
-                    "Reproduced": f'<span title="{tip}">{rep}</span>', "n": r["n"],
+                    "Reproduced": f'<span id="{anchor}" title="{tip}">{rep}</span>',
+                    "n": r["n"],
                     "Verdict": _badge(r["verdict"]), "Judged by": html.escape(r["basis"]),
                     "Runs": _run_links(r["runs"])})
     return pd.DataFrame(out)
@@ -162,15 +160,19 @@ def _claim_rows(tables: list[Table], named: dict, context: dict) -> list[dict]:
     return claims_mod.with_power(rows, context.get("power"), bool(context.get("plan")))
 
 
-def _run_pages(env: jinja2.Environment, pages: dict, context: dict,
+def _run_pages(env: jinja2.Environment, made: dict, context: dict,
                out_dir: Path) -> dict[str, Path]:
     """One page per run under ``runs/``."""
     out = {}
-    for p in pages.values():
+    for p in made.values():
         out[f"runs/{p.page}"] = out_dir / "runs" / p.page
+        shown = {k: v for k, v in p.provenance.items() if k != "inputs"}
+        if isinstance(shown.get("training"), dict):  # its inputs are the run's, shown once
+            shown["training"] = {k: v for k, v in shown["training"].items() if k != "inputs"}
         _write(out[f"runs/{p.page}"], env.get_template("run.html.j2").render(
-            run=p, provenance=p.provenance, test=p.test, title=context["title"],
-            root="../", pdf=context.get("pdf", True)))
+            run=p, provenance=runs.flat(shown), inputs=runs.inputs_rows(p.provenance),
+            test=p.test, title=context["title"], root="../",
+            pdf=context.get("pdf", True)))
     return out
 
 
@@ -198,13 +200,15 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
                           "notes": [n for n in (text.plain(x, refs) for x in notes) if n],
                           "rows": rows, "names": names, "mixed": t.mixed,
                           "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
-    pages = {k: runs.run_page(runs_dir, k) for k in sorted(
+    fed = feeds.run_feeds(tables, all_rows)
+    made = {k: runs.run_page(runs_dir, k, fed.get(k)) for k in sorted(
         {k for r in all_rows for k in r["runs"].split()})}
-    prov = {k: provenance_text(p.config_hash, p.provenance) for k, p in pages.items()}
-    env = _env()
-    out = _run_pages(env, pages, context, out_dir)
+    prov = {k: provenance_text(p.config_hash, p.provenance) for k, p in made.items()}
+    env = pages.environment()
+    out = _run_pages(env, made, context, out_dir)
     for t in per_table:
-        t["html"] = datatable(numbers_frame(t["rows"], prov), f"dt-{t['id']}") if t["rows"] else ""
+        t["html"] = (datatable(numbers_frame(t["rows"], prov), f"dt-{t['id']}", paging=False)
+                     if t["rows"] else "")
     common = {"title": context["title"], "root": "", "colours": COLOURS, "rule": compare.RULE,
               "init": itables_init(), "verdicts": claims_mod.VERDICTS,
               "families": claims_mod.FAMILIES, "pdf": context.get("pdf", True)}
@@ -234,8 +238,9 @@ def _files(tables: list[Table], all_rows: list[dict], found: list[dict], context
     header = f"config {context['grid']}" + (f" ({standin})" if standin else "")
     rows = diff.diff_rows(all_rows, {f"T{t.number}": t.name for t in tables},
                           {t.name: substitution_note(t, standin) for t in tables})
-    for name, write in (("diff.md", diff.markdown), ("diff.html", diff.html_report)):
-        out[name] = out_dir / name
-        _write(out[name], write(rows, header, found))
+    out["diff.md"] = out_dir / "diff.md"
+    _write(out["diff.md"], diff.markdown(rows, header, found))
+    out["diff.html"] = out_dir / "diff.html"
+    _write(out["diff.html"], diff.html_report(rows, header, found, context.get("pdf", True)))
     return out
 

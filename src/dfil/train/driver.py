@@ -32,7 +32,7 @@ from dfil.engine.checkpoint import read_checkpoint
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
 from dfil.engine.frames import task_frames
-from dfil.engine.inputs import cell_inputs
+from dfil.engine.inputs import stamped_inputs
 from dfil.errors import CheckpointError, OutOfMemory
 from dfil.methods import method_spec
 from dfil.model.attention import describe as describe_attention
@@ -100,7 +100,7 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
     else:
         summary["trained"] = False
     summary["provenance"] = provenance(device, time.perf_counter() - started,
-                                       cell_inputs(cell), {"memory": plan.record()})
+                                       stamped_inputs(cell), {"memory": plan.record()})
     atomic_write_json(run_dir / SUMMARY, summary)
     return summary
 
