@@ -88,33 +88,51 @@ def import_seconds(log_dir: Path) -> dict[str, float]:
     return out
 
 
+#: Where a rule's benchmark files are (below results/<grid>/benchmarks/), where that is not
+#: ``<rule>/<wildcard values>.tsv``; publishing jobs write none.
+BENCH_NAMES = {"render_table": "render", "render_report": "report/report",
+               "render_pdf": "report/pdf", "render_audit": "audit/audit",
+               "aggregate": "aggregate/aggregate", "probes": "probes/probes",
+               "synth_frog": "synth_frog/frog"}
+#: Rules whose jobs take the cell key of the job upstream of them that carries it
+#: (``snakemake --dag`` labels a job only with wildcards its inputs' jobs do not have).
+KEYED = {"train_cell": ("cell_config",), "untrained_cell": ("cell_config",),
+         "evaluate_cell": ("train_cell", "untrained_cell")}
+
+
 def dag_edges(args, env) -> tuple[dict[str, str], list[tuple[str, str]]]:
-    """The DAG of ``all_tables`` (every job, done or not): node id -> job name
-    (``rule/wildcard values``, as the benchmark files are named), and (upstream,
-    downstream) edges."""
+    """The DAG of ``all_tables`` (every job, done or not): node id -> job name (as its
+    benchmark file is named, ``<dir>/<wildcard values>``), and (upstream, downstream)
+    edges."""
     snakemake = Path(sys.executable).with_name("snakemake")
     dot = subprocess.run([str(snakemake), "all_tables", "--forceall", "--dag", "--configfile",
                           args.configfile, "--quiet", "all"], cwd=ROOT, env=env,
                          capture_output=True, text=True, check=True).stdout
-    names = {}
+    edges = re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M)
+    upstream: dict[str, list[str]] = {}
+    for up, down in edges:
+        upstream.setdefault(down, []).append(up)
+    rules, values = {}, {}
     for node, label in re.findall(r'^\s*(\d+)\[label = "([^"]*)"', dot, re.M):
         rule, *wild = label.split("\\n")
-        names[node] = "/".join([rule, *(w.split(": ", 1)[1] for w in wild if ": " in w)])
-    edges = re.findall(r"^\s*(\d+) -> (\d+)", dot, re.M)
+        rules[node] = rule
+        values[node] = "/".join(w.split(": ", 1)[1] for w in wild if ": " in w)
+
+    def resolved(node):
+        if not values[node] and rules[node] in KEYED:
+            values[node] = next((resolved(up) for up in upstream.get(node, [])
+                                 if rules[up] in KEYED[rules[node]]), "")
+        return values[node]
+
+    names = {node: "/".join(x for x in (BENCH_NAMES.get(rules[node], rules[node]),
+                                         resolved(node)) if x) for node in rules}
     return names, edges
 
 
 def critical_path(jobs: pd.DataFrame, names: dict, edges: list) -> tuple[float, list]:
     """The chain of dependent jobs with the most summed seconds: (seconds, [(job, s)])."""
-    seconds = {}
-    for job, s in zip(jobs["job"], jobs["s"], strict=True):
-        seconds[job] = s
-        rule = job.split("/", 1)[0]
-        seconds.setdefault(rule, s)  # a rule without wildcards: benchmarks/<rule>/x.tsv
-    for node, name in names.items():
-        names[node] = (name, seconds.get(name, seconds.get(name.split("/", 1)[0], 0.0)
-                                 if "/" not in name else seconds.get(name, 0.0)))
-    upstream = {node: [] for node in names}
+    seconds = dict(zip(jobs["job"], jobs["s"], strict=True))
+    upstream: dict[str, list[str]] = {node: [] for node in names}
     for up, down in edges:
         upstream[down].append(up)
     best: dict[str, tuple[float, list]] = {}
@@ -122,7 +140,8 @@ def critical_path(jobs: pd.DataFrame, names: dict, edges: list) -> tuple[float, 
     def longest(node):
         if node not in best:
             before = max((longest(up) for up in upstream[node]), default=(0.0, []))
-            best[node] = (before[0] + names[node][1], [*before[1], names[node]])
+            s = seconds.get(names[node], 0.0)
+            best[node] = (before[0] + s, [*before[1], (names[node], s)])
         return best[node]
 
     return max((longest(node) for node in names), default=(0.0, []))
