@@ -55,3 +55,28 @@ def test_qlora_memory_extrapolates_a_small_arch(capsys, monkeypatch):
     assert report["per_layer_gib"]["peak_training_gib"] > 0
     assert "EXTRAPOLATED" in report["extrapolated_full_depth"]["label"]
     assert "float32" in report["measured"]["1"]["param_dtypes"]  # the norms
+
+
+def test_embedded_stages_sums_imports_and_finds_the_critical_path(tmp_path):
+    bench = runpy.run_path(str(BENCH / "embedded_stages.py"))
+    logs = tmp_path / "logs"
+    (logs / "train").mkdir(parents=True)
+    # -X importtime's lines: only top-level imports (one space) count, cumulative column.
+    (logs / "train" / "a.log").write_text(
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       100 |       1500 | torch\n"
+        "import time:        50 |        700 |   torch.nn\n"
+        "import time:        10 |        500 | json\nepoch 1 done\n")
+    (logs / "probes.log").write_text("import time:         5 |     250000 | numpy\n")
+    assert bench["import_seconds"](logs) == {"train": 0.002, "data": 0.25}
+    import pandas as pd
+
+    jobs = pd.DataFrame({"job": ["probes/probes", "train_cell/k", "frozen_features/g/train",
+                                 "evaluate_cell/k"], "s": [1.0, 5.0, 7.0, 2.0]})
+    names = {"0": "probes/probes", "1": "frozen_features/g/train", "2": "train_cell/k",
+             "3": "evaluate_cell/k", "4": "all_tables"}
+    edges = [("0", "1"), ("0", "2"), ("1", "2"), ("2", "3"), ("3", "4")]
+    total, chain = bench["critical_path"](jobs, names, edges)
+    assert total == 15.0
+    assert [name for name, _ in chain] == ["probes/probes", "frozen_features/g/train",
+                                           "train_cell/k", "evaluate_cell/k", "all_tables"]

@@ -133,6 +133,18 @@ def test_embedded_default_dry_run():
     c = counts(dry("--cores", "2", "all_tables"))
     assert c["train_cell"] > 40 and c["fetch_backbone"] == 1 and c["synth_frog"] == 1
     assert c["render_report"] == 1 and c["render_table"] == 29 and c["render_audit"] == 1
+    # Frozen features once per item set: FRoG's train, val, test and probes, the ordinal
+    # stand-in's train, val and test (no QuRe source on the embedded grid).
+    assert c["frozen_features"] == 7
+
+
+def test_one_frozen_cell_schedules_its_feature_jobs():
+    key = "frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed42"
+    text = dry("--cores", "2", f"results/embedded/runs/{key}/metrics.json")
+    assert counts(text)["frozen_features"] == 4
+    stamps = set(re.findall(r"results/embedded/features/smollm2-135m-[0-9a-f]{12}/(\w+)\.json",
+                            text))
+    assert stamps == {"train", "val", "test", "probes"}
 
 
 def test_one_table_schedules_only_its_cells():

@@ -1,8 +1,10 @@
 # Helpers of the rules (input and resource functions), kept apart from the rules.
 import shlex
+from types import SimpleNamespace
 
 from dfil.methods import method_spec
 from dfil.contracts.failure import failure_ahead
+from dfil.engine.featuresets import feature_group, feature_jobs, item_sets, reads_features
 from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
@@ -137,3 +139,33 @@ def fetch_args(wildcards):
         for name in GRID.spec.datasets[pin.label].configs:
             args += ["--config", name]
     return shlex.join(args)
+
+
+#: The frozen-feature jobs: "<feature group>/<item set>" -> the cell (the group's first)
+#: whose config computes them (dfil.engine.featuresets).
+FEATURE_JOBS = feature_jobs({key: cell.config for key, cell in GRID.cells.items()})
+
+
+def feature_stamps(stage):
+    """The stamps of the frozen-feature item sets a cell's ``stage`` job (train,
+    evaluate) reads. ancient(): a stamp rewritten for the same cached features reruns no
+    cell (what the features are is part of each cell's own config)."""
+
+    def stamps(wildcards):
+        config = GRID.cell(wildcards.key).config
+        group = feature_group(config) if reads_features(config) else None
+        return [ancient(f"{RES}/features/{group}/{name}.json")
+                for name in item_sets(config, stage)]
+
+    return stamps
+
+
+def feature_data_inputs(wildcards):
+    """What a frozen-feature job reads: its group's first cell's data inputs."""
+    return data_inputs(SimpleNamespace(key=FEATURE_JOBS[wildcards.fset]))
+
+
+def feature_resource(name, default=0):
+    """A frozen-feature job's resource: its cell's evaluation job's (a forward pass)."""
+    return lambda wildcards: GRID.job_resources(FEATURE_JOBS[wildcards.fset], "evaluate").get(
+        name, default)

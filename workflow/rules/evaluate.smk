@@ -6,6 +6,7 @@ rule evaluate_cell:
     input:
         summary=f"{RES}/runs/{{key}}/train_summary.json",
         data=data_inputs,
+        features=feature_stamps("evaluate"),
     output:
         metrics=f"{RES}/runs/{{key}}/metrics.json",
         predictions=f"{RES}/runs/{{key}}/predictions.parquet",
@@ -21,5 +22,5 @@ rule evaluate_cell:
     params:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
-        "OMP_NUM_THREADS={resources.cpus_per_task} dfil evaluate --run {params.run} "
+        "OMP_NUM_THREADS={resources.cpus_per_task} DFIL_FEATURES_CACHED=1 dfil evaluate --run {params.run} "
         "--attempt {resources.dfil_attempt} --log {log} > {log} 2>&1"

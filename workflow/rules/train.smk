@@ -39,6 +39,7 @@ rule train_cell:
     input:
         cell=f"{RES}/runs/{{key}}/cell.yaml",
         data=data_inputs,
+        features=feature_stamps("train"),
     output:
         summary=f"{RES}/runs/{{key}}/train_summary.json",
     log:
@@ -54,7 +55,7 @@ rule train_cell:
     params:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
-        "OMP_NUM_THREADS={resources.cpus_per_task} dfil train --cell {input.cell} --out {params.run} "
+        "OMP_NUM_THREADS={resources.cpus_per_task} DFIL_FEATURES_CACHED=1 dfil train --cell {input.cell} --out {params.run} "
         "--attempt {resources.dfil_attempt} --log {log} >> {log} 2>&1"
 
 

@@ -1,9 +1,7 @@
 """The ``dfil`` command line: the only package that parses arguments and touches paths.
 
-The parser (with each subcommand's help: what it does, defaults, exit codes) is here;
-the subcommands, thin calls into the library that Snakemake rules make, are in
-:mod:`dfil.cli.commands`.
-"""
+The parser (each subcommand's help: what it does, defaults, exit codes) is here; the
+subcommands, thin calls into the library that rules make, in :mod:`dfil.cli.commands`."""
 
 from __future__ import annotations
 
@@ -25,6 +23,7 @@ from dfil.cli.commands import (
     cmd_report,
     cmd_synth_frog,
 )
+from dfil.cli.features import add_features_parser
 from dfil.cli.hub import add_hub_parser
 from dfil.cli.jobs import cmd_evaluate, cmd_train
 from dfil.errors import InputError
@@ -109,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
     add_hub_parser(_command, sub)
+    add_features_parser(_command, sub)
     return parser
 
 

@@ -112,17 +112,24 @@ def _cell_from_json(args: argparse.Namespace) -> None:
     it as a parameter, so a config edit that changes it reruns this job and everything
     downstream), written to ``--out``."""
     from dfil.atomic import atomic_write_bytes
-    from dfil.cellconfig import CellConfig, dump_cell, resolve
+    from dfil.cellconfig import dump_cell
+
+    cell = cell_of_json(args.json)
+    _require(args.out, "dfil grid cell --json needs --out")
+    atomic_write_bytes(args.out, dump_cell(cell).encode())
+
+
+def cell_of_json(text: str):
+    """The resolved :class:`CellConfig` of a cell given as JSON (``--json``)."""
+    from dfil.cellconfig import CellConfig, resolve
     from dfil.validation import validate
 
     try:
-        cell = resolve(validate(CellConfig, json.loads(args.json)))
+        return resolve(validate(CellConfig, json.loads(text)))
     except json.JSONDecodeError as err:
         raise ConfigError(f"--json: not a JSON cell ({err})") from None
     except ConfigError as err:
         raise ConfigError(f"--json: {err}") from None
-    _require(args.out, "dfil grid cell --json needs --out")
-    atomic_write_bytes(args.out, dump_cell(cell).encode())
 
 
 def _require(ok, message: str) -> None:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -21,13 +24,19 @@ from dfil.cellconfig import CellConfig, to_dict
 from dfil.data.prompts import prompt_for
 from dfil.engine.batching import Encoded, encode, encode_ids
 from dfil.engine.device import autocast_dtype
+from dfil.engine.frames import probe_sets, qure_frame, task_frames
 from dfil.engine.predict import frozen_states
+from dfil.errors import MissingInputError
 from dfil.methods import method_spec
 from dfil.model.backbone import load_tokenizer
+from dfil.model.dual_path import build_model
 from dfil.model.embedded import cache_dir
 
 # Part of every feature-cache key: bump it when what a cached file holds changes.
 FEATURE_CACHE_FORMAT = 2
+#: Set to 1 (the DAG's train and evaluate jobs, whose features its frozen_features jobs
+#: compute first): a feature set missing from the cache is an error, not computed here.
+REQUIRE_CACHED = "DFIL_FEATURES_CACHED"
 
 
 def cell_prompts(cell: CellConfig, texts, task: str | None = None) -> list[str]:
@@ -79,6 +88,17 @@ def encode_frame(model, tokenizer: LazyTokenizer, cell: CellConfig, frame: pd.Da
     return frozen_features(model, tokenizer, cell, prompts, labels, p)
 
 
+def feature_paths(cell: CellConfig, prompts: list[str]) -> tuple[Path, Path]:
+    """Where the cache keeps the features of ``prompts`` for the cell's backbone, prompt
+    length, truncation side and precision: the pooled file and the token states' file."""
+    d = cell.data
+    inputs = [FEATURE_CACHE_FORMAT, to_dict(cell.model.backbone), d.max_length,
+              d.truncation_side, cell.train.precision, prompts]
+    key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
+    path = cache_dir() / "features" / f"{key[:32]}.safetensors"
+    return path, path.with_suffix(".states.safetensors")
+
+
 def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: list[str],
                     labels, p) -> Encoded:
     """Frozen-backbone mode: ``prompts`` with the backbone's pooled features and, for
@@ -87,38 +107,99 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
     One pass writes both files (``<key>.safetensors`` with the token ids and last-token
     features, ``<key>.states.safetensors``), so an attention-pooling cell reuses the pass
     the other cells paid for; a cell reads only the file it needs, and a cell whose
-    feature sets are all cached loads neither the backbone nor the tokenizer.
+    feature sets are all cached loads neither the backbone nor the tokenizer. A set not
+    cached is computed here, unless the environment sets :data:`REQUIRE_CACHED` (the
+    DAG's train and evaluate jobs: its frozen_features jobs compute every set first).
     """
-    d = cell.data
     tokens = method_spec(cell.model.method).attn_pool
-    inputs = [FEATURE_CACHE_FORMAT, to_dict(cell.model.backbone), d.max_length,
-              d.truncation_side, cell.train.precision, prompts]
-    key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
-    path = cache_dir() / "features" / f"{key[:32]}.safetensors"
-    states_path = path.with_suffix(".states.safetensors")
-    from safetensors.torch import load_file, save_file
+    path, states_path = feature_paths(cell, prompts)
+    from safetensors.torch import load_file
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # One process computes a given feature set; concurrent jobs (Snakemake runs cells in
-    # parallel) wait for it and then read it, instead of all computing the same thing.
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _one_writer(path):
         if path.is_file() and (states_path.is_file() or not tokens):
             cached = load_file(str(path))
             enc = replace(encode_ids(cached["ids"], cached["lengths"], labels, p),
                           features=cached["features"])
             states = load_file(str(states_path))["states"] if tokens else None
         else:
-            enc = encode(tokenizer(), prompts, labels, p, d.max_length, d.truncation_side)
-            dtype = autocast_dtype(cell.train.precision, next(model.parameters()).device)
-            feats, states = frozen_states(model, enc, tokenizer.pad_id,
-                                          cell.train.eval_batch_size, dtype)
-            with atomic_path(states_path) as tmp:
-                save_file({"states": states}, tmp)
-            lengths = torch.tensor([len(x) for x in enc.ids], dtype=torch.int64)
-            flat = torch.tensor([t for x in enc.ids for t in x], dtype=torch.int64)
-            with atomic_path(path) as tmp:
-                save_file({"features": feats, "ids": flat, "lengths": lengths}, tmp)
-            enc = replace(enc, features=feats)
+            if os.environ.get(REQUIRE_CACHED) == "1":
+                raise MissingInputError(
+                    f"{path}: the frozen features of {len(prompts)} prompts of cell "
+                    f"{cell.name} are not cached; the DAG's frozen_features jobs compute "
+                    f"them (`dfil features`), or unset {REQUIRE_CACHED} to compute them here")
+            enc, states = _compute(model, tokenizer, cell, prompts, labels, p)
             states = states if tokens else None
     return replace(enc, states=states)
+
+
+@contextmanager
+def _one_writer(path: Path):
+    """One process computes a given feature set; concurrent jobs wait for it and then
+    read it, instead of all computing the same thing."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _compute(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: list[str],
+             labels, p) -> tuple[Encoded, torch.Tensor]:
+    """One backbone pass over ``prompts``, written to both cache files (the caller holds
+    the lock): the encoded prompts with their pooled features, and every token's states."""
+    from safetensors.torch import save_file
+
+    path, states_path = feature_paths(cell, prompts)
+    d = cell.data
+    enc = encode(tokenizer(), prompts, labels, p, d.max_length, d.truncation_side)
+    dtype = autocast_dtype(cell.train.precision, next(model.parameters()).device)
+    feats, states = frozen_states(model, enc, tokenizer.pad_id,
+                                  cell.train.eval_batch_size, dtype)
+    with atomic_path(states_path) as tmp:
+        save_file({"states": states}, tmp)
+    lengths = torch.tensor([len(x) for x in enc.ids], dtype=torch.int64)
+    flat = torch.tensor([t for x in enc.ids for t in x], dtype=torch.int64)
+    with atomic_path(path) as tmp:
+        save_file({"features": feats, "ids": flat, "lengths": lengths}, tmp)
+    return replace(enc, features=feats), states
+
+
+#: The probe lists evaluation scores, by probe set: the columns whose texts it reads
+#: (:func:`dfil.evaluate.run._probe_metrics`), each wrapped in FRoG's prompt.
+PROBE_TEXTS = {"compositional": ("text",), "csmc": ("text_a", "text_b"),
+               "entailment": ("text_i", "text_j"), "ipr": ("text",), "naturalistic": ("text",)}
+
+
+def item_prompts(cell: CellConfig, item_set: str) -> list[list[str]]:
+    """The prompt lists of one of the cell's item sets
+    (:data:`dfil.engine.featuresets.ITEM_SETS`), as training and evaluation encode them."""
+    if item_set == "probes":
+        sets = probe_sets(cell)
+        return [cell_prompts(cell, pd.DataFrame(sets[name])[col], "frog")
+                for name, cols in PROBE_TEXTS.items() for col in cols]
+    if item_set == "qure":
+        return [cell_prompts(cell, qure_frame(cell)["text"], "frog")]
+    frames = task_frames(cell)
+    frame = frames.get("train_pool", frames["train"]) if item_set == "train" else frames[item_set]
+    return [cell_prompts(cell, frame["text"])]
+
+
+def cache_item_set(cell: CellConfig, item_set: str, device) -> dict:
+    """Compute (or find cached) the frozen features of the cell's ``item_set``; returns
+    what the ``frozen_features`` job's stamp records: the set, its prompt lists' sizes
+    and cache files, and how many were computed here."""
+    lists = item_prompts(cell, item_set)
+    model = tokenizer = None
+    computed = 0
+    for prompts in lists:
+        path, states_path = feature_paths(cell, prompts)
+        with _one_writer(path):
+            if path.is_file() and states_path.is_file():
+                continue
+            if model is None:
+                model = build_model(cell.model, seed=cell.train.seed, backbone=False).to(device)
+                tokenizer = LazyTokenizer(cell.model.backbone)
+            _compute(model, tokenizer, cell, prompts, None, None)
+            computed += 1
+    return {"item_set": item_set, "backbone": cell.model.backbone.name,
+            "prompts": [len(prompts) for prompts in lists], "computed": computed,
+            "files": [feature_paths(cell, prompts)[0].name for prompts in lists]}

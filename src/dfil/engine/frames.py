@@ -13,6 +13,8 @@ from dfil.cellconfig import CellConfig
 from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_train_val
 from dfil.data.frog import frog_test_source
 from dfil.data.ordinal import label_proportion
+from dfil.data.probes import ProbeConfig, generate_probes, read_probes
+from dfil.data.qure import load_qure
 from dfil.data.splits import check_test_disjoint
 from dfil.data.synthetic import (
     ORDINAL_STANDIN_POOL,
@@ -56,6 +58,22 @@ def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:
     if train_pool is not None:
         frames["train_pool"] = train_pool
     return {k: v.reset_index(drop=True) for k, v in frames.items()}
+
+
+def probe_sets(cell: CellConfig) -> dict[str, list[dict]]:
+    """The probe sets the cell is evaluated on (``data.probes_dir``'s, else generated),
+    every ``eval.probe_stride``-th item of each."""
+    if cell.data.probes_dir:
+        sets = read_probes(cell.data.probes_dir)
+    else:
+        sets = generate_probes(ProbeConfig())
+    return {name: rows[::cell.eval.probe_stride] for name, rows in sets.items()}
+
+
+def qure_frame(cell: CellConfig) -> pd.DataFrame:
+    """The QuRe sentences of ``data.qure_source`` (columns text, label, p, id)."""
+    return load_qure(local_source(cell.data.qure_source, key="data.qure_source"),
+                     expected_rows=cell.data.qure_rows)
 
 
 def _read_splits(d) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

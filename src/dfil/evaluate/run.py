@@ -22,26 +22,15 @@ from dfil.contracts.failure import is_failure, write_failure
 from dfil.contracts.metrics import write_metrics
 from dfil.contracts.predictions import COLUMNS as PREDICTION_COLUMNS
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY, read_run_json
-from dfil.data.probes import ProbeConfig, generate_probes, read_probes
-from dfil.data.qure import load_qure
 from dfil.engine.device import deterministic, pick_device
-from dfil.engine.frames import task_frames
+from dfil.engine.frames import probe_sets, qure_frame, task_frames
 from dfil.engine.inputs import stamped_inputs
 from dfil.errors import MissingInputError, RefusedError
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
-from dfil.hub import local_source
 from dfil.methods import method_spec
 from dfil.model.dual_path import build_mf
 from dfil.provenance import provenance
-
-
-def _probes(cell) -> dict[str, list[dict]]:
-    if cell.data.probes_dir:
-        sets = read_probes(cell.data.probes_dir)
-    else:
-        sets = generate_probes(ProbeConfig())
-    return {name: rows[::cell.eval.probe_stride] for name, rows in sets.items()}
 
 
 def _rows(set_name, ids, gold, p_true, preds, labels) -> pd.DataFrame:
@@ -164,8 +153,7 @@ def _data_counts(frames: dict, q: int) -> dict:
 
 def _qure_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
     """Accuracy of each path on the QuRe sentences; their rows join ``predictions``."""
-    qure = load_qure(local_source(cell.data.qure_source, key="data.qure_source"),
-                     expected_rows=cell.data.qure_rows)
+    qure = qure_frame(cell)
     gold = qure["label"].to_numpy()
     preds = score(qure, task="frog", label_col="label", p_col="p")
     labels = ev.path_labels(preds, score.centers, alpha)
@@ -207,7 +195,7 @@ def _init_centers(cell) -> list[float] | None:
 def _probe_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
     """The probe sets' metrics (Sec. 5); their rows join ``predictions``."""
     centers = score.centers
-    probes = _probes(cell)
+    probes = probe_sets(cell)
     out = {}
     comp = pd.DataFrame(probes["compositional"])
     preds = score(comp, task="frog")
