@@ -186,7 +186,8 @@ def item_prompts(cell: CellConfig, item_set: str) -> list[list[str]]:
 def cache_item_set(cell: CellConfig, item_set: str, device) -> dict:
     """Compute (or find cached) the frozen features of the cell's ``item_set``; returns
     what the ``frozen_features`` job's stamp records: the set, its prompt lists' sizes
-    and cache files, and how many were computed here."""
+    and cache files (full paths: preflight drops a stamp whose files are gone,
+    :mod:`dfil.preflight.featurestamps`), and how many were computed here."""
     lists = item_prompts(cell, item_set)
     model = tokenizer = None
     computed = 0
@@ -202,4 +203,4 @@ def cache_item_set(cell: CellConfig, item_set: str, device) -> dict:
             computed += 1
     return {"item_set": item_set, "backbone": cell.model.backbone.name,
             "prompts": [len(prompts) for prompts in lists], "computed": computed,
-            "files": [feature_paths(cell, prompts)[0].name for prompts in lists]}
+            "files": [str(f) for prompts in lists for f in feature_paths(cell, prompts)]}

@@ -6,6 +6,8 @@
   (:mod:`dfil.cluster.writer`);
 - damaged run files, moved aside so that the DAG re-creates them (:mod:`.damage`; only
   in a run that takes Snakemake's lock, and only with no other Snakemake running here);
+- frozen-feature stamps whose cache files are gone, removed likewise
+  (:mod:`.featurestamps`);
 - incomplete files of an interrupted run that this run would stop at
   (:func:`dfil.cluster.dirlock.incomplete_hint`).
 """
@@ -22,6 +24,7 @@ from dfil.grid import Grid
 from dfil.methods import method_spec
 from dfil.preflight.budgets import check_budgets
 from dfil.preflight.damage import repair_runs
+from dfil.preflight.featurestamps import stale_stamps
 from dfil.preflight.targets import target_notes
 
 
@@ -43,6 +46,7 @@ def preflight(grid: Grid, argv: list[str], workdir: str | Path, config_files: It
               for run_dir, holder in running_writers(d for d, _ in dirs)]
     if not building:  # else the lock hint has said who runs here
         notes += repair_runs(dirs, apply=takes_lock(argv))
+        notes += stale_stamps(workdir / grid.results / "features", apply=takes_lock(argv))
     if hint := incomplete_hint(workdir, argv):
         notes.append(hint)
     return notes
