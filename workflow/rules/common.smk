@@ -4,7 +4,12 @@ from types import SimpleNamespace
 
 from dfil.methods import method_spec
 from dfil.contracts.failure import failure_ahead
-from dfil.engine.featuresets import feature_group, feature_jobs, item_sets, reads_features
+from dfil.engine.featuresets import (
+    feature_group,
+    feature_jobs,
+    item_sets,
+    reads_features,
+)
 from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
@@ -154,8 +159,10 @@ def feature_stamps(stage):
     def stamps(wildcards):
         config = GRID.cell(wildcards.key).config
         group = feature_group(config) if reads_features(config) else None
-        return [ancient(f"{RES}/features/{group}/{name}.json")
-                for name in item_sets(config, stage)]
+        return [
+            ancient(f"{RES}/features/{group}/{name}.json")
+            for name in item_sets(config, stage)
+        ]
 
     return stamps
 
@@ -167,5 +174,6 @@ def feature_data_inputs(wildcards):
 
 def feature_resource(name, default=0):
     """A frozen-feature job's resource: its cell's evaluation job's (a forward pass)."""
-    return lambda wildcards: GRID.job_resources(FEATURE_JOBS[wildcards.fset], "evaluate").get(
-        name, default)
+    return lambda wildcards: GRID.job_resources(
+        FEATURE_JOBS[wildcards.fset], "evaluate"
+    ).get(name, default)
