@@ -27,7 +27,7 @@ from dfil.model.backbone import load_tokenizer
 from dfil.model.embedded import cache_dir
 
 # Part of every feature-cache key: bump it when what a cached file holds changes.
-FEATURE_CACHE_FORMAT = 2
+FEATURE_CACHE_FORMAT = 3
 
 
 def cell_prompts(cell: CellConfig, texts, task: str | None = None) -> list[str]:
@@ -84,10 +84,11 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
     """Frozen-backbone mode: ``prompts`` with the backbone's pooled features and, for
     attention pooling, its token states, cached on disk per backbone and prompts.
 
-    One pass writes both files (``<key>.safetensors`` with the token ids and last-token
-    features, ``<key>.states.safetensors``), so an attention-pooling cell reuses the pass
-    the other cells paid for; a cell reads only the file it needs, and a cell whose
-    feature sets are all cached loads neither the backbone nor the tokenizer.
+    One pass writes both files (``<key>.safetensors`` with the token ids, their lengths
+    before the cut to ``max_length`` and last-token features,
+    ``<key>.states.safetensors``), so an attention-pooling cell reuses the pass the other
+    cells paid for; a cell reads only the file it needs, and a cell whose feature sets
+    are all cached loads neither the backbone nor the tokenizer.
     """
     d = cell.data
     tokens = method_spec(cell.model.method).attn_pool
@@ -105,7 +106,8 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
         fcntl.flock(lock, fcntl.LOCK_EX)
         if path.is_file() and (states_path.is_file() or not tokens):
             cached = load_file(str(path))
-            enc = replace(encode_ids(cached["ids"], cached["lengths"], labels, p),
+            enc = replace(encode_ids(cached["ids"], cached["lengths"], labels, p,
+                                     cached["source_lengths"].numpy()),
                           features=cached["features"])
             states = load_file(str(states_path))["states"] if tokens else None
         else:
@@ -118,7 +120,8 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
             lengths = torch.tensor([len(x) for x in enc.ids], dtype=torch.int64)
             flat = torch.tensor([t for x in enc.ids for t in x], dtype=torch.int64)
             with atomic_path(path) as tmp:
-                save_file({"features": feats, "ids": flat, "lengths": lengths}, tmp)
+                save_file({"features": feats, "ids": flat, "lengths": lengths,
+                           "source_lengths": torch.from_numpy(enc.source_lengths)}, tmp)
             enc = replace(enc, features=feats)
             states = states if tokens else None
     return replace(enc, states=states)

@@ -1,5 +1,6 @@
-"""What a run's page shows: its resolved config, training curves, test metrics and where
-and how long it ran (reads a run directory; the curve drawn as inline SVG)."""
+"""What a run's page shows: its resolved config, training curves, test metrics, the
+prompts cut to ``max_length`` per split, and where and how long it ran (reads a run
+directory; the curve drawn as inline SVG)."""
 
 from __future__ import annotations
 
@@ -29,6 +30,14 @@ class RunPage:
     test: dict
     curve_svg: str
     problem: str
+    truncation: dict
+
+    @property
+    def truncated(self) -> str:
+        """The splits where prompts were cut, in words ("" where none was)."""
+        return "; ".join(f"{split}: {r['cut']} of {r['items']} cut to {r['max_length']} "
+                         f"tokens (longest {r['longest']})"
+                         for split, r in self.truncation.items() if r.get("cut"))
 
 
 def page_name(key: str) -> str:
@@ -85,4 +94,9 @@ def run_page(runs: Path, key: str) -> RunPage:
         metrics, problem = {}, f"{d / rundir.METRICS}: {err}"
     return RunPage(key, page_name(key), config, str(metrics.get("config_hash", "")),
                    dict(metrics.get("provenance") or {}), _flat_test(metrics),
-                   curve_svg(d / rundir.LOG), problem)
+                   curve_svg(d / rundir.LOG), problem, dict(metrics.get("truncation") or {}))
+
+
+def cut(pages: dict[str, RunPage]) -> dict[str, tuple[str, str]]:
+    """The runs of ``pages`` where prompts were cut: key -> (page, what was cut)."""
+    return {p.key: (p.page, p.truncated) for p in pages.values() if p.truncated}

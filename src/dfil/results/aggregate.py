@@ -5,7 +5,13 @@ metric as a dotted path into ``metrics.json`` (``test.mf.acc``,
 ``test.main.per_class_acc.3``, ``csmc.mf.by_domain.finance``), its value, and provenance
 (run directory, config hash, package version, git commit). Which numbers are measurements
 is the metrics contract's to say (:func:`dfil.contracts.metrics.measures`); every file is
-validated against it on the way in. Every number a table prints is one of these rows.
+validated against it on the way in, its digest checked, and every number the run's
+``predictions.parquet`` determines recomputed from it
+(:func:`dfil.contracts.predictions.predictions_problem`): an edited number stops the
+aggregate, naming the file and key, and never becomes a row. (A run without its
+predictions is checked on its digest alone: the DAG re-evaluates such a run before it
+aggregates, since the predictions are an output of the same job.) Every number a table
+prints is one of these rows.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ import pandas as pd
 
 from dfil.contracts.failure import KEY, is_failure
 from dfil.contracts.metrics import measures, read_metrics
-from dfil.contracts.rundir import ASIDE, METRICS
-from dfil.errors import MissingInputError, RefusedError
+from dfil.contracts.predictions import predictions_problem
+from dfil.contracts.rundir import ASIDE, METRICS, PREDICTIONS
+from dfil.errors import MetricsError, MissingInputError, RefusedError
 from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
 
 COLUMNS = [*FIELDS, "metric", "value", "run_dir", "config_hash", "package_version",
@@ -52,6 +59,10 @@ def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
             "package_version": prov["package_version"], "git_commit": prov["git_commit"]}
     if is_failure(metrics):
         return [{**base, "metric": failed_metric(metrics[KEY]["reason"]), "value": 1.0}]
+    if (run_dir / PREDICTIONS).is_file() and (
+            problem := predictions_problem(metrics, run_dir / PREDICTIONS)):
+        raise MetricsError(f"{metrics_path}: {problem}; move it aside and evaluate the run "
+                           "again (snakemake's preflight does so)")
     rows = [{**base, "metric": name, "value": value} for name, value in measures(metrics)]
     attempts = metrics["train"].get("attempts", [])
     rows.append({**base, "metric": "train.attempts", "value": float(len(attempts))})
