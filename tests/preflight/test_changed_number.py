@@ -158,3 +158,21 @@ def test_a_changed_number_in_a_real_run_is_re_evaluated_to_what_it_was(tmp_path)
         assert main(["evaluate", "--run", str(run)]) == 0  # what the DAG then runs
         assert stable(read_metrics(run / "metrics.json")) == good
         assert repair_runs([(run, True)]) == []
+
+
+def test_a_nan_written_into_metrics_json_is_one_line_of_damage(tmp_path, capsys):
+    from dfil.cli import main
+
+    run = write_run(tmp_path / "runs")
+    text = (run / "metrics.json").read_text()
+    value = repr(json.loads(text)["p_mae"])
+    (run / "metrics.json").write_text(text.replace(f'"p_mae": {value}', '"p_mae": NaN'))
+    assert main(["aggregate", "--runs", str(tmp_path / "runs"),
+                 "--out", str(tmp_path / "m.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"dfil aggregate: error: {run / 'metrics.json'}: non-finite "
+                          "metric p_mae = nan") and err.count("\n") == 1
+    (note,) = repair_runs([(run, False)])
+    assert note.startswith(f"dfil: {run / 'metrics.json'}: damaged (non-finite number "
+                           "p_mae = nan, which evaluation never writes); moved to")
+    assert (run / "damaged" / "metrics.json").exists()

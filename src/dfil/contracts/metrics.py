@@ -71,7 +71,10 @@ def digest(metrics: Mapping) -> str:
 
 
 def digest_problem(metrics: Mapping) -> str | None:
-    """What is wrong with the digest of a metrics record read back (None: it matches)."""
+    """What is wrong with the digest of a metrics record read back (None: it matches). A
+    non-finite number has no canonical JSON, and the writer never writes one: named too."""
+    if bad := next(_non_finite(metrics), None):
+        return f"non-finite number {bad}, which evaluation never writes"
     if DIGEST not in metrics:
         return "no content digest, so an edit to its numbers could not be told"
     if metrics[DIGEST] != digest(metrics):
