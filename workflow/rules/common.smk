@@ -94,6 +94,8 @@ def mark_stale(log=None):
     """After a run: files it was to publish and did not are stale, those it published or
     found up to date are not (so a good run clears every mark its targets cover); the
     marker and the published report's banner say so."""
+    if isinstance(log, (list, tuple)):  # onerror's `log`: Snakemake's log files
+        log = ", ".join(map(str, log))
     dag = workflow.dag
     failed, published = set(), set()
     for job in dag.jobs:
