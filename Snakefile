@@ -120,6 +120,11 @@ rule all_tables:
         PDF_FILES,
         RUN_PAGES,
         AUDIT_FILES,
+        # The staged files too: one that preflight moved aside is made again and published.
+        [
+            staged(path)
+            for path in [*TABLE_FILES, *REPORT_FILES, *PDF_FILES, *AUDIT_FILES]
+        ],
 
 
 rule all_runs:
