@@ -15,6 +15,7 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 from snakemake.utils import min_version
 
@@ -22,10 +23,10 @@ from dfil.errors import or_exit
 from dfil.cli.jobs import set_last_attempt
 from dfil.grid import grid_of
 from dfil.gridlock import unlocked_note
-from dfil.cluster.dirlock import lock_hint, takes_lock
+from dfil.cluster.dirlock import lock_hint, other_snakemakes, takes_lock
 from dfil.preflight import preflight
 from dfil.preflight.targets import asks_for, preflight_profiles
-from dfil.publish import ALLOW_FLAG, ALLOW_KEY
+from dfil.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged
 
 min_version("8.20")  # pyproject's requirement
 
@@ -79,12 +80,17 @@ include: "workflow/rules/preflight.smk"
 
 # Before the DAG is built (the main process only; cluster job steps skip it): targets the
 # grid does not make, budgets beyond their data, dfil jobs of a killed run still running,
-# damaged run files (moved aside, so the DAG re-creates them), incomplete files.
+# damaged run files and staged files (moved aside, so the DAG re-creates them before
+# publishing), incomplete files.
 if workflow.is_main_process:
     for _note in or_exit(
         preflight, GRID, sys.argv, os.getcwd(), workflow.configfiles, PUBLISHED
     ):
         print(_note, file=sys.stderr)
+    # With another Snakemake here the lock hint has named it: its staged files are its own.
+    if not other_snakemakes(Path(os.getcwd())):
+        for _note in repair_staged(map(staged, PUBLISHED), STAGE, takes_lock(sys.argv)):
+            print(_note, file=sys.stderr)
 
 
 # Without pdflatex the report targets leave tables.pdf out: one line says so and how to get TeX.
@@ -115,6 +121,11 @@ rule all_tables:
         PDF_FILES,
         RUN_PAGES,
         AUDIT_FILES,
+        # The staged files too: one that preflight moved aside is made again and published.
+        [
+            staged(path)
+            for path in [*TABLE_FILES, *REPORT_FILES, *PDF_FILES, *AUDIT_FILES]
+        ],
 
 
 rule all_runs:

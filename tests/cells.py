@@ -67,6 +67,7 @@ def stable(metrics: dict) -> dict:
     """metrics.json without what legitimately differs between processes."""
     out = dict(metrics)
     out.pop("provenance")
+    out.pop("digest", None)  # of the whole record, provenance included
     train = dict(out.pop("train"))
     train.pop("provenance")
     train["attempts"] = [{k: v for k, v in a.items()

@@ -15,6 +15,7 @@ import pytest
 
 from cells import stable, tiny_cell
 from dfil.cli import main
+from dfil.contracts.metrics import write_metrics
 from dfil.data.synthetic import write_frog_like
 from records import metrics_record
 
@@ -60,7 +61,7 @@ def write_runs(runs: Path, n: int) -> None:
         run.mkdir(parents=True)
         record = metrics_record(seed=seed)
         record["test"]["mf"]["acc"] = seed / n
-        (run / "metrics.json").write_text(json.dumps(record))
+        write_metrics(run / "metrics.json", record)
 
 
 def test_aggregate_on_a_full_disk_keeps_the_last_good_table(tmp_path, disk, capsys):
@@ -145,7 +146,7 @@ def test_render_on_a_full_disk_keeps_the_last_good_table(tmp_path, disk, capsys)
         (runs / key).mkdir(parents=True)
         record = metrics_record(seed=seed)
         record["test"]["mf"]["acc"] = 0.25 + seed / 100
-        (runs / key / "metrics.json").write_text(json.dumps(record))
+        write_metrics(runs / key / "metrics.json", record)
     out = disk / "T16-lambda-sweep.tex"
     args = ["render", "--config", str(config), "--tables", str(tables), "--runs", str(runs),
             "--table", "lambda_sweep", "--out", str(out)]

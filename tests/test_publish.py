@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from dfil.cli import main
-from dfil.publish import read
+from dfil.publish import read, repair_staged
 
 KEYS = ("frog/tiny/dfil/lam0.5/nfull/qure/seed42", "frog/tiny/coral/na/nfull/na/seed42")
 
@@ -184,3 +184,20 @@ def test_a_directory_of_pages_is_published_when_each_page_is_whole(tmp_path, cap
     assert f"{staged / 'b.html'}: damaged staged file (not a whole HTML page" in \
         capsys.readouterr().err
     assert not (out / "b.html").exists()
+
+
+def test_a_staged_file_damaged_after_it_was_made_is_moved_aside_to_be_made_again(tmp_path):
+    stage = tmp_path / "results" / "smoke" / "staging"
+    good, cut = stage / "paper_tables" / "smoke" / "T05.tex", stage / "paper_tables" / "T06.tex"
+    good.parent.mkdir(parents=True)
+    good.write_text(table(FULL))
+    cut.write_text(table(FULL)[:100])
+    files = [good, cut, stage / "aggregate" / "metrics.parquet"]  # the last not made yet
+    aside = stage / "damaged" / "paper_tables" / "T06.tex"
+    note = (f"dfil: {cut}: damaged staged file (no \\begin{{table}}); "
+            f"VERB {aside}, so the DAG makes it again before publishing it")
+    assert repair_staged(files, stage, apply=False) == [note.replace("VERB", "would move it to")]
+    assert cut.exists() and not aside.exists()
+    assert repair_staged(files, stage) == [note.replace("VERB", "moved to")]
+    assert not cut.exists() and aside.read_text() == table(FULL)[:100]
+    assert good.read_text() == table(FULL) and repair_staged(files, stage) == []

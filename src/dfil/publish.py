@@ -14,6 +14,11 @@ as the old. Where
 the runs or their config hashes differ, the grid or a config changed and the new file
 is what that edit makes: it replaces the old one.
 
+A staged file damaged after its rule made it (truncated, emptied) would be refused at
+publishing, leaving the published one stale: :func:`repair_staged`, run before the DAG is
+built, moves it aside (one line naming it) so the DAG makes it again, as it does for a
+damaged run file (:mod:`dfil.preflight.damage`).
+
 Which runs a file was made from: a table's header lists each run key with its config
 hash (``%   <key>  config <hash>``, ``dfil render``) and the digest of its
 ``config/tables.yaml`` entry (``% spec: <digest>``: an edited entry counts as a change);
@@ -26,6 +31,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -227,3 +233,25 @@ def check_replace(new: Content, staged: str | Path, out: str | Path,
         f"it has {old.count}, from the same runs and config hashes; {out} stays; to publish "
         f"the smaller file anyway rerun with --config {ALLOW_KEY}=1 (dfil publish "
         f"{ALLOW_FLAG})")
+
+
+def repair_staged(staged_files: Iterable[str | Path], stage: str | Path,
+                  apply: bool = True) -> list[str]:
+    """Move each of ``staged_files`` (paths below the staging area ``stage``) that exists
+    and does not read as what its name says to ``<stage>/damaged/`` (its path below
+    ``stage`` kept) when ``apply``; one line per file so found."""
+    stage, notes = Path(stage), []
+    for path in map(Path, staged_files):
+        if not path.is_file():
+            continue
+        try:
+            read(path)
+        except Damaged as err:
+            target = stage / "damaged" / path.relative_to(stage)
+            if apply:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                path.replace(target)
+            verb = "moved to" if apply else "would move it to"
+            notes.append(f"dfil: {path}: damaged staged file ({err}); {verb} {target}, so "
+                         "the DAG makes it again before publishing it")
+    return notes

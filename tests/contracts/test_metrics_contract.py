@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from dfil.contracts.metrics import (
+    digest,
     measures,
     read_metrics,
     validate_metrics,
@@ -23,8 +24,9 @@ from records import metrics_record
 
 def test_valid_record_round_trips(tmp_path):
     path = tmp_path / "metrics.json"
-    write_metrics(path, metrics_record())
-    assert read_metrics(path) == metrics_record()
+    written = write_metrics(path, metrics_record())
+    assert written == {**metrics_record(), "digest": digest(metrics_record())}
+    assert read_metrics(path) == written
 
 
 @pytest.mark.parametrize("bad", [float("nan"), float("inf")])
@@ -75,7 +77,10 @@ class StubScorer:
         self.trainable = 123 if self.spec.trains else None
         self.rng = np.random.default_rng(0)
 
-    def __call__(self, frame, text_col="text", task=None, label_col=None, p_col=None):
+    truncation: dict = {}
+
+    def __call__(self, frame, text_col="text", task=None, label_col=None, p_col=None,
+                 name=None):
         n, q, s = len(frame), self.cell.model.num_classes, self.spec
         main = self.rng.dirichlet(np.ones(q), n) if s.main or not s.trains else None
         p = self.rng.uniform(0, 1, n) if s.numeric else None

@@ -52,3 +52,11 @@ def test_a_broken_marker_is_named(tmp_path, text):
     (tmp_path / NAME).write_text(text)
     with pytest.raises(InputError, match=f"{tmp_path / NAME}: .*delete it"):
         read_stale(tmp_path / NAME)
+
+
+def test_a_good_run_that_leaves_files_stale_keeps_naming_the_failed_run(tmp_path):
+    path = tmp_path / NAME
+    update_stale(path, ["a.tex", "b.tex"], [], "failed.log", now=T0)
+    record = update_stale(path, [], ["a.tex"], "good.log", now=T1)
+    assert record == {"format": FORMAT, "since": T0.isoformat(), "updated": T0.isoformat(),
+                      "log": "failed.log", "stale": ["b.tex"]}

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from dfil.contracts.predcheck import accuracy_block
 from dfil.engine.predict import Predictions
 from dfil.evaluate.protocols import (
-    accuracy_block,
     compositional_metrics,
     csmc_metrics,
     entailment_metrics,

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from dfil.cli import main
+from dfil.contracts.metrics import write_metrics
 from dfil.errors import MetricsError, MissingInputError, RefusedError
 from dfil.results.aggregate import COLUMNS, aggregate, check_replaceable, metrics_files
 from records import metrics_record
@@ -14,7 +15,7 @@ def write_run(runs, seed, acc, **overrides):
     d.mkdir(parents=True)
     record = metrics_record(**overrides)
     record["test"]["mf"]["acc"] = acc
-    (d / "metrics.json").write_text(json.dumps(record))
+    write_metrics(d / "metrics.json", record)
     return d
 
 

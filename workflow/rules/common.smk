@@ -103,13 +103,17 @@ def table_metrics(wildcards):
 
 
 def mark_stale(log=None):
-    """After a run: files it was to publish and did not are stale, those it published are
-    not; the marker and the published report's banner say so."""
+    """After a run: files it was to publish and did not are stale, those it published or
+    found up to date are not (so a good run clears every mark its targets cover); the
+    marker and the published report's banner say so."""
+    if isinstance(log, (list, tuple)):  # onerror's `log`: Snakemake's log files
+        log = ", ".join(map(str, log))
     dag = workflow.dag
     failed, published = set(), set()
-    for job in dag.needrun_jobs(exclude_finished=False):
+    for job in dag.jobs:
         if job.rule.name in ("publish", "publish_run_pages"):
-            (published if dag.finished(job) else failed).update(map(str, job.output))
+            done = not dag.needrun(job) or dag.finished(job)
+            (published if done else failed).update(map(str, job.output))
     marker = update_stale(f"{TABLES_OUT}/{STALE_NAME}", failed, published, log)
     show_stale(TABLES_OUT)
     if marker and failed:

@@ -1,5 +1,5 @@
-"""The contract of ``metrics.json``: its JSON Schema, the one writer, the one reader, and
-which of its numbers are measurements (pure: json, jsonschema).
+"""The contract of ``metrics.json``: its JSON Schema, the one writer, the one reader, its
+content digest, and which of its numbers are measurements (pure: json, jsonschema).
 
 The schema (``metrics.schema.json``, shipped with the package) says what every key holds.
 A subtree whose schema carries ``"x-measure": false`` describes the run (identity,
@@ -7,10 +7,14 @@ provenance, the training summary, per-item lists) rather than measuring it; ever
 number is a measurement, addressed by its dotted path (``test.mf.acc``,
 ``csmc.mf.by_domain.finance``) in the aggregate table and in ``config/tables.yaml``.
 Non-finite numbers are refused on write and on read: a NaN never becomes a table number.
+The writer adds ``digest``, the SHA-256 of the record's canonical JSON without it; the
+reader recomputes it, so a number edited after the file was written (or a file written
+without one) is refused as damaged, and preflight moves it aside to be re-evaluated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -22,6 +26,9 @@ from dfil.atomic import atomic_write_bytes
 from dfil.contracts import packaged_schema, schema_problem
 from dfil.contracts.failure import is_failure, validate_failure
 from dfil.errors import MetricsError, did_you_mean
+
+#: The key of the record's content digest.
+DIGEST = "digest"
 
 
 @cache
@@ -54,17 +61,41 @@ def validate_metrics(metrics: Mapping, where: str) -> None:
         raise MetricsError(f"{where}: metrics {problem}")
 
 
-def write_metrics(path: str | Path, metrics: Mapping) -> None:
-    """Validate ``metrics`` and write it to ``path`` atomically (sorted keys)."""
-    validate_metrics(metrics, str(path))
-    text = json.dumps(metrics, indent=2, sort_keys=True, allow_nan=False)
+def digest(metrics: Mapping) -> str:
+    """The SHA-256 (hex) of ``metrics`` as canonical JSON (sorted keys, no spaces), its
+    own ``digest`` key aside: the same for the record written and the record read back."""
+    body = {k: v for k, v in metrics.items() if k != DIGEST}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def digest_problem(metrics: Mapping) -> str | None:
+    """What is wrong with the digest of a metrics record read back (None: it matches). A
+    non-finite number has no canonical JSON, and the writer never writes one: named too."""
+    if bad := next(_non_finite(metrics), None):
+        return f"non-finite number {bad}, which evaluation never writes"
+    if DIGEST not in metrics:
+        return "no content digest, so an edit to its numbers could not be told"
+    if metrics[DIGEST] != digest(metrics):
+        return "content digest mismatch: its numbers changed after it was written"
+    return None
+
+
+def write_metrics(path: str | Path, metrics: Mapping) -> dict:
+    """Validate ``metrics`` and write it with its digest to ``path`` atomically (sorted
+    keys); returns the record as written."""
+    validate_metrics(metrics, str(path))  # first: a NaN has no canonical JSON to digest
+    record = {**metrics, DIGEST: digest(metrics)}
+    text = json.dumps(record, indent=2, sort_keys=True, allow_nan=False)
     atomic_write_bytes(path, (text + "\n").encode())
+    return record
 
 
 def read_metrics(path: str | Path, allow_failure: bool = False) -> dict:
-    """The validated metrics record at ``path``; :class:`MetricsError` if it is damaged.
-    With ``allow_failure`` a failure record (:mod:`dfil.contracts.failure`, a cell that
-    gave up on its last try) is returned too, validated against its own schema."""
+    """The validated metrics record at ``path``; :class:`MetricsError` if it is damaged
+    (its digest included: :func:`digest_problem`). With ``allow_failure`` a failure
+    record (:mod:`dfil.contracts.failure`, a cell that gave up on its last try) is
+    returned too, validated against its own schema."""
     path = Path(path)
     try:
         metrics = json.loads(path.read_text(encoding="utf-8"))
@@ -74,6 +105,9 @@ def read_metrics(path: str | Path, allow_failure: bool = False) -> dict:
         validate_failure(metrics, str(path))
         return metrics
     validate_metrics(metrics, str(path))
+    if problem := digest_problem(metrics):
+        raise MetricsError(f"{path}: {problem}; move it aside and evaluate the run again "
+                           "(snakemake's preflight does so)")
     return metrics
 
 

@@ -54,17 +54,20 @@ def update_stale(path: str | Path, failed: Iterable[str], published: Iterable[st
     Parameters
     ----------
     failed : published files a run was to rebuild and did not (it failed first).
-    published : published files a run has just rebuilt.
-    log : the Snakemake log of the failed run.
+    published : published files a run has just rebuilt, or found up to date.
+    log : the Snakemake log of the failed run. A run that failed nothing leaves the
+        marker's time and log those of the last failure.
     """
-    path = Path(path)
+    path, failed = Path(path), set(failed)
     old = read_stale(path)
-    stale = (set(old["stale"]) if old else set()) | set(failed)
+    stale = (set(old["stale"]) if old else set()) | failed
     stale -= set(published)
     if not stale:
         path.unlink(missing_ok=True)
         return None
     stamp = (now or datetime.datetime.now().astimezone()).isoformat(timespec="seconds")
+    if old and not failed:  # a run that failed nothing is not the failure the marker names
+        stamp, log = old["updated"], old["log"]
     record = {"format": FORMAT, "since": old["since"] if old else stamp, "updated": stamp,
               "log": str(log or (old or {}).get("log", "")), "stale": sorted(stale)}
     atomic_write_json(path, record)

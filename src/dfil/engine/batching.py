@@ -8,7 +8,7 @@ to the device; the epoch plans (which rows form each step's batch) are here too.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from itertools import chain
 
@@ -35,6 +35,7 @@ class Encoded:
     p: np.ndarray
     features: torch.Tensor | None = None
     states: torch.Tensor | None = None
+    source_lengths: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -69,22 +70,37 @@ class Encoded:
                        p=self.p[rows],
                        features=None if self.features is None
                        else self.features[torch.from_numpy(rows)],
-                       states=states)
+                       states=states,
+                       source_lengths=None if self.source_lengths is None
+                       else self.source_lengths[rows])
 
 
 def encode(tokenizer, prompts: Sequence[str], labels=None, p=None, max_length: int = 256,
            truncation_side: str = "left") -> Encoded:
     """Tokenise ``prompts``; longer ones keep their last ``max_length`` tokens by default,
-    since the prediction is read at the final token."""
+    since the prediction is read at the final token. Each prompt's token count before
+    the cut is kept (``source_lengths``): the prompts are tokenised whole, and only those
+    over ``max_length`` again with the tokenizer's own truncation."""
+    prompts = list(prompts)
     tokenizer.truncation_side = truncation_side
-    out = tokenizer(list(prompts), truncation=True, max_length=max_length)
-    return _encoded(tuple(tuple(x) for x in out["input_ids"]), labels, p)
+    ids = list(tokenizer(prompts, truncation=False, verbose=False)["input_ids"])
+    whole = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    long = np.flatnonzero(whole > max_length).tolist()
+    if long:
+        cut = tokenizer([prompts[i] for i in long], truncation=True, max_length=max_length)
+        for i, row in zip(long, cut["input_ids"], strict=True):
+            ids[i] = row
+    return replace(_encoded(tuple(tuple(x) for x in ids), labels, p), source_lengths=whole)
 
 
-def encode_ids(flat, lengths, labels=None, p=None) -> Encoded:
-    """Encoded prompts from token ids stored flat ``[sum_i T_i]`` with lengths ``[N]``."""
+def encode_ids(flat, lengths, labels=None, p=None, source_lengths=None) -> Encoded:
+    """Encoded prompts from token ids stored flat ``[sum_i T_i]`` with lengths ``[N]``
+    (and, when known, their lengths before the cut ``[N]``)."""
     rows = np.split(np.asarray(flat), np.cumsum(np.asarray(lengths))[:-1])
-    return _encoded(tuple(tuple(r.tolist()) for r in rows), labels, p)
+    enc = _encoded(tuple(tuple(r.tolist()) for r in rows), labels, p)
+    if source_lengths is None:
+        return enc
+    return replace(enc, source_lengths=np.asarray(source_lengths, dtype=np.int64))
 
 
 def _encoded(ids: tuple[tuple[int, ...], ...], labels, p) -> Encoded:

@@ -33,7 +33,7 @@ from dfil.model.dual_path import build_model
 from dfil.model.embedded import cache_dir
 
 # Part of every feature-cache key: bump it when what a cached file holds changes.
-FEATURE_CACHE_FORMAT = 2
+FEATURE_CACHE_FORMAT = 3
 #: Set to 1 (the DAG's train and evaluate jobs, whose features its frozen_features jobs
 #: compute first): a feature set missing from the cache is an error, not computed here.
 REQUIRE_CACHED = "DFIL_FEATURES_CACHED"
@@ -104,12 +104,13 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
     """Frozen-backbone mode: ``prompts`` with the backbone's pooled features and, for
     attention pooling, its token states, cached on disk per backbone and prompts.
 
-    One pass writes both files (``<key>.safetensors`` with the token ids and last-token
-    features, ``<key>.states.safetensors``), so an attention-pooling cell reuses the pass
-    the other cells paid for; a cell reads only the file it needs, and a cell whose
-    feature sets are all cached loads neither the backbone nor the tokenizer. A set not
-    cached is computed here, unless the environment sets :data:`REQUIRE_CACHED` (the
-    DAG's train and evaluate jobs: its frozen_features jobs compute every set first).
+    One pass writes both files (``<key>.safetensors`` with the token ids, their lengths
+    before the cut to ``max_length`` and last-token features,
+    ``<key>.states.safetensors``), so an attention-pooling cell reuses the pass the other
+    cells paid for; a cell reads only the file it needs, and a cell whose feature sets
+    are all cached loads neither the backbone nor the tokenizer. A set not cached is
+    computed here, unless the environment sets :data:`REQUIRE_CACHED` (the DAG's train
+    and evaluate jobs: its frozen_features jobs compute every set first).
     """
     tokens = method_spec(cell.model.method).attn_pool
     path, states_path = feature_paths(cell, prompts)
@@ -118,7 +119,8 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
     with _one_writer(path):
         if path.is_file() and (states_path.is_file() or not tokens):
             cached = load_file(str(path))
-            enc = replace(encode_ids(cached["ids"], cached["lengths"], labels, p),
+            enc = replace(encode_ids(cached["ids"], cached["lengths"], labels, p,
+                                     cached["source_lengths"].numpy()),
                           features=cached["features"])
             states = load_file(str(states_path))["states"] if tokens else None
         else:
@@ -159,7 +161,8 @@ def _compute(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: list[st
     lengths = torch.tensor([len(x) for x in enc.ids], dtype=torch.int64)
     flat = torch.tensor([t for x in enc.ids for t in x], dtype=torch.int64)
     with atomic_path(path) as tmp:
-        save_file({"features": feats, "ids": flat, "lengths": lengths}, tmp)
+        save_file({"features": feats, "ids": flat, "lengths": lengths,
+                   "source_lengths": torch.from_numpy(enc.source_lengths)}, tmp)
     return replace(enc, features=feats), states
 
 

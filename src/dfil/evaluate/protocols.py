@@ -38,19 +38,6 @@ def select_alpha(preds, gold: np.ndarray, grid: Sequence[float]) -> float | None
     return float(grid[int(np.argmax(accs))])
 
 
-def accuracy_block(labels: np.ndarray, gold: np.ndarray, p: np.ndarray | None,
-                   num_classes: int) -> dict:
-    """Accuracy, per-class accuracy (None for absent classes) and pairwise monotonicity."""
-    per_class = [float((labels[gold == k] == k).mean()) if np.any(gold == k) else None
-                 for k in range(num_classes)]
-    block = {"acc": float((labels == gold).mean()), "per_class_acc": per_class, "n": len(gold)}
-    if p is not None:
-        v = pairwise_violations(p, labels)
-        block.update(mono_rate=v.rate, mono_magnitude=v.mean_magnitude, mono_pairs=v.n_pairs,
-                     mono_violations=v.n_violations)
-    return block
-
-
 def grid_check(centers, widths, sizes: Sequence[int]) -> dict:
     """Violations on uniform grids of n points in [0, 1] (App. F.4): nearest center, which
     Thm 1 makes 0, and Gaussian argmax, which the Remark says can flip back."""

@@ -20,11 +20,13 @@ from dfil.atomic import atomic_path, atomic_write_json
 from dfil.cellconfig import config_hash, load_cell
 from dfil.contracts.failure import is_failure, write_failure
 from dfil.contracts.metrics import write_metrics
+from dfil.contracts.predcheck import accuracy_block
 from dfil.contracts.predictions import COLUMNS as PREDICTION_COLUMNS
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY, read_run_json
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import probe_sets, qure_frame, task_frames
 from dfil.engine.inputs import stamped_inputs
+from dfil.engine.truncation import truncation_line
 from dfil.errors import MissingInputError, RefusedError
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
@@ -59,8 +61,9 @@ def _train_summary(run_dir: Path, expected_hash: str) -> dict:
     return summary
 
 
-def evaluate_run(run_dir: str | Path) -> dict:
-    """Compute every metric for the run in ``run_dir`` and write its output files."""
+def evaluate_run(run_dir: str | Path, log=print) -> dict:
+    """Compute every metric for the run in ``run_dir`` and write its output files; the
+    sets whose prompts were cut to ``max_length`` are said in one ``log`` line."""
     started = time.perf_counter()
     run_dir = Path(run_dir)
     cell = load_cell(run_dir / CELL)
@@ -71,12 +74,15 @@ def evaluate_run(run_dir: str | Path) -> dict:
     with deterministic(cell.train.deterministic):
         device = pick_device()
         metrics, predictions = compute_metrics(cell, Scorer(cell, run_dir, device), summary)
+        if line := truncation_line({k: v for k, v in metrics.get("truncation", {}).items()
+                                    if k != "train"}):  # training's log said that one
+            log(line)
         trained = summary.get("provenance", {})
         metrics["provenance"] = provenance(
             device, time.perf_counter() - started, stamped_inputs(cell),
             {"training": trained, **({"memory": trained["memory"]} if "memory" in trained
                                      else {})})
-        _write(run_dir, cell, metrics, predictions)
+        metrics = _write(run_dir, cell, metrics, predictions)
     return metrics
 
 
@@ -110,6 +116,9 @@ def compute_metrics(cell, score: Scorer, summary: dict) -> tuple[dict, pd.DataFr
         metrics.update(_probe_metrics(cell, score, metrics["alpha"], predictions))
     if probes and cell.eval.qure and cell.data.qure_source:
         metrics["qure"] = _qure_metrics(cell, score, metrics["alpha"], predictions)
+    cut = {**_trained_truncation(summary), **score.truncation}
+    if cut:
+        metrics["truncation"] = cut
     metrics.update(train=summary, config_hash=summary["config_hash"], seed=cell.train.seed)
     metrics.update({k: summary[k] for k in ("note", "data_note") if k in summary})
     return metrics, pd.concat(predictions, ignore_index=True)
@@ -123,16 +132,16 @@ def _path_metrics(cell, score: Scorer, frames: dict) -> tuple[dict, list[pd.Data
     val, test = frames["val"], frames["test"]
     val_gold, gold, p_test = (val["label"].to_numpy(), test["label"].to_numpy(),
                               test["p"].to_numpy())
-    val_preds = score(val, label_col="label", p_col="p")
+    val_preds = score(val, label_col="label", p_col="p", name="val")
     alpha = cell.eval.alpha
     if alpha is None:
         alpha = ev.select_alpha(val_preds, val_gold, cell.eval.alpha_grid)
-    test_preds = score(test, label_col="label", p_col="p")
+    test_preds = score(test, label_col="label", p_col="p", name="test")
     test_labels = ev.path_labels(test_preds, centers, alpha)
     metrics = {"cell": cell.name, "method": cell.model.method, "alpha": alpha,
-               "test": {path: ev.accuracy_block(lab, gold, p_test, q)
+               "test": {path: accuracy_block(lab, gold, p_test, q)
                         for path, lab in test_labels.items()},
-               "val": {path: ev.accuracy_block(lab, val_gold, None, q)
+               "val": {path: accuracy_block(lab, val_gold, None, q)
                        for path, lab in ev.path_labels(val_preds, centers, alpha).items()}}
     val_acc = {path: block["acc"] for path, block in metrics["val"].items()}
     if val_acc:  # App. D.2: the path with the best validation accuracy (first of equals)
@@ -141,6 +150,13 @@ def _path_metrics(cell, score: Scorer, frames: dict) -> tuple[dict, list[pd.Data
     if test_preds.p is not None:
         metrics["p_mae"] = float(np.abs(test_preds.p - p_test).mean())
     return metrics, [_rows("test", test["id"], gold, p_test, test_preds, test_labels)]
+
+
+def _trained_truncation(summary: dict) -> dict:
+    """The training split's cut prompts, as the last training attempt recorded them."""
+    attempts = summary.get("attempts") or [{}]
+    record = (attempts[-1].get("truncation") or {}).get("train")
+    return {"train": record} if record else {}
 
 
 def _data_counts(frames: dict, q: int) -> dict:
@@ -155,10 +171,10 @@ def _qure_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:
     """Accuracy of each path on the QuRe sentences; their rows join ``predictions``."""
     qure = qure_frame(cell)
     gold = qure["label"].to_numpy()
-    preds = score(qure, task="frog", label_col="label", p_col="p")
+    preds = score(qure, task="frog", label_col="label", p_col="p", name="qure")
     labels = ev.path_labels(preds, score.centers, alpha)
     predictions.append(_rows("qure", qure["id"], gold, qure["p"].to_numpy(), preds, labels))
-    return {path: ev.accuracy_block(lab, gold, None, cell.model.num_classes)
+    return {path: accuracy_block(lab, gold, None, cell.model.num_classes)
             for path, lab in labels.items()}
 
 
@@ -172,12 +188,13 @@ def mf_record(metrics: dict, cell) -> dict:
     return record
 
 
-def _write(run_dir: Path, cell, metrics: dict, predictions: pd.DataFrame) -> None:
-    """The run's evaluation outputs: predictions, ``mf.json`` and ``metrics.json``."""
+def _write(run_dir: Path, cell, metrics: dict, predictions: pd.DataFrame) -> dict:
+    """The run's evaluation outputs: predictions, ``mf.json`` and ``metrics.json`` (the
+    record as written, with its digest, is returned)."""
     with atomic_path(run_dir / PREDICTIONS) as tmp:
         predictions.to_parquet(tmp, index=False)
     atomic_write_json(run_dir / MF, mf_record(metrics, cell))
-    write_metrics(run_dir / METRICS, metrics)
+    return write_metrics(run_dir / METRICS, metrics)
 
 
 def _list(values: np.ndarray | None) -> list[float] | None:

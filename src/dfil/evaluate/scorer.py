@@ -15,6 +15,7 @@ from dfil.engine.checkpoint import load_trained
 from dfil.engine.device import autocast, autocast_dtype
 from dfil.engine.features import Columns, LazyTokenizer, cell_prompts, encode_frame
 from dfil.engine.predict import Predictions, heads_centers, heads_widths, predict
+from dfil.engine.truncation import truncation
 from dfil.inference import softmax
 from dfil.methods import method_spec
 from dfil.model.backbone import load_backbone
@@ -27,7 +28,9 @@ class Scorer:
     """Predictions for any list of texts, from a dual-path model or by option scoring.
 
     ``centers``/``widths`` (numpy ``[Q]``) and ``trainable`` (parameter count) are None
-    where the method has none.
+    where the method has none. ``truncation`` holds, per set scored under a ``name``, how
+    many of its prompts were cut to ``max_length`` (:mod:`dfil.engine.truncation`; option
+    scoring records none).
     """
 
     def __init__(self, cell: CellConfig, run_dir: Path, device):
@@ -35,6 +38,7 @@ class Scorer:
         self.spec = method_spec(cell.model.method)
         self.tokenizer = LazyTokenizer(cell.model.backbone)
         self.dtype = autocast_dtype(cell.train.precision, device)
+        self.truncation: dict[str, dict] = {}
         if self.spec.trains:
             _, self.model = load_trained(run_dir, device)
             self.centers = heads_centers(self.model.heads)
@@ -45,7 +49,8 @@ class Scorer:
             self.centers = self.widths = self.trainable = None
 
     def __call__(self, frame: pd.DataFrame, text_col: str = "text", task: str | None = None,
-                 label_col: str | None = None, p_col: str | None = None) -> Predictions:
+                 label_col: str | None = None, p_col: str | None = None,
+                 name: str | None = None) -> Predictions:
         if not self.spec.trains:
             prompts = cell_prompts(self.cell, frame[text_col], task)
             with autocast(self.device, self.dtype):
@@ -54,5 +59,7 @@ class Scorer:
             return Predictions(main_probs=softmax(scores), p=None, mf_scores=None)
         enc = encode_frame(self.model, self.tokenizer, self.cell, frame,
                            Columns(text_col, label_col, p_col, task))
+        if name is not None:
+            self.truncation[name] = truncation(enc, self.cell.data.max_length)
         pad_id = None if enc.features is not None else self.tokenizer.pad_id
         return predict(self.model, enc, pad_id, self.cell.train.eval_batch_size, self.dtype)

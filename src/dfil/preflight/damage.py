@@ -7,7 +7,11 @@ already removed. :func:`repair_runs` reads each evaluated run's files first (che
 JSON parses into a mapping, the parquet footer reads) and moves a damaged one to the run's
 ``damaged/`` folder, so the DAG the Snakefile then builds re-creates it from what produced
 it: evaluation from the checkpoint, or training again when the checkpoint (or the
-training summary) is damaged too. Each file so found is named in one line.
+training summary) is damaged too. A ``metrics.json`` that parses is damaged too when its
+numbers are not those evaluation wrote: its content digest does not match (or it has
+none), or a number its ``predictions.parquet`` determines differs
+(:mod:`dfil.contracts.predictions`); evaluation is cheap, so such a run is re-evaluated
+from its checkpoint rather than trusted. Each file so found is named in one line.
 """
 
 from __future__ import annotations
@@ -19,10 +23,14 @@ from pathlib import Path
 
 from dfil.atomic import write_error
 from dfil.cluster.writer import is_alive, read_holder
+from dfil.contracts.failure import is_failure
+from dfil.contracts.metrics import digest_problem
 from dfil.contracts.rundir import (
     BEST,
     DAMAGED,
     EVALUATION_OUTPUTS,
+    METRICS,
+    PREDICTIONS,
     SUMMARY,
     TRAINING_OUTPUTS,
 )
@@ -61,6 +69,24 @@ def file_problem(path: Path) -> str | None:
     return None
 
 
+def numbers_problem(run_dir: Path) -> str | None:
+    """What is wrong with the numbers of the run's readable ``metrics.json``: its digest,
+    or a number its ``predictions.parquet`` contradicts (None: neither, or no file)."""
+    path = run_dir / METRICS
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text(encoding="utf-8"))
+    if is_failure(record):
+        return None
+    if problem := digest_problem(record):
+        return problem
+    if not (run_dir / PREDICTIONS).is_file():
+        return None
+    from dfil.contracts.predictions import predictions_problem  # pandas: only when needed
+
+    return predictions_problem(record, run_dir / PREDICTIONS)
+
+
 def checkpoint_problem(run_dir: Path) -> str | None:
     """What is wrong with the run's checkpoint (None: it reads and matches its hash)."""
     from dfil.engine.checkpoint import read_checkpoint  # torch: only for a damaged run
@@ -78,6 +104,8 @@ def inspect_run(run_dir: Path, trains: bool) -> list[Finding]:
     whether the cell's method trains (zero-shot cells have no checkpoint)."""
     broken = [(name, p) for name in (SUMMARY, *EVALUATION)
               if (p := file_problem(run_dir / name))]
+    if not broken and (p := numbers_problem(run_dir)):
+        broken = [(METRICS, p)]
     if not broken:
         return []
     ckpt = checkpoint_problem(run_dir) if trains and (run_dir / SUMMARY).exists() else None

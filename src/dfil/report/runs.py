@@ -1,7 +1,7 @@
 """What a run's page shows: every metric a table reads from it with links to the cells it
-feeds, its resolved config, training curves, test metrics, the files it read with their
-sha256, and where and how long it ran, all as values (reads a run directory; the curve
-drawn as inline SVG)."""
+feeds, its resolved config, training curves, test metrics, the prompts cut to
+``max_length`` per split, the files it read with their sha256, and where and how long it
+ran, all as values (reads a run directory; the curve drawn as inline SVG)."""
 
 from __future__ import annotations
 
@@ -31,10 +31,18 @@ class RunPage:
     test: dict
     curve_svg: str
     problem: str
+    truncation: dict
     #: Every metric a table reads from the run: ``{"metric", "value", "cells"}`` with
     #: ``cells`` as :func:`dfil.report.feeds.run_feeds` gives them (hrefs from the report's
     #: root).
     fed: tuple = ()
+
+    @property
+    def truncated(self) -> str:
+        """The splits where prompts were cut, in words ("" where none was)."""
+        return "; ".join(f"{split}: {r['cut']} of {r['items']} cut to {r['max_length']} "
+                         f"tokens (longest {r['longest']})"
+                         for split, r in self.truncation.items() if r.get("cut"))
 
 
 def show(value) -> str:
@@ -151,4 +159,10 @@ def run_page(runs: Path, key: str, feeds: dict[str, list] | None = None) -> RunP
         metrics, problem = {}, f"{d / rundir.METRICS}: {err}"
     return RunPage(key, page_name(key), config, str(metrics.get("config_hash", "")),
                    dict(metrics.get("provenance") or {}), _flat_test(metrics),
-                   curve_svg(d / rundir.LOG), problem, fed_metrics(metrics, feeds or {}))
+                   curve_svg(d / rundir.LOG), problem, dict(metrics.get("truncation") or {}),
+                   fed_metrics(metrics, feeds or {}))
+
+
+def cut(pages: dict[str, RunPage]) -> dict[str, tuple[str, str]]:
+    """The runs of ``pages`` where prompts were cut: key -> (page, what was cut)."""
+    return {p.key: (p.page, p.truncated) for p in pages.values() if p.truncated}

@@ -6,9 +6,15 @@ metric as a dotted path into ``metrics.json`` (``test.mf.acc``,
 (run directory, config hash, package version, git commit, and the library versions as one
 text, :func:`dfil.results.origin.versions_text`). Which numbers are measurements
 is the metrics contract's to say (:func:`dfil.contracts.metrics.measures`); every file is
-validated against it on the way in. Every number a table prints is one of these rows.
-Beside them, a few numbers of each run's ``predictions.parquet``
-(:mod:`dfil.contracts.predictions`: ``pred.*`` facts and ``baseline.*`` accuracies).
+validated against it on the way in, its digest checked, and every number the run's
+``predictions.parquet`` determines recomputed from it
+(:func:`dfil.contracts.predcheck.predictions_problem`): an edited number stops the
+aggregate, naming the file and key, and never becomes a row. (A run without its
+predictions is checked on its digest alone: the DAG re-evaluates such a run before it
+aggregates, since the predictions are an output of the same job.) Every number a table
+prints is one of these rows. Beside them, a few numbers of each run's
+``predictions.parquet`` (:mod:`dfil.contracts.predictions`: ``pred.*`` facts and
+``baseline.*`` accuracies).
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ import pandas as pd
 
 from dfil.contracts.failure import KEY, is_failure
 from dfil.contracts.metrics import measures, read_metrics
+from dfil.contracts.predcheck import predictions_problem
 from dfil.contracts.predictions import baselines, prediction_facts, read_predictions
 from dfil.contracts.rundir import ASIDE, METRICS, PREDICTIONS
-from dfil.errors import MissingInputError, RefusedError
+from dfil.errors import MetricsError, MissingInputError, RefusedError
 from dfil.results.origin import versions_text
 from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
 
@@ -58,6 +65,10 @@ def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
             "libraries": versions_text(prov.get("versions"))}
     if is_failure(metrics):
         return [{**base, "metric": failed_metric(metrics[KEY]["reason"]), "value": 1.0}]
+    if (run_dir / PREDICTIONS).is_file() and (
+            problem := predictions_problem(metrics, run_dir / PREDICTIONS)):
+        raise MetricsError(f"{metrics_path}: {problem}; move it aside and evaluate the run "
+                           "again (snakemake's preflight does so)")
     rows = [{**base, "metric": name, "value": value} for name, value in measures(metrics)]
     attempts = metrics["train"].get("attempts", [])
     rows.append({**base, "metric": "train.attempts", "value": float(len(attempts))})

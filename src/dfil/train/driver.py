@@ -33,6 +33,7 @@ from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
 from dfil.engine.frames import task_frames
 from dfil.engine.inputs import stamped_inputs
+from dfil.engine.truncation import truncation, truncation_line
 from dfil.errors import CheckpointError, OutOfMemory
 from dfil.methods import method_spec
 from dfil.model.attention import describe as describe_attention
@@ -157,7 +158,8 @@ def _attempts(cell: CellConfig, job: Job) -> list[dict]:
 
 
 def _attempt(number: int, cell: CellConfig, job: Job) -> dict:
-    """One attempt: build the model, encode the data, train; returns its summary."""
+    """One attempt: build the model, encode the data, train; returns its summary, with
+    how many of the training and validation prompts were cut to ``max_length``."""
     frozen = cell.model.adapter == "none"
     # Frozen mode builds the heads alone; the backbone is loaded only if a feature set is
     # not cached yet (frozen_features). The memory plan may turn checkpointing on for the
@@ -168,8 +170,12 @@ def _attempt(number: int, cell: CellConfig, job: Job) -> dict:
         job.log("backbone " + describe_attention(cell.model.backbone.attn_implementation,
                                                  model.backbone))
     data = _encode(model, cell, job)
+    cut = {split: truncation(enc, cell.data.max_length)
+           for split, enc in (("train", data.train), ("val", data.val))}
+    if line := truncation_line(cut):
+        job.log(line)
     place = Place(job.run_dir, number, job.log, job.plan.micro_batch_size)
-    return train_attempt(model, cell, data, place)
+    return {**train_attempt(model, cell, data, place), "truncation": cut}
 
 
 def _encode(model, cell: CellConfig, job: Job) -> TrainData:
