@@ -9,7 +9,6 @@ simulated by the write call raising ``PermissionError``."""
 from __future__ import annotations
 
 import errno
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 
 from cells import tiny_cell
 from dfil.cli import main
+from dfil.contracts.metrics import write_metrics
 from dfil.data.synthetic import write_frog_like
 from records import metrics_record
 
@@ -58,7 +58,7 @@ def write_runs(runs: Path, keys: list[str]) -> None:
         (runs / key).mkdir(parents=True)
         record = metrics_record(seed=seed)
         record["test"]["mf"]["acc"] = 0.25 + seed / 100
-        (runs / key / "metrics.json").write_text(json.dumps(record))
+        write_metrics(runs / key / "metrics.json", record)
 
 
 def test_data_writers_on_a_read_only_filesystem_name_the_path(disk, capsys):

@@ -2,7 +2,6 @@
 with hand-computed reasons, and a claim resting on them judged not comparable and left
 out of Holm."""
 
-import json
 
 import numpy as np
 import pandas as pd
@@ -13,6 +12,8 @@ from dfil.claims import judge
 from dfil.claims.declare import declare
 from dfil.claims.degenerate import check, identical, measured_on, one_class, zero_variance
 from dfil.claims.evidence import evaluate
+from dfil.contracts.metrics import write_metrics
+from dfil.contracts.predcheck import expected
 from dfil.contracts.predictions import (
     COLUMNS,
     baselines,
@@ -63,9 +64,10 @@ def test_the_aggregate_keeps_the_facts_of_each_run(tmp_path):
     runs = tmp_path / "runs"
     d = runs / "frog/tiny/dfil/lam0.5/nfull/qure/seed42"
     d.mkdir(parents=True)
-    (d / "metrics.json").write_text(json.dumps(metrics_record(best_path="mf")))
-    frame({"test": ([0, 1, 1, 0], [1, 1, 1, 1], [0, 1, 1, 1])}).to_parquet(
-        d / "predictions.parquet")
+    predictions = frame({"test": ([0, 1, 1, 0], [1, 1, 1, 1], [0, 1, 1, 1])})
+    predictions.to_parquet(d / "predictions.parquet")
+    record = metrics_record(best_path="mf")  # its numbers as the predictions determine them
+    write_metrics(d / "metrics.json", {**record, **expected(record, predictions)})
     rows = aggregate([d / "metrics.json"], runs).set_index("metric")["value"]
     assert rows["pred.test.main.classes"] == 1 and rows["pred.test.best.classes"] == 2
     # data.counts.test has 2 classes in the record: chance is 1/2, majority 2/4

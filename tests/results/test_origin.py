@@ -3,8 +3,7 @@ hand-made origins and through the aggregate."""
 
 from __future__ import annotations
 
-import json
-
+from dfil.contracts.metrics import write_metrics
 from dfil.results.aggregate import aggregate
 from dfil.results.origin import origin_note, versions_text
 from records import metrics_record
@@ -56,7 +55,7 @@ def test_the_aggregate_carries_each_runs_commit_and_library_versions(tmp_path):
             record["provenance"]["versions"] = versions
         run = runs / f"frog/tiny/dfil/lam0.5/nfull/qure/seed{seed}"
         run.mkdir(parents=True)
-        (run / "metrics.json").write_text(json.dumps(record))
+        write_metrics(run / "metrics.json", record)
     table = aggregate(sorted(runs.rglob("metrics.json")), runs)
     by_seed = table.groupby("seed")["libraries"].agg(set).to_dict()
     assert by_seed == {"1": {"bitsandbytes=none cuda=none flash_attn=none peft=0.17.1 "

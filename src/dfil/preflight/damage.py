@@ -82,7 +82,7 @@ def numbers_problem(run_dir: Path) -> str | None:
         return problem
     if not (run_dir / PREDICTIONS).is_file():
         return None
-    from dfil.contracts.predictions import predictions_problem  # pandas: only when needed
+    from dfil.contracts.predcheck import predictions_problem  # pandas: only when needed
 
     return predictions_problem(record, run_dir / PREDICTIONS)
 
