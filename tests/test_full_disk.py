@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -18,23 +17,14 @@ from dfil.cli import main
 from dfil.contracts.metrics import write_metrics
 from dfil.data.synthetic import write_frog_like
 from records import metrics_record
+from tmpfs import tmpfs
 
 
 @pytest.fixture
 def disk(tmp_path):
     """A 1 MiB tmpfs, unmounted after the test."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path, "1m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
 
 
 def fill(disk: Path, leave: int) -> Path:

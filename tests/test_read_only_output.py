@@ -20,6 +20,7 @@ from dfil.cli import main
 from dfil.contracts.metrics import write_metrics
 from dfil.data.synthetic import write_frog_like
 from records import metrics_record
+from tmpfs import tmpfs
 
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE, TABLES = ROOT / "config" / "smoke.yaml", ROOT / "config" / "tables.yaml"
@@ -30,22 +31,11 @@ READ_ONLY = "read-only filesystem; remount it read-write, or point the output " 
 @pytest.fixture
 def disk(tmp_path):
     """A writable tmpfs and the function that remounts it read-only; unmounted after."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    if os.geteuid() != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)],
-                          capture_output=True, text=True)
-    if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    with tmpfs(tmp_path, "8m") as mount:
+        def seal() -> None:
+            subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
 
-    def seal() -> None:
-        subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
-
-    try:
         yield mount, seal
-    finally:
-        subprocess.run(["umount", str(mount)], check=True)
 
 
 def one_line(err: str, command: str, path: Path) -> None:
