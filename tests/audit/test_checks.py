@@ -69,25 +69,63 @@ def test_every_arithmetic_inventory_item_has_a_verdict(doc, outcomes):
             assert outcomes[c["id"]].verdict
 
 
-@pytest.mark.parametrize("cid, verdict_class", [
-    ("headline-six-findings", "conditional"),     # five rows
-    ("welch-7b", "consistent"),                   # n = 3 and n = 6 both reach 0.93
-    ("welch-72b", "consistent"),
-    ("comp-qure-dfil-std", "conditional"),        # 31.5 ± 0.3 is ddof = 0
-    ("text-std-compose", "consistent"),           # ... while 3.6 is ddof = 1
-    ("variance-dfil-std", "inconsistent"),        # 9.3 vs 9.2
-    ("perclass-7b-dfil", "conditional"),          # T20's 7B rows are the λ = 0.5 runs
-    ("perclass-14b-dfil", "consistent"),
-    ("centers-some-seed123", "inconsistent"),     # 0.284 vs .352
-    ("csmc-paired-t", "not-recomputable"),
-    ("csmc-grim-dfil", "consistent"),
-    ("crosstask-binomial", "conditional"),        # one-sided
-    ("fewshot-delta-256", "conditional"),         # the validation-selected path
-    ("data-random-baseline", "inconsistent"),     # 18.4%, not 15.5%
-    ("params-ft-only", "conditional"),            # the 'linear' classifier is an MLP
+@pytest.mark.parametrize("cid, verdict_class, severity", [
+    # five rows; "six" needs a finding outside the table its caption says holds them
+    ("headline-six-findings", "inconsistent", "minor"),
+    # n = 6 (the Welch text) and n = 3 (tab:scaling's caption) both reach 0.93, and
+    # each contradicts the other sentence
+    ("welch-7b", "inconsistent", "major"),
+    ("welch-72b", "consistent", None),
+    # 31.5 ± 0.3 is ddof = 0, while the same block's 16.4 ± 7.3 is ddof = 1
+    ("comp-qure-dfil-std", "inconsistent", "minor"),
+    ("text-std-compose", "consistent", None),     # 3.6 is ddof = 1
+    ("variance-dfil-std", "inconsistent", "major"),  # 9.3 vs 9.2
+    # T20's 7B rows are the λ = 0.5 runs, which tab:ablation's caption keeps apart
+    ("perclass-7b-dfil", "inconsistent", "major"),
+    ("perclass-14b-dfil", "consistent", None),
+    ("centers-some-seed123", "inconsistent", "major"),  # 0.284 vs .352
+    ("csmc-paired-t", "not-recomputable", None),
+    ("csmc-grim-dfil", "consistent", None),
+    # one-sided; the paper does not say, and two-sided (p = 0.070) is not significant
+    ("crosstask-binomial", "conditional", "major"),
+    # the ensemble is not the "best DFIL path" of the caption at N = 256
+    ("fewshot-delta-256", "inconsistent", "major"),
+    ("data-random-baseline", "inconsistent", "major"),  # 18.4%, not 15.5%
+    # the count needs an MLP where Sec. 4.1 says "a standard linear classifier"
+    ("params-ft-only", "inconsistent", "major"),
+    # the paper's own definition (App. E.4) is a std ratio, whatever the column's name
+    ("ratio-14b", "conditional", "minor"),
+    ("comp-cohens-d", "conditional", "minor"),   # d_z, as for the paired t beside it
+    ("headline-fewshot-range", "inconsistent", "major"),  # N <= 64 gives +3.7 to +16.5
 ])
-def test_pinned_verdicts(outcomes, cid, verdict_class):
+def test_pinned_verdicts(outcomes, cid, verdict_class, severity):
     assert outcomes[cid].verdict_class == verdict_class, outcomes[cid].verdict
+    assert outcomes[cid].severity == severity
+
+
+def test_no_verdict_accepts_a_reading_the_paper_rules_out(outcomes):
+    """A consistent check's primary reading, and the reading a conditional verdict
+    names, contradict no sentence of the paper; every ruled-out reading that reaches
+    the printed value is named by its (inconsistent) verdict."""
+    for o in outcomes.values():
+        if o.verdict_class == "consistent":
+            assert o.primary.contradicts is None, o.id
+        if o.verdict_class == "conditional":
+            used = next(a for a in o.alternatives if a.finding.ok and a.allowed)
+            assert o.verdict == f"consistent only under: {used.assumption}"
+        if o.verdict_class == "inconsistent" and any(
+                r.finding.ok for r in (o.primary, *o.alternatives)):
+            assert "which the paper rules out" in o.verdict and "(l." in o.verdict, o.id
+
+
+def test_findings_ranked_by_severity(outcomes):
+    ranked = ac.findings(list(outcomes.values()))
+    levels = [o.severity for o in ranked]
+    assert levels == sorted(levels, key=("critical", "major", "minor").index)
+    assert {o.verdict_class for o in ranked} == {"inconsistent", "conditional"}
+    counts = ac.severity_counts(list(outcomes.values()))
+    assert sum(counts.values()) == len(ranked) == sum(
+        ac.summary(outcomes.values())[c] for c in ("inconsistent", "conditional"))
 
 
 def _one(**over):
@@ -105,8 +143,15 @@ def _one(**over):
     (_one(inputs={"values": {"a": "1"}}), "'expr' is a required property"),
     (_one(kind="ttest", inputs={"a": "1 ± 2", "b": "1", "n": [3, 3]}), "does not match"),
     (_one(kind="describe", inputs={"values": ["1.0"]}), "too short|should be non-empty"),
-    (_one(alternatives=[{"assumption": "y", "inputs": {"relation": "about"}}]),
-     "alternative 1"),
+    (_one(alternatives=[{"assumption": "y", "inputs": {"relation": "about"},
+                         "contradicts": "none"}]), "alternative 1"),
+    (_one(alternatives=[{"assumption": "y", "inputs": {"relation": "gt"}}]),
+     "'contradicts' is a required property"),
+    (_one(contradicts={"quote": "q"}), "is not valid under any of the given schemas|"
+                                       "'where' is a required property"),
+    (_one(contradicts="maybe"), "is not valid under any of the given schemas|"
+                                "was expected"),
+    (_one(stakes="huge"), "is not one of"),
     ({"version": 2, "source": "s", "checks": []}, "version"),
 ])
 def test_schema_rejects(doc, message):
@@ -135,6 +180,31 @@ def test_verdict_logic():
         ("consistent only under: c", "conditional")
     assert ac.verdict_of(r("a", no), ()) == ("inconsistent", "inconsistent")
     assert ac.verdict_of(r("a", na), (r("b", yes),)) == ("not recomputable", "not-recomputable")
+    said = ac.Contradiction("we do not blend them.", "caption (l.4)")
+    # a reading the paper rules out never makes a check consistent ...
+    assert ac.verdict_of(r("a", yes, said), ()) == (
+        "inconsistent: reachable only under \u201ca\u201d, which the paper rules out "
+        "(caption (l.4): \u201cwe do not blend them.\u201d)", "inconsistent")
+    assert ac.verdict_of(r("a", no), (r("b", yes, said),))[1] == "inconsistent"
+    # ... while an allowed one still does, after a ruled-out one
+    assert ac.verdict_of(r("a", no), (r("b", yes, said), r("c", yes))) == \
+        ("consistent only under: c", "conditional")
+    assert ac.verdict_of(r("a", yes, said), (r("b", yes),)) == \
+        ("consistent only under: b", "conditional")
+
+
+def test_contradicts_and_stakes_are_read_from_the_check():
+    check = _one(stakes="headline", contradicts={"quote": "q", "where": "w"},
+                 alternatives=[{"assumption": "alt", "inputs": {"values": {"a": "2.0"}},
+                                "contradicts": "none"}])["checks"][0]
+    o = ac.evaluate_check(check)
+    assert o.primary.contradicts == ac.Contradiction("q", "w")
+    assert o.alternatives[0].contradicts is None
+    # printed 1.0 is reached only by the ruled-out primary reading; a headline value
+    # whose recomputed 1.0 keeps its sign is major
+    assert (o.verdict_class, o.stakes, o.severity) == ("inconsistent", "headline", "major")
+    plain = ac.evaluate_check(_one()["checks"][0])
+    assert (plain.verdict_class, plain.stakes, plain.severity) == ("consistent", "result", None)
 
 
 def test_reproduction_notes_link_existing_audit_rows(doc):

@@ -23,7 +23,7 @@ def _outcome(**over):
                 kind="arithmetic", verdict="inconsistent", verdict_class="inconsistent",
                 primary=ac.Reading("n_1 [x]", Finding(False, "6", "a_b")),
                 alternatives=(ac.Reading("alt <script>", Finding(True, "5")),),
-                inventory=(3,), note="see `x`")
+                inventory=(3,), note="see `x`", severity="major")
     base.update(over)
     return ac.Outcome(**base)
 
@@ -38,7 +38,8 @@ def test_markdown_escapes_data_and_anchors_ids():
     md = report.markdown([_outcome()], "T", "paper.tex", "checks_file.yaml")
     assert "checks\\_file.yaml" in md and "1 checks" in md
     row = next(line for line in md.splitlines() if line.startswith("| [x-1]"))
-    assert row.count(" | ") == 7  # eight cells: no unescaped pipe from the data
+    assert row.count(" | ") == 8  # nine cells: no unescaped pipe from the data
+    assert row.endswith("| inconsistent | major |")
     assert r"a \| b \<c\>" in row and r"\*5\*" in row
     assert "### x-1" in md and "[x-1](#x-1)" in md
     assert "alt \\<script\\>" in md and "<script>" not in md
@@ -52,10 +53,26 @@ def test_html_escapes_data():
     assert "T &lt;b&gt;" in html and "a | b &lt;c&gt;" in html
 
 
-def test_html_lists_the_inconsistent_checks_before_all_checks():
-    html = report.html([_outcome()], "T", "paper.tex", "c.yaml")
-    flagged = html.index("Inconsistent, or consistent only under an assumption (1)")
-    assert flagged < html.index('<li><a href="#x-1">x-1</a>') < html.index("All checks")
+def test_html_lists_the_findings_by_severity_before_all_checks():
+    minor = _outcome(id="m-1", severity="minor", verdict_class="conditional")
+    fine = _outcome(id="c-1", severity=None, verdict_class="consistent")
+    html = report.html([minor, fine, _outcome()], "T", "paper.tex", "c.yaml")
+    assert "Findings by severity (2): 0 critical, 1 major, 1 minor." in html
+    flagged = html.index("Findings, most severe first (2)")
+    major = html.index('<span class="major">major</span>: <a href="#x-1">x-1</a>')
+    assert flagged < major < html.index('<a href="#m-1">m-1</a>') < html.index("All checks")
+    assert '<a href="#c-1">c-1</a> (' not in html  # no finding, not listed
+
+
+def test_markdown_ranks_findings_and_names_contradicted_sentences():
+    said = ac.Contradiction("we do not blend them.", "caption (l.4)")
+    minor = _outcome(id="m-1", severity="minor", verdict_class="conditional",
+                     primary=ac.Reading("p", Finding(True, "5"), said))
+    md = report.markdown([minor, _outcome()], "T", "paper.tex", "c.yaml")
+    assert "Findings by severity (2): 0 critical, 1 major, 1 minor." in md
+    assert md.index("- major: [x-1]") < md.index("- minor: [m-1]")
+    assert "contradicts caption (l.4): \u201cwe do not blend them.\u201d" in md
+    assert "contradicts no sentence of the paper" in md
 
 
 @pytest.mark.slow

@@ -7,8 +7,14 @@ a caption) from other numbers the paper prints, under a stated ``assumption``; i
 
 - ``consistent``: the printed value is reachable under the primary reading;
 - ``consistent only under: <assumption>``: it is not, but it is under an alternative;
-- ``inconsistent``: it is reachable under no reading;
+- ``inconsistent``: it is reachable under no reading the paper allows;
 - ``not recomputable``: the paper does not print what the test needs.
+
+Every reading records the sentence of the paper it contradicts (``contradicts``: a quote
+and where it is), or ``none``; a reading that contradicts the paper's own captions or
+text is ruled out and never makes a check consistent, so a value reachable only under
+such a reading is *inconsistent*, and the verdict names the sentence. Each finding
+gets a severity (:mod:`dfil.audit.severity`) from its verdict and declared ``stakes``.
 """
 
 from __future__ import annotations
@@ -23,8 +29,9 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from dfil.audit import claims, kinds
+from dfil.audit import claims, kinds, severity
 from dfil.audit.kinds import Finding
+from dfil.audit.printed import printed as parse_printed
 from dfil.errors import ConfigError
 
 #: The evaluator of each check kind.
@@ -40,9 +47,29 @@ VERDICT_CLASSES = ("consistent", "conditional", "inconsistent", "not-recomputabl
 
 
 @dataclass(frozen=True)
+class Contradiction:
+    """A sentence of the paper a reading contradicts: ``quote``, verbatim, and
+    ``where`` (section or table caption, with the source line)."""
+
+    quote: str
+    where: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: \u201c{self.quote}\u201d"
+
+
+@dataclass(frozen=True)
 class Reading:
+    """One reading of a check; ``contradicts`` is None when it contradicts no sentence
+    of the paper."""
+
     assumption: str
     finding: Finding
+    contradicts: Contradiction | None = None
+
+    @property
+    def allowed(self) -> bool:
+        return self.contradicts is None
 
 
 @dataclass(frozen=True)
@@ -61,6 +88,8 @@ class Outcome:
     alternatives: tuple[Reading, ...] = ()
     inventory: tuple[int, ...] = ()
     note: str = ""
+    stakes: str = "result"
+    severity: str | None = None
 
 
 def schema() -> dict:
@@ -127,27 +156,52 @@ def evaluate_check(check: dict) -> Outcome:
     """Every reading of one check, and its verdict; errors name the check."""
     fn = KINDS[check["kind"]]
     try:
-        primary = Reading(check["assumption"], fn(check["inputs"], check["printed"]))
+        primary = Reading(check["assumption"], fn(check["inputs"], check["printed"]),
+                          contradiction(check.get("contradicts", "none")))
         alts = tuple(Reading(a["assumption"], fn(_merge(check["inputs"], a["inputs"]),
-                                                 check["printed"]))
+                                                 check["printed"]),
+                             contradiction(a["contradicts"]))
                      for a in check.get("alternatives", []))
     except (ValueError, KeyError, TypeError) as err:
         raise ConfigError(f"check {check['id']}: {err}") from err
     verdict, cls = verdict_of(primary, alts)
+    stakes = check.get("stakes", "result")
+    flipped = severity.flips(check["kind"], printed_value(check), primary.finding.point)
     return Outcome(check["id"], check["table"], check["location"], check["cell"],
                    check["printed"], check["kind"], verdict, cls, primary, alts,
-                   tuple(check.get("inventory", ())), check.get("note", ""))
+                   tuple(check.get("inventory", ())), check.get("note", ""), stakes,
+                   severity.severity(cls, stakes, flipped))
+
+
+def contradiction(value: str | dict) -> Contradiction | None:
+    """A check's ``contradicts`` entry: ``"none"`` -> None, else its quote and place."""
+    return None if value == "none" else Contradiction(value["quote"], value["where"])
+
+
+def printed_value(check: dict) -> float | None:
+    """The number a check's printed text (or ``inputs.claimed``) states; None when it is
+    words or a range."""
+    try:
+        return parse_printed(check["inputs"].get("claimed", check["printed"])).value
+    except (ValueError, TypeError):
+        return None
 
 
 def verdict_of(primary: Reading, alternatives: tuple[Reading, ...]) -> tuple[str, str]:
-    """(verdict text, verdict class) from the readings' findings, primary first."""
+    """(verdict text, verdict class) from the readings' findings, primary first; a
+    reading that contradicts the paper never makes a check consistent."""
     if primary.finding.ok is None:
         return "not recomputable", "not-recomputable"
-    if primary.finding.ok:
+    if primary.finding.ok and primary.allowed:
         return "consistent", "consistent"
     for alt in alternatives:
-        if alt.finding.ok:
+        if alt.finding.ok and alt.allowed:
             return f"consistent only under: {alt.assumption}", "conditional"
+    ruled_out = [r for r in (primary, *alternatives) if r.finding.ok]
+    if ruled_out:
+        r = ruled_out[0]
+        return (f"inconsistent: reachable only under \u201c{r.assumption}\u201d, which the "
+                f"paper rules out ({r.contradicts})", "inconsistent")
     return "inconsistent", "inconsistent"
 
 
@@ -161,3 +215,14 @@ def summary(outcomes: list[Outcome]) -> dict[str, int]:
     for o in outcomes:
         counts[o.verdict_class] += 1
     return {**counts, "total": len(outcomes)}
+
+
+def findings(outcomes: list[Outcome]) -> list[Outcome]:
+    """The checks with a severity, most severe first (the checks file's order within a
+    level)."""
+    return severity.ranked(outcomes, lambda o: o.severity)
+
+
+def severity_counts(outcomes: list[Outcome]) -> dict[str, int]:
+    """Findings per severity level, most severe first."""
+    return severity.counts(o.severity for o in outcomes)

@@ -44,7 +44,7 @@ def arithmetic(inputs: dict, text: str) -> Finding:
         note = "" if not ok or (op(iv.hi) and op(iv.lo)) else \
             "; holds only within the inputs' rounding"
     rng = "" if iv.lo == iv.hi else f"; {span(iv)} under rounding"
-    return Finding(ok, f"{fmt(at)}{rng}", f"{inputs['expr']}" + note)
+    return Finding(ok, f"{fmt(at)}{rng}", f"{inputs['expr']}" + note, float(at))
 
 
 def range_claim(inputs: dict, text: str) -> Finding:

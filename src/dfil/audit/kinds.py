@@ -27,11 +27,14 @@ from dfil.audit.printed import (
 @dataclass(frozen=True)
 class Finding:
     """``ok``: the printed value is reachable (None: cannot be recomputed from what the
-    paper prints); ``recomputed``: what the inputs give; ``detail``: how."""
+    paper prints); ``recomputed``: what the inputs give; ``detail``: how; ``point``: the
+    recomputed number at the printed inputs, where it is one number (for
+    :func:`dfil.audit.severity.flips`)."""
 
     ok: bool | None
     recomputed: str
     detail: str = ""
+    point: float | None = None
 
 
 def claimed_target(inputs: dict, text: str) -> Printed:
@@ -63,7 +66,8 @@ def ttest(inputs: dict, text: str) -> Finding:
     return Finding(ok, f"p = {fmt(point.pvalue, 3)}; [{fmt(r.low, 3)}, {fmt(r.high, 3)}] "
                        "under rounding",
                    f"{name} t = {fmt(point.statistic, 3)}, df = {fmt(point.df, 3)}, "
-                   f"n = {n1}/{n2}" + edge_note(ok, point.pvalue, target))
+                   f"n = {n1}/{n2}" + edge_note(ok, point.pvalue, target),
+                   float(point.pvalue))
 
 
 def edge_note(ok: bool, value: float, target: Printed) -> str:
@@ -81,7 +85,7 @@ def paired_dz(inputs: dict, text: str) -> Finding:
     ok = iv.overlaps(target.interval)
     return Finding(ok, f"p = {fmt(point.pvalue, 3)}; {span(iv, 3)} under rounding",
                    f"t = {fmt(point.statistic, 3)}, df = {n - 1}" +
-                   edge_note(ok, point.pvalue, target))
+                   edge_note(ok, point.pvalue, target), float(point.pvalue))
 
 
 def paired_t(inputs: dict, text: str) -> Finding:
@@ -120,7 +124,7 @@ def binomial(inputs: dict, text: str) -> Finding:
     k, n, alt = int(inputs["k"]), int(inputs["n"]), inputs.get("alternative", "greater")
     p = stats.binomial(k, n, alt).pvalue
     target = claimed_target(inputs, text)
-    return Finding(within(p, target), f"p = {fmt(p, 3)}", f"{k}/{n}, {alt}")
+    return Finding(within(p, target), f"p = {fmt(p, 3)}", f"{k}/{n}, {alt}", float(p))
 
 
 def describe(inputs: dict, text: str) -> Finding:

@@ -12,7 +12,7 @@ import jinja2
 from markupsafe import Markup
 
 from dfil import pages
-from dfil.audit.checks import Outcome, summary
+from dfil.audit.checks import Outcome, findings, severity_counts, summary
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
@@ -52,7 +52,7 @@ def html_environment() -> jinja2.Environment:
 
 
 def _context(outcomes: list[Outcome], title: str, source: str, checks_file: str) -> dict:
-    flagged = [o for o in outcomes if o.verdict_class in ("inconsistent", "conditional")]
+    flagged = findings(outcomes)
     kinds: dict[str, dict[str, int]] = {}
     for o in outcomes:
         row = kinds.setdefault(o.kind, {"total": 0, "consistent": 0, "conditional": 0,
@@ -60,13 +60,29 @@ def _context(outcomes: list[Outcome], title: str, source: str, checks_file: str)
         row["total"] += 1
         row[o.verdict_class] += 1
     return {"outcomes": outcomes, "flagged": flagged, "counts": summary(outcomes),
+            "levels": severity_counts(outcomes), "rule": SEVERITY_RULE,
             "kinds": kinds, "title": title, "source": source, "checks_file": checks_file,
             "mark": {True: "yes", False: "no", None: "n/a"}}
 
 
+#: The severity rule in words (:mod:`dfil.audit.severity`), on both pages.
+SEVERITY_RULE = (
+    "A finding is an inconsistent check or one consistent only under a reading the paper "
+    "does not rule out. Its severity follows from what its printed value carries "
+    "(declared per check): critical when the value is a headline claim's direction or "
+    "significance, the check is inconsistent and the recomputed value turns the claim "
+    "around (the other side of p = 0.05, or of 0); major for any other inconsistent "
+    "headline value or result number, and for a headline claim that holds only under an "
+    "alternative reading while the primary one turns it around; minor for rounding, sd "
+    "conventions, labels, bold marks, worked examples and wording, and for every other "
+    "value that holds under an alternative reading.")
+
+
 def markdown(outcomes: list[Outcome], title: str, source: str, checks_file: str) -> str:
-    """``audit.md``: the summary, the flagged checks, the table of all checks, and each
-    check's readings under a heading named by its id (the link target ``audit.md#id``)."""
+    """``audit.md``: the summary, the findings ranked by severity with counts per level,
+    the table of all checks, and each check's readings (with the sentence of the paper
+    each contradicts, if any) under a heading named by its id (the link target
+    ``audit.md#id``)."""
     return md_environment().get_template("audit.md.j2").render(
         **_context(outcomes, title, source, checks_file))
 
@@ -83,4 +99,5 @@ _CSS = """table{border-collapse:collapse}
 td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
 tr.inconsistent td{background:#fdd}tr.conditional td{background:#ffd}
 tr.consistent td{background:#efe}tr.not-recomputable td{color:#666}
+span.critical{color:#a00;font-weight:bold}span.major{color:#a50}span.minor{color:#555}
 td.id{white-space:nowrap;font-family:monospace}"""

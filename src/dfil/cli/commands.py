@@ -241,6 +241,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from dfil.atomic import atomic_path
     from dfil.audit import evaluate_all, read_checks_file, summary
     from dfil.audit import report as audit_report
+    from dfil.audit.checks import severity_counts
 
     doc = read_checks_file(args.checks)
     outcomes = evaluate_all(doc["checks"])
@@ -248,8 +249,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     for out, render in ((args.out_md, audit_report.markdown), (args.out_html, audit_report.html)):
         with atomic_path(out) as tmp:
             tmp.write_text(render(outcomes, **meta), encoding="utf-8")
-    counts = summary(outcomes)
+    counts, levels = summary(outcomes), severity_counts(outcomes)
     print(f"{counts['total']} checks: {counts['consistent']} consistent, {counts['conditional']} "
           f"consistent only under an assumption, {counts['inconsistent']} inconsistent, "
-          f"{counts['not-recomputable']} not recomputable -> {args.out_md}, {args.out_html}")
+          f"{counts['not-recomputable']} not recomputable; findings "
+          + ", ".join(f"{n} {lv}" for lv, n in levels.items())
+          + f" -> {args.out_md}, {args.out_html}")
     return 0
