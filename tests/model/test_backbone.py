@@ -58,11 +58,12 @@ def test_check_arch_refuses_a_misspelled_key_suggesting_the_close_one():
     arch["num_hiden_layers"] = 2
     with pytest.raises(ConfigError, match=r"backbone 'tiny': model\.backbone\.arch\."
                                           r"num_hiden_layers: not a key of LlamaConfig "
-                                          r"\(model_type 'llama'\); did you mean "
-                                          r"'num_hidden_layers'\?"):
+                                          r"\(did you mean 'num_hidden_layers'\? "
+                                          r"model_type 'llama'\)$"):
         load_backbone(BackboneConfig(name="tiny", arch=arch))
-    with pytest.raises(ConfigError, match=r"arch\.model_type: unknown model type 'lama'; "
-                                          r"did you mean 'llama'\?"):
+    with pytest.raises(ConfigError, match=r"arch\.model_type: unknown model type 'lama' "
+                                          r"\(did you mean 'llama'\? a model_type of "
+                                          r"transformers' CONFIG_MAPPING\)$"):
         check_arch({**TINY_LLAMA, "model_type": "lama"})
 
 

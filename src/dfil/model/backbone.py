@@ -9,7 +9,6 @@ which attention each model gets: :mod:`dfil.model.attention`.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import inspect
 import json
 from collections.abc import Mapping
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from dfil.cellconfig import BackboneConfig
-from dfil.errors import ConfigError
+from dfil.errors import ConfigError, did_you_mean
 from dfil.hub import local_model
 from dfil.model.attention import choose as choose_attention
 from dfil.model.embedded import resolve_model_id
@@ -47,9 +46,9 @@ def check_arch(arch: Mapping, name: str = "") -> None:
     kwargs = dict(arch)
     model_type = kwargs.pop("model_type", None)
     if model_type not in CONFIG_MAPPING:
-        close = difflib.get_close_matches(str(model_type), list(CONFIG_MAPPING.keys()), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"{where}.model_type: unknown model type {model_type!r}{hint}")
+        hint = did_you_mean(model_type, CONFIG_MAPPING.keys())
+        raise ConfigError(f"{where}.model_type: unknown model type {model_type!r} ({hint}"
+                          "a model_type of transformers' CONFIG_MAPPING)")
     cls = CONFIG_MAPPING[model_type]
     known = set(getattr(cls, "attribute_map", {}) or {})
     for klass in (cls, PretrainedConfig):
@@ -59,10 +58,9 @@ def check_arch(arch: Mapping, name: str = "") -> None:
     stored = vars(cls(**kwargs))
     for key in kwargs:
         if key not in known and key in stored:
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"{where}.{key}: not a key of {cls.__name__} (model_type "
-                              f"{model_type!r}){hint}")
+            hint = did_you_mean(key, sorted(known))
+            raise ConfigError(f"{where}.{key}: not a key of {cls.__name__} ({hint}model_type "
+                              f"{model_type!r})")
 
 
 def model_path(spec: BackboneConfig) -> str:

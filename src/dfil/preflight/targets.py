@@ -16,9 +16,10 @@ site and the hub before a real run: it loads a grid whose branches are not locke
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from pathlib import PurePosixPath
+
+from dfil.errors import did_you_mean
 
 #: Parts of a run key (``dfil.runkey``): task/backbone/method/lam/n/init/seed.
 KEY_PARTS = 7
@@ -43,10 +44,9 @@ def target_notes(argv: list[str], grid_name: str, cells: Iterable[str], outputs:
         elif parts[0] == "results" and parts[2] == "runs" and len(parts) > 3 + KEY_PARTS - 1:
             key = "/".join(parts[3:3 + KEY_PARTS])
             if key not in cells:
-                close = difflib.get_close_matches(key, sorted(cells), n=1, cutoff=0.8)
-                hint = f"; the closest is {close[0]}" if close else ""
+                hint = did_you_mean(key, sorted(cells), cutoff=0.8)
                 notes.append(f"dfil: target {arg}: cell {key} is not in the grid {grid_name!r} "
-                             f"({files}; {len(cells)} cells){hint}; {listing}")
+                             f"({files}; {len(cells)} cells); {hint}{listing}")
         elif parts[0] == "paper_tables" and arg not in outputs:
             notes.append(f"dfil: target {arg}: no rule writes it for grid {grid_name!r}; the "
                          f"tables and reports are {', '.join(sorted(_names(outputs)))}")
