@@ -131,7 +131,7 @@ def test_findings_ranked_by_severity(outcomes):
 def _one(**over):
     check = {"id": "x", "table": "t", "location": "l", "cell": "c", "printed": "1.0",
              "kind": "arithmetic", "inputs": {"expr": "a", "values": {"a": "1.0"}},
-             "assumption": "as printed"}
+             "assumption": "as printed", "contradicts": "none"}
     check.update(over)
     return {"version": 1, "source": "s", "checks": [check]}
 
@@ -152,6 +152,9 @@ def _one(**over):
     (_one(contradicts="maybe"), "is not valid under any of the given schemas|"
                                 "was expected"),
     (_one(stakes="huge"), "is not one of"),
+    ({"version": 1, "source": "s", "checks": [{k: v for k, v in _one()["checks"][0].items()
+                                              if k != "contradicts"}]},
+     "'contradicts' is a required property"),
     ({"version": 2, "source": "s", "checks": []}, "version"),
 ])
 def test_schema_rejects(doc, message):

@@ -157,7 +157,7 @@ def evaluate_check(check: dict) -> Outcome:
     fn = KINDS[check["kind"]]
     try:
         primary = Reading(check["assumption"], fn(check["inputs"], check["printed"]),
-                          contradiction(check.get("contradicts", "none")))
+                          contradiction(check["contradicts"]))
         alts = tuple(Reading(a["assumption"], fn(_merge(check["inputs"], a["inputs"]),
                                                  check["printed"]),
                              contradiction(a["contradicts"]))
