@@ -17,5 +17,6 @@ SLURM's durations (:mod:`.durations`); whether a SIGTERM is the job's time limit
 (:mod:`.timelimit`); ``dfil grid preflight``'s check lines (:mod:`.checks`), the nodes
 ``sinfo`` lists (:mod:`.nodes`), each size class's job against the partitions' limits
 (:mod:`.limits`), the account and QOS against ``sacctmgr`` (:mod:`.accounting`), and the
-profile's site against all of them (:mod:`.slurm`).
+profile's site against all of them (:mod:`.slurm`); the partition a training or evaluation
+job goes to (:mod:`.partitions`).
 """

@@ -35,6 +35,7 @@ from dfil.cluster.limits import (
     parse_allow_qos,
 )
 from dfil.cluster.nodes import SINFO, NodeGroup, parse_sinfo
+from dfil.cluster.partitions import GPU_PARTITION
 from dfil.errors import ConfigError
 
 #: The profile's executor setting that asks every job for a QOS (the plugin's ``--slurm-qos``).
@@ -47,7 +48,7 @@ GPU_RULES = ("train_cell", "evaluate_cell")
 class Site:
     """What the profile asks SLURM for: each account and each partition by the profile
     key that sets it (``default-resources.slurm_account``,
-    ``set-resources.train_cell.slurm_partition``)."""
+    ``default-resources.gpu_partition``, ``set-resources.train_cell.slurm_partition``)."""
 
     accounts: Mapping[str, str]
     partitions: Mapping[str, str]
@@ -56,8 +57,10 @@ class Site:
     qos: Mapping[str, str] = field(default_factory=dict)
 
     def gpu_partitions(self) -> set[str]:
-        """The partitions GPU jobs go to: each GPU rule's own, else the default one."""
-        default = self.partitions.get("default-resources.slurm_partition")
+        """The partitions GPU jobs go to: each GPU rule's own, else the profile's GPU
+        partition (:data:`dfil.cluster.partitions.GPU_PARTITION`), else the default one."""
+        default = (self.partitions.get(f"default-resources.{GPU_PARTITION}")
+                   or self.partitions.get("default-resources.slurm_partition"))
         return {self.partitions.get(f"set-resources.{rule}.slurm_partition", default)
                 for rule in GPU_RULES} - {None}
 
@@ -104,7 +107,8 @@ def site_from_profile(profile: Mapping) -> Site:
     if profile.get(QOS_SETTING):
         qos[QOS_SETTING] = _unquote(profile[QOS_SETTING])
     return Site({k: v for k, v in found.items() if k.endswith(".slurm_account")},
-                {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, qos)
+                {k: v for k, v in found.items()
+                 if k.endswith((".slurm_partition", f".{GPU_PARTITION}"))}, qos)
 
 
 def judge_partitions(site: Site, groups: list[NodeGroup]) -> list[Check]:
