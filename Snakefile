@@ -24,7 +24,7 @@ from snakemake.utils import min_version
 from dfil.errors import or_exit
 from dfil.cli.jobs import set_last_attempt
 from dfil.grid import grid_of
-from dfil.gridlock import unlocked_note
+from dfil.pins import unlocked_note
 from dfil.cluster.dirlock import lock_hint, other_snakemakes, takes_lock
 from dfil.preflight import preflight
 from dfil.preflight.targets import asks_for, preflight_profiles

@@ -8,7 +8,7 @@ validated by the models of :mod:`dfil.gridfile`. A cell's run directory is
 Hub repos are pinned: a backbone entry's ``revision`` and a ``datasets:`` entry's become
 the commit the cell's config holds (``model.backbone.revision``; a source
 ``hub:<repo>@<commit>``), through the grid's lock file where they name a branch
-(:mod:`dfil.gridlock`). A grid whose branches are not locked still expands (to list its
+(:mod:`dfil.pins`). A grid whose branches are not locked still expands (to list its
 cells, project its cost, lock it) with those repos unpinned; :meth:`Grid.require_locked`
 refuses it where cells are built.
 """
@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from dfil.cellconfig import CellConfig, resolve, to_dict
 from dfil.errors import ConfigError
 from dfil.gridfile import GridFile, Group, check_acceptance, check_references
-from dfil.gridlock import Pin, read_lock, unlocked_error
 from dfil.hub.local import hub_source
+from dfil.pins import Pin, read_lock, unlocked_error
 from dfil.runkey import RunPoint, applicable, format_key
 from dfil.validation import validate
 from dfil.yamlfile import load_yaml
