@@ -95,3 +95,24 @@ def test_dfil_acceptance_records_the_tiny_models_steps(tmp_path):
     assert (skipped["status"], skipped["quantized"]) == ("skipped", True)
     assert skipped["reason"].startswith("no CUDA")
     assert "tokens_per_s" not in skipped
+
+
+def test_the_cell_records_run_says_whether_it_trained_and_evaluated(tmp_path):
+    from dfil.cli.acceptance import _run_info
+    from dfil.contracts.failure import failure_record
+    from dfil.errors import RunFileError
+
+    run = tmp_path / "run"
+    run.mkdir()
+    assert _run_info(run) == {"dir": str(run), "train_seconds": None, "evaluated": False}
+    (run / "train_summary.json").write_text(json.dumps({"provenance": {"wall_seconds": 61.5}}))
+    (run / "metrics.json").write_text(json.dumps({"test": {}}))
+    assert _run_info(run) == {"dir": str(run), "train_seconds": 61.5, "evaluated": True}
+    failed = failure_record("c", "0" * 16, {"reason": "OOM", "stage": "evaluate",
+                                            "message": "m", "log": "l", "attempt": 3})
+    (run / "metrics.json").write_text(json.dumps(failed))
+    assert _run_info(run)["evaluated"] is False
+    (run / "metrics.json").write_text("{")
+    with pytest.raises(RunFileError, match=r"metrics.json: unreadable run file .*run "
+                                           r"`snakemake acceptance` again"):
+        _run_info(run)

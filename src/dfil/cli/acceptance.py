@@ -5,7 +5,6 @@ steps of a cell's model on this machine (:mod:`dfil.train.timing`), written wher
 from __future__ import annotations
 
 import argparse
-import json
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -33,12 +32,17 @@ def add_acceptance_parser(command, sub) -> None:
 
 
 def _run_info(run: Path) -> dict:
-    """The run the grid's jobs made: its training's wall seconds, whether it evaluated."""
+    """The run the grid's jobs made: its training's wall seconds, whether it evaluated (a
+    failure record in place of its metrics is not); a damaged file is a one-line error."""
+    from dfil.contracts.failure import is_failure
+    from dfil.contracts.rundir import read_run_json
+
+    fix = "run `snakemake acceptance` again, which remakes it"
     summary, metrics = run / "train_summary.json", run / "metrics.json"
     seconds = None
     if summary.is_file():
-        seconds = (json.loads(summary.read_text()).get("provenance") or {}).get("wall_seconds")
-    evaluated = metrics.is_file() and "failed" not in json.loads(metrics.read_text())
+        seconds = (read_run_json(summary, fix).get("provenance") or {}).get("wall_seconds")
+    evaluated = metrics.is_file() and not is_failure(read_run_json(metrics, fix))
     return {"dir": str(run), "train_seconds": seconds, "evaluated": evaluated}
 
 
