@@ -8,6 +8,19 @@
 
 #: kind (cell, qlora) -> (the cell whose config builds the model, its backbone).
 ACCEPTANCE = GRID.acceptance()
+NO_ACCEPTANCE = (
+    f"dfil: grid {GRID.name} has no acceptance: section: name the cell "
+    "(acceptance.cell) and the 4-bit backbone (acceptance.qlora) to run"
+)
+# Asked for on a grid without the section: one line, exit 2, before any job.
+if (
+    not ACCEPTANCE
+    and workflow.is_main_process
+    and "acceptance" in sys.argv[1:]
+    and asks_for(sys.argv, ("acceptance",), "all_tables")
+):
+    print(NO_ACCEPTANCE, file=sys.stderr)
+    sys.exit(2)
 ACCEPTANCE_FILES = [
     f"{RES}/acceptance/{kind}/{backbone}.json"
     for kind, (_, backbone) in sorted(ACCEPTANCE.items())
@@ -81,7 +94,6 @@ else:
     rule acceptance:
         localrule: True
         params:
-            grid=GRID.name,
+            note=NO_ACCEPTANCE,
         shell:
-            "echo 'dfil: grid {params.grid} has no acceptance: section: name the cell "
-            "(acceptance.cell) and the 4-bit backbone (acceptance.qlora) to run' >&2; exit 2"
+            "echo {params.note:q} >&2; exit 2"
