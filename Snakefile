@@ -7,6 +7,8 @@
 #   all_runs: every cell trained and evaluated, then the tidy table
 #     results/<name>/aggregate/metrics.parquet;
 #   preflight: checks the site and the hub before a real run (writes nothing).
+#   acceptance: before the grid, the grid's acceptance cell trained, evaluated and timed,
+#     and its 4-bit backbone timed: results/<name>/acceptance/<kind>/<backbone>.json.
 # One cell by asking for results/<name>/runs/<key>/metrics.json, one table by asking for
 # its .tex. The grid
 # comes from the config (config/config.yaml by default; the slurm profile selects
@@ -22,7 +24,7 @@ from snakemake.utils import min_version
 from dfil.errors import or_exit
 from dfil.cli.jobs import set_last_attempt
 from dfil.grid import grid_of
-from dfil.gridlock import unlocked_note
+from dfil.pins import unlocked_note
 from dfil.cluster.dirlock import lock_hint, other_snakemakes, takes_lock
 from dfil.preflight import preflight
 from dfil.preflight.targets import asks_for, preflight_profiles
@@ -76,6 +78,7 @@ include: "workflow/rules/render.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/publish.smk"
 include: "workflow/rules/preflight.smk"
+include: "workflow/rules/acceptance.smk"
 
 
 # Before the DAG is built (the main process only; cluster job steps skip it): targets the

@@ -38,8 +38,11 @@ def test_profile_keeps_site_settings_in_one_block_and_names_its_status_command()
     assert "slurm_account" not in text.replace(site, "")
     profile = yaml.safe_load(text)
     assert profile["slurm-status-command"] == "sacct"
-    assert profile["set-resources"]["train_cell"] == {
-        "slurm_partition": "gpu", "slurm_extra": "'--signal=TERM@300'"}
+    # The partitions are site settings; each training or evaluation job picks one by
+    # whether it asks a GPU, so no rule names its own.
+    assert "gpu_partition" in site
+    assert profile["set-resources"] == {"train_cell": {"slurm_extra": "'--signal=TERM@300'"}}
+    assert profile["default-resources"]["gpu_partition"] == "gpu"
     assert "gpu_model" not in text.replace(site, "").split("executor:")[1]
 
 
@@ -49,6 +52,8 @@ def test_overlay_changes_only_site_settings_and_polling():
                             "slurm-init-seconds-before-status-checks"}
     assert overlay["default-resources"]["slurm_account"] == "dfil-local"
     assert overlay["default-resources"]["qos"] == "gpu"
+    assert (overlay["default-resources"]["slurm_partition"],
+            overlay["default-resources"]["gpu_partition"]) == ("cpu", "gpu")
     assert "--qos" not in str(overlay) and "--constraint" not in str(overlay)
 
 

@@ -90,6 +90,8 @@ PROMISES = {
     "all_tables": lambda: [*REPORT, f"{SMOKE_OUT}/T05-scaling.tex",
                            f"{SMOKE_OUT}/T29-attnpool.tex", *_smoke_runs()],
     "all_runs": lambda: [*_smoke_runs(), "results/smoke/aggregate/metrics.parquet"],
+    "acceptance": lambda: ["results/smoke/acceptance/cell/tiny-llama.json",
+                           "results/smoke/acceptance/qlora/tiny-llama.json"],
 }
 
 

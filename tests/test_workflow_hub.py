@@ -8,9 +8,9 @@ import re
 
 import yaml
 
-from dfil.gridlock import write_lock
+from dfil.pins import write_lock
 from snakemake_cli import snakemake
-from test_gridlock import COMMIT_A, hub_grid
+from test_pins import COMMIT_A, hub_grid
 from test_workflow import counts
 
 
@@ -66,7 +66,7 @@ def test_a_job_that_only_records_a_failure_asks_for_no_gpu(tmp_path):
 
     from dfil.contracts.failure import failure_record, write_failure
     from snakemake_cli import ROOT
-    from test_gridlock import KEY
+    from test_pins import KEY
 
     work = tmp_path / "wf"
     work.mkdir()

@@ -14,6 +14,9 @@ from snakemake_cli import BIN, ROOT, env
 from test_workflow_hub import grid_file
 
 SINFO = "cpu (null) (null) infinite 19284 2\\ngpu gpu:h100:2(S:0) (null) infinite 19284 2\\n"
+#: workflow/slurm-local.sh's partitions: gpu takes only the QOS gpu.
+SCONTROL = ("PartitionName=cpu Default=YES AllowQos=normal,gpu State=UP\\n"
+            "PartitionName=gpu AllowQos=gpu State=UP\\n")
 SLURM_LOCAL = ("--profile", "slurm", "--profile", "workflow/profiles/slurm-local")
 
 
@@ -30,6 +33,7 @@ def site(tmp_path, accounts: str):
     calls = tmp_path / "sbatch-calls"
     # sacct: the executor plugin refuses to start on a host without it (or squeue)
     scripts = {"sinfo": f"printf '{SINFO}'", "sacctmgr": f"printf '{accounts}'",
+               "scontrol": f"printf '{SCONTROL}'",
                "sbatch": f'echo "$@" >> {calls}; exit 1', "sacct": "exit 0"}
     for name, body in scripts.items():
         (shims / name).write_text(f"#!/bin/sh\n{body}\n")
@@ -57,9 +61,11 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
                  "ok       slurm  class tiny: each attempt (30 min, 4000 MB, 1 GPU) fits "
                  "partition gpu",
                  "ok       slurm  account dfil-local is one of",
-                 "ok       slurm  qos gpu (default-resources.qos) is one dfil-local may use"):
+                 "ok       slurm  qos gpu (default-resources.qos) is one dfil-local may use",
+                 "ok       slurm  partition gpu (default-resources.gpu_partition) allows qos "
+                 "gpu (default-resources.qos)"):
         assert line in out
-    assert "preflight: all 6 checks ok" in out
+    assert "preflight: all 8 checks ok" in out
     assert not calls.exists(), "preflight submitted a job"
     assert (work / "results/smoke/logs/preflight.log").read_text().startswith("skipped  hub")
 

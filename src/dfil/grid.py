@@ -8,7 +8,7 @@ validated by the models of :mod:`dfil.gridfile`. A cell's run directory is
 Hub repos are pinned: a backbone entry's ``revision`` and a ``datasets:`` entry's become
 the commit the cell's config holds (``model.backbone.revision``; a source
 ``hub:<repo>@<commit>``), through the grid's lock file where they name a branch
-(:mod:`dfil.gridlock`). A grid whose branches are not locked still expands (to list its
+(:mod:`dfil.pins`). A grid whose branches are not locked still expands (to list its
 cells, project its cost, lock it) with those repos unpinned; :meth:`Grid.require_locked`
 refuses it where cells are built.
 """
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from dfil.cellconfig import CellConfig, resolve, to_dict
 from dfil.errors import ConfigError
-from dfil.gridfile import GridFile, Group, check_references
-from dfil.gridlock import Pin, read_lock, unlocked_error
+from dfil.gridfile import GridFile, Group, check_acceptance, check_references
 from dfil.hub.local import hub_source
+from dfil.pins import Pin, read_lock, unlocked_error
 from dfil.runkey import RunPoint, applicable, format_key
 from dfil.validation import validate
 from dfil.yamlfile import load_yaml
@@ -66,6 +66,10 @@ class Grid:
         for gname, group in self.spec.groups.items():
             for point in self._points(group):
                 self._add(gname, group, point)
+        try:
+            check_acceptance(self.spec, self.cells)
+        except ConfigError as err:
+            raise ConfigError(f"config {err}") from None
 
     def _points(self, group: Group) -> Iterator[RunPoint]:
         """The group's cells' coordinates, in key form."""
@@ -222,6 +226,24 @@ class Grid:
         if stage == "evaluate" and eval_runtime:
             out["runtime"] = eval_runtime
         return out
+
+
+    def acceptance(self) -> dict[str, tuple[str, str]]:
+        """``snakemake acceptance``'s runs, kind -> (cell key, backbone): ``cell``, the
+        cell trained and evaluated; ``qlora``, the 4-bit backbone's first DFIL cell (else
+        its first that trains), whose config builds the model. Empty without an
+        ``acceptance:`` section."""
+        spec = self.spec.acceptance
+        if spec is None:
+            return {}
+        from dfil.methods import method_spec
+
+        method = {k: c.config["model"]["method"] for k, c in self.cells.items()}
+        first = min((not method_spec(method[k]).trains, method[k] != "dfil", k)
+                    for k, c in self.cells.items()
+                    if c.config["model"]["backbone"]["name"] == spec.qlora)[-1]
+        return {"cell": (spec.cell, self.cells[spec.cell].config["model"]["backbone"]["name"]),
+                "qlora": (first, spec.qlora)}
 
 
 def _given(section) -> dict:

@@ -11,6 +11,7 @@ import pytest
 from dfil.cluster import slurm as cluster
 from dfil.cluster.accounting import judge_account, judge_qos, parse_qos
 from dfil.cluster.checks import Check, problems, summary
+from dfil.cluster.limits import judge_allow_qos, parse_allow_qos, partition_qos
 from dfil.cluster.nodes import NodeGroup, gpu_types, parse_sinfo
 from dfil.cluster.slurm import (
     Site,
@@ -31,6 +32,13 @@ h100 gpu:h100:4(S:0) h100
 """
 #: One association per partition limit: the account repeats, each with the QOS it may use.
 SACCTMGR = "proj-ml|normal,long\nproj-ml|normal\nsandbox|\n"
+#: ``scontrol -o show partition`` (fields cut): cpu allows every QOS, h100 only
+#: ``gpu`` and ``long``, a100 lists no AllowQos (all).
+SCONTROL = """\
+PartitionName=cpu AllowGroups=ALL AllowQos=ALL Default=YES MaxTime=1-00:00:00 State=UP
+PartitionName=h100 AllowGroups=ALL AllowQos=gpu,Long MaxTime=02:00:00 State=UP
+PartitionName=a100 AllowGroups=ALL Default=NO State=UP
+"""
 #: A 7b class's job as the grid asks it (dfil.grid.Grid.job_resources).
 H100_JOB = {"gpu": 1, "gpu_model": "h100", "mem_mb": 32000, "runtime": 120,
             "cpus_per_task": 8}
@@ -170,10 +178,14 @@ def _fake_slurm(monkeypatch, outputs: dict[str, tuple[int, str, str]]):
 def test_slurm_checks_run_sinfo_and_sacctmgr(monkeypatch):
     monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
     run, calls = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""),
-                                           "sacctmgr": (0, SACCTMGR, "")})
-    checks = slurm_checks(site_from_profile(PROFILE), {"7b": H100_JOB}, run)
-    assert [c.status for c in checks] == ["ok"] * 5
+                                           "sacctmgr": (0, SACCTMGR, ""),
+                                           "scontrol": (0, SCONTROL, "")})
+    profile = {**PROFILE, "default-resources": {**PROFILE["default-resources"],
+                                                "qos": "long"}}
+    checks = slurm_checks(site_from_profile(profile), {"7b": H100_JOB}, run)
+    assert [c.status for c in checks] == ["ok"] * 9
     assert calls == [["sinfo", "-h", "-o", "%R %G %f %l %m %c"],
+                     ["scontrol", "-o", "show", "partition"],
                      ["sacctmgr", "-n", "-P", "show", "assoc", "user=ada",
                       "format=account,qos"]]
 
@@ -214,11 +226,13 @@ def test_qos_judged_against_the_accounts_associations():
 def test_slurm_checks_report_a_qos_the_account_may_not_use(monkeypatch):
     monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
     run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""),
-                                       "sacctmgr": (0, SACCTMGR, "")})
+                                       "sacctmgr": (0, SACCTMGR, ""),
+                                       "scontrol": (1, "", "down")})
     profile = {**PROFILE, "default-resources": {**PROFILE["default-resources"],
                                                 "qos": "premium"}}
     checks = slurm_checks(site_from_profile(profile), {"7b": H100_JOB}, run)
-    assert [c.status for c in checks] == ["ok"] * 5 + ["problem"]
+    assert [c.status for c in checks] == ["ok"] * 4 + ["skipped", "ok", "problem"]
+    assert "`scontrol -o show partition` failed (down)" in checks[4].text
     assert checks[-1].line().startswith("PROBLEM")
     assert "qos premium (default-resources.qos) is not one proj-ml may use" in checks[-1].text
 
@@ -366,3 +380,61 @@ def test_site_flags_go_through_the_plugins_resources_not_slurm_extra():
         text = doc.read_text()
         assert not re.search(r"slurm_extra[^\n]*--(qos|constraint)", text), doc
         assert not re.search(r"--(qos|constraint)[^\n]*slurm_extra", text), doc
+
+
+def test_parse_allow_qos_reads_each_partitions_allowqos():
+    assert parse_allow_qos(SCONTROL) == {"cpu": None, "h100": {"gpu", "long"}, "a100": None}
+    assert parse_allow_qos("\n") == {}
+    with pytest.raises(ValueError, match="scontrol output line 1: no PartitionName= field"):
+        parse_allow_qos("Partition gpu\n")
+
+
+def test_partition_qos_is_the_rules_own_else_the_defaults_else_the_plugins():
+    qos = {"default-resources.qos": "normal", "set-resources.train_cell.qos": "gpu",
+           "slurm-qos": "long"}
+    assert partition_qos("set-resources.train_cell.slurm_partition", qos) == (
+        "gpu", "set-resources.train_cell.qos")
+    assert partition_qos("set-resources.evaluate_cell.slurm_partition", qos) == (
+        "normal", "default-resources.qos")
+    assert partition_qos("default-resources.slurm_partition", {"slurm-qos": "long"}) == (
+        "long", "slurm-qos")
+    assert partition_qos("default-resources.slurm_partition", {}) is None
+
+
+def test_allow_qos_a_qos_the_partition_refuses_is_a_problem_with_the_fix():
+    partitions = {"default-resources.slurm_partition": "cpu",
+                  "set-resources.train_cell.slurm_partition": "h100",
+                  "set-resources.evaluate_cell.slurm_partition": "gone"}
+    allowed = parse_allow_qos(SCONTROL)
+    cpu, h100 = judge_allow_qos(partitions, {"default-resources.qos": "normal"}, allowed)
+    assert cpu == Check("slurm", "ok", "partition cpu (default-resources.slurm_partition) "
+                        "allows every QOS")
+    assert h100 == Check(
+        "slurm", "problem", "partition h100 (set-resources.train_cell.slurm_partition): qos "
+        "normal (default-resources.qos) is not one of the QOS it allows (gpu, long): set qos "
+        "(default-resources or the rule's) in the SITE SETTINGS block of the slurm profile "
+        "(slurm/config.yaml) to one of them; `scontrol show partition` lists each "
+        "partition's AllowQos")
+    assert h100.line().startswith("PROBLEM  slurm  partition h100")
+    (ok,) = judge_allow_qos({"set-resources.train_cell.slurm_partition": "h100"},
+                            {"set-resources.train_cell.qos": "GPU"}, allowed)
+    assert ok.text == ("partition h100 (set-resources.train_cell.slurm_partition) allows "
+                       "qos GPU (set-resources.train_cell.qos)")
+    (none,) = judge_allow_qos({"set-resources.train_cell.slurm_partition": "h100"}, {},
+                              allowed)
+    assert none.status == "problem" and "the profile sets no qos" in none.text
+
+
+def test_allow_qos_unreadable_scontrol_is_a_problem_and_none_is_skipped(monkeypatch):
+    monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
+    run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""), "sacctmgr": (0, SACCTMGR, ""),
+                                       "scontrol": (0, "garbage\n", "")})
+    checks = slurm_checks(site_from_profile(PROFILE), {}, run)
+    assert [c.text for c in checks if c.status == "problem"] == [
+        "`scontrol -o show partition`: scontrol output line 1: no PartitionName= field in "
+        "'garbage'"]
+    monkeypatch.setattr(cluster.shutil, "which",
+                        lambda name: None if name == "scontrol" else f"/usr/bin/{name}")
+    checks = slurm_checks(site_from_profile(PROFILE), {}, run)
+    assert Check("slurm", "skipped", "no scontrol on PATH: the partitions' AllowQos not "
+                 "checked") in checks

@@ -41,7 +41,7 @@ def test_a_recorded_measurement_of_the_current_trainer_is_projected(monkeypatch)
     monkeypatch.setitem(rates.MEASURED, ("current", 8), timed)
     assert projected_trainers() == [*ENDS.values(), "current"]
     text = format_range({"packed": 300.0, "plain": 100.0, "current": 180.0}, "packed")
-    assert "current trainer: 180.0 GPU-h (measured, below)" in text
+    assert "current trainer: 180.0 GPU-h (measured on a test GPU, today)" in text
     assert ("  current (current): 3,000 tokens/s, the current trainer, batch 8; measured on "
             "a test GPU, today; a test's figure") in text
 

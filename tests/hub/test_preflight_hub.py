@@ -15,8 +15,8 @@ import pytest
 import yaml
 from hubids import FROG, TINY
 
-from dfil.gridlock import Pin
 from dfil.hub import fetch_dataset, fetch_model, stamp_path
+from dfil.pins import Pin
 from dfil.preflight.hubcheck import hub_checks, pin_check, size
 
 DOWN = "http://127.0.0.1:9"
@@ -122,7 +122,7 @@ def preflight_cli(grid, hub, cache):
 def test_dfil_grid_preflight_end_to_end(hub, tmp_path):
     """The command on a grid reading the test hub's backbone at its commit: every check
     ok or skipped, exit 0; the repo gated, exit 3 naming it."""
-    from test_gridlock import hub_grid
+    from test_pins import hub_grid
 
     config = hub_grid(hub.commits[TINY])
     config["backbones"]["tiny-llama"]["model_id"] = TINY

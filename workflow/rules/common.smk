@@ -3,6 +3,7 @@ import shlex
 from types import SimpleNamespace
 
 from dfil.methods import method_spec
+from dfil.cluster.partitions import GPU_PARTITION, job_partition, profile_text
 from dfil.contracts.failure import failure_ahead
 from dfil.engine.featuresets import (
     feature_group,
@@ -43,7 +44,35 @@ def cell_resource(name, stage, default=0):
     ).get(name, default)
 
 
-#: A model job's resources per stage (training, evaluation): its cell's size class.
+def profile_resource(name):
+    """A default resource as the profiles (or --default-resources) give it, as text; None
+    where none is set (a local run)."""
+    given = workflow.resource_settings.default_resources
+    found = given.get(name) if given is not None else None
+    if found is None:
+        return None
+    return profile_text(found.raw if isinstance(found.raw, str) else found.value)
+
+
+#: The profile's partitions: the CPU one (every job without a GPU) and the GPU one.
+PARTITIONS = {
+    "cpu": profile_resource("slurm_partition"),
+    "gpu": profile_resource(GPU_PARTITION),
+}
+
+
+def cell_partition(stage):
+    """The partition of a cell's ``stage`` job: the GPU partition where it asks a GPU, the
+    CPU one where it asks none (a job that will only record a failure)."""
+    return lambda wildcards, input: job_partition(
+        GRID.job_resources(wildcards.key, stage, failure_ahead(input)),
+        PARTITIONS["cpu"],
+        PARTITIONS["gpu"],
+    )
+
+
+#: A model job's resources per stage (training, evaluation): its cell's size class, and
+#: the partition that class goes to.
 CELL_RESOURCES = {
     stage: {
         name: cell_resource(name, stage, default)
@@ -55,6 +84,7 @@ CELL_RESOURCES = {
             ("cpus_per_task", 0),
         )
     }
+    | {"slurm_partition": cell_partition(stage)}
     for stage in ("train", "evaluate")
 }
 

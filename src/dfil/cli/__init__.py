@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dfil import __version__
 from dfil.atomic import write_error
+from dfil.cli.acceptance import add_acceptance_parser
 from dfil.cli.commands import (
     cmd_aggregate,
     cmd_audit,
@@ -107,8 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="e.g. smollm2-135m")
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
-    add_hub_parser(_command, sub)
-    add_features_parser(_command, sub)
+    for add_parser in (add_hub_parser, add_features_parser, add_acceptance_parser):
+        add_parser(_command, sub)
     return parser
 
 

@@ -30,7 +30,7 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
 def _lock(grid, args: argparse.Namespace) -> None:
     """``dfil grid lock``: every branch or tag the grid's hub entries name, resolved on the
     hub (HF_ENDPOINT) and written to the grid's lock file."""
-    from dfil.gridlock import lock_pins, named_pins
+    from dfil.pins import lock_pins, named_pins
 
     files = ' '.join(map(str, args.config))
     _require(grid.spec.lock, f"{files}: the grid names no lock file (key lock:, e.g. "

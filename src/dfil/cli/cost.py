@@ -1,7 +1,8 @@
 """``dfil grid cost``: the grid's projected GPU-hours by size class, the range between the
-recorded trainers' speeds with each figure's source, where each backbone's architecture
-came from (:mod:`dfil.cli.archs`), the resources each class could ask for
-(:mod:`dfil.cost`), and what its finished cells measured."""
+recorded trainers' speeds with each figure's source (the current trainer's from the
+acceptance run's records, ``results/<grid>/acceptance/``, once it ran), where each
+backbone's architecture came from (:mod:`dfil.cli.archs`), the resources each class could
+ask for (:mod:`dfil.cost`), and what its finished cells measured."""
 
 from __future__ import annotations
 
@@ -25,10 +26,12 @@ def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
     from pathlib import Path
 
     from dfil.cli.archs import grid_archs
+    from dfil.contracts.acceptance import grid_records
     from dfil.cost import by_class, cell_work, format_proposals, format_table, project, propose
+    from dfil.cost.acceptance import acceptance_lines, acceptance_table
     from dfil.cost.ends import format_range, projected_trainers, total_hours
     from dfil.cost.measured import format_measured, measured_by_class
-    from dfil.cost.rates import PEAK_BF16
+    from dfil.cost.rates import MEASURED, PEAK_BF16
 
     archs = grid_archs(grid, catalogue)
     resources = grid.config["resources"]
@@ -38,17 +41,20 @@ def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
              for c in grid.cells.values()]
     works = [cell_work(c.key, c.size, c.config, arch) for c, arch in known if arch]
     excluded = len(known) - len(works)
+    records = grid_records(grid.results)
+    table = {**MEASURED, **acceptance_table(records)}
     head = [*(missing_lines(archs) if missing else []),
-            *(f"architecture of {a.name}: {a.source}" for a in archs.values() if a.config)]
+            *(f"architecture of {a.name}: {a.source}" for a in archs.values() if a.config),
+            *acceptance_lines(records)]
     if not works:
         return "\n".join([*head, f"No cell projected: none of the {excluded} cells' "
                                   "backbones has an architecture."])
-    costs = [project(w, gpus[w.size], trainer) for w in works]
-    hours = {t: total_hours(project(w, gpus[w.size], t) for w in works)
-             for t in projected_trainers()}
-    table = "\n".join([format_table(grid.name, by_class(costs, gpus), trainer, excluded),
-                       format_range(hours, trainer, excluded)])
+    costs = [project(w, gpus[w.size], trainer, table) for w in works]
+    hours = {t: total_hours(project(w, gpus[w.size], t, table) for w in works)
+             for t in projected_trainers(table)}
+    lines = "\n".join([format_table(grid.name, by_class(costs, gpus), trainer, excluded),
+                       format_range(hours, trainer, excluded, table)])
     measured = format_measured(measured_by_class(costs, Path(grid.results) / "benchmarks"),
                                {size: int(r.get("gpu", 0)) for size, r in resources.items()})
-    return "\n\n".join(["\n".join(head), table, measured,
-                        format_proposals(propose(works, trainer))])
+    return "\n\n".join(["\n".join(head), lines, measured,
+                        format_proposals(propose(works, trainer, table))])

@@ -11,11 +11,12 @@ Three things are easily all called a "lock"; here each has its own name:
   the holder record (pid, host, command, SLURM job) a second writer is refused with
   (:mod:`.writer`);
 - a grid's *pins*: the commit each hub revision resolves to, in the grid's lock file
-  (:mod:`dfil.gridlock`, outside this package: it is part of the grid).
+  (:mod:`dfil.pins`, outside this package: it is part of the grid).
 
 SLURM's durations (:mod:`.durations`); whether a SIGTERM is the job's time limit
 (:mod:`.timelimit`); ``dfil grid preflight``'s check lines (:mod:`.checks`), the nodes
 ``sinfo`` lists (:mod:`.nodes`), each size class's job against the partitions' limits
 (:mod:`.limits`), the account and QOS against ``sacctmgr`` (:mod:`.accounting`), and the
-profile's site against all of them (:mod:`.slurm`).
+profile's site against all of them (:mod:`.slurm`); the partition a training or evaluation
+job goes to (:mod:`.partitions`).
 """

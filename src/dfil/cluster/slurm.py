@@ -9,6 +9,7 @@ node configurations (:mod:`dfil.cluster.nodes`) and::
                                 one line per association of the user: its account, "|",
                                 the QOS it may use, comma-separated ("" where none is
                                 listed)
+    scontrol -o show partition  each partition's AllowQos (:mod:`dfil.cluster.limits`)
 
 The plugin sends a class's ``gpu_model`` as ``--gpus=<gpu_model>:<gpu>``, which SLURM
 matches against the GRES *type* of the partition's nodes, never their features. A QOS is
@@ -27,8 +28,14 @@ from dataclasses import dataclass, field
 
 from dfil.cluster.accounting import judge_account, judge_qos, parse_qos
 from dfil.cluster.checks import PROFILE_FIX, Check
-from dfil.cluster.limits import judge_limits
+from dfil.cluster.limits import (
+    SCONTROL_PARTITIONS,
+    judge_allow_qos,
+    judge_limits,
+    parse_allow_qos,
+)
 from dfil.cluster.nodes import SINFO, NodeGroup, parse_sinfo
+from dfil.cluster.partitions import GPU_PARTITION
 from dfil.errors import ConfigError
 
 #: The profile's executor setting that asks every job for a QOS (the plugin's ``--slurm-qos``).
@@ -41,7 +48,7 @@ GPU_RULES = ("train_cell", "evaluate_cell")
 class Site:
     """What the profile asks SLURM for: each account and each partition by the profile
     key that sets it (``default-resources.slurm_account``,
-    ``set-resources.train_cell.slurm_partition``)."""
+    ``default-resources.gpu_partition``, ``set-resources.train_cell.slurm_partition``)."""
 
     accounts: Mapping[str, str]
     partitions: Mapping[str, str]
@@ -50,8 +57,10 @@ class Site:
     qos: Mapping[str, str] = field(default_factory=dict)
 
     def gpu_partitions(self) -> set[str]:
-        """The partitions GPU jobs go to: each GPU rule's own, else the default one."""
-        default = self.partitions.get("default-resources.slurm_partition")
+        """The partitions GPU jobs go to: each GPU rule's own, else the profile's GPU
+        partition (:data:`dfil.cluster.partitions.GPU_PARTITION`), else the default one."""
+        default = (self.partitions.get(f"default-resources.{GPU_PARTITION}")
+                   or self.partitions.get("default-resources.slurm_partition"))
         return {self.partitions.get(f"set-resources.{rule}.slurm_partition", default)
                 for rule in GPU_RULES} - {None}
 
@@ -98,7 +107,8 @@ def site_from_profile(profile: Mapping) -> Site:
     if profile.get(QOS_SETTING):
         qos[QOS_SETTING] = _unquote(profile[QOS_SETTING])
     return Site({k: v for k, v in found.items() if k.endswith(".slurm_account")},
-                {k: v for k, v in found.items() if k.endswith(".slurm_partition")}, qos)
+                {k: v for k, v in found.items()
+                 if k.endswith((".slurm_partition", f".{GPU_PARTITION}"))}, qos)
 
 
 def judge_partitions(site: Site, groups: list[NodeGroup]) -> list[Check]:
@@ -155,13 +165,34 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
 
 
+def allow_qos_checks(site: Site, run: Runner) -> list[Check]:
+    """The QOS of the jobs each of the profile's partitions gets, against the partition's
+    AllowQos (:func:`dfil.cluster.limits.judge_allow_qos`); one skipped check where
+    ``scontrol`` is missing or fails."""
+    if not site.partitions:
+        return []
+    command = " ".join(SCONTROL_PARTITIONS)
+    if shutil.which("scontrol") is None:
+        return [Check("slurm", "skipped", "no scontrol on PATH: the partitions' AllowQos "
+                      "not checked")]
+    done = run(list(SCONTROL_PARTITIONS))
+    if done.returncode:
+        return [Check("slurm", "skipped", f"`{command}` failed ({done.stderr.strip()}): "
+                      "the partitions' AllowQos not checked")]
+    try:
+        allowed = parse_allow_qos(done.stdout)
+    except ValueError as err:
+        return [Check("slurm", "problem", f"`{command}`: {err}")]
+    return judge_allow_qos(site.partitions, site.qos, allowed)
+
+
 def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
                  run: Runner = _run) -> list[Check]:
-    """Partitions, GPU types, each class's job against the partitions' limits
-    (:mod:`dfil.cluster.limits`), the account and its QOS against this host's SLURM (``site``
-    None: no profile given, only the GPU types and limits are checked); ``jobs``: each GPU
-    size class's largest job's resources (every attempt asks the same). One
-    skipped check off SLURM."""
+    """Partitions, GPU types, each class's job against the partitions' limits and each
+    partition's AllowQos (:mod:`dfil.cluster.limits`), the account and its QOS against this
+    host's SLURM (``site`` None: no profile given, only the GPU types and limits are
+    checked); ``jobs``: each GPU size class's largest job's resources (every attempt asks
+    the same). One skipped check off SLURM."""
     if shutil.which("sinfo") is None:
         return [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): skipped")]
     done = run(list(SINFO))
@@ -182,6 +213,7 @@ def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
         return checks + [Check("slurm", "skipped", "no slurm_account or slurm_partition in "
                                "the profile (none given with --profile, or it sets neither): "
                                "partitions and account not checked")]
+    checks += allow_qos_checks(site, run)
     accounts = sorted(set(site.accounts.values())) or [None]
     if shutil.which("sacctmgr") is None:
         return checks + [Check("slurm", "skipped", "no sacctmgr on PATH: account and QOS "

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from dfil.cost.project import CellCost
-from dfil.cost.rates import measured
+from dfil.cost.rates import MEASURED, Table, measured
 
 #: The trainer whose measured speed gives each end of the range.
 ENDS = {"pessimistic": "packed", "optimistic": "plain"}
@@ -25,29 +25,33 @@ def total_hours(costs: Iterable[CellCost]) -> float:
     return sum(c.train_s + c.eval_s for c in costs) / 3600
 
 
-def projected_trainers() -> list[str]:
+def projected_trainers(table: Table = MEASURED) -> list[str]:
     """The trainers a range is projected for: both ends, and the current trainer once it
-    has a measurement."""
-    return [*ENDS.values(), *([CURRENT] if measured(CURRENT) else [])]
+    has a measurement in ``table`` (the acceptance run's, where it ran)."""
+    return [*ENDS.values(), *([CURRENT] if measured(CURRENT, table) else [])]
 
 
-def format_range(hours: Mapping[str, float], table_trainer: str, excluded: int = 0) -> str:
+def format_range(hours: Mapping[str, float], table_trainer: str, excluded: int = 0,
+                 table: Table = MEASURED) -> str:
     """The range's lines: both ends' GPU-hours (``hours``: trainer -> total), the current
-    trainer's projection or that it is unmeasured, and each figure's source. The table
-    above was projected with ``table_trainer``; ``excluded`` cells are in neither end."""
+    trainer's projection or that it is unmeasured, and each figure's source (``table``).
+    The table above was projected with ``table_trainer``; ``excluded`` cells are in
+    neither end."""
     low, high = hours[ENDS["optimistic"]], hours[ENDS["pessimistic"]]
     left_out = f", excluding {excluded} cells" if excluded else ""
     lines = [f"range: {low:.1f} to {high:.1f} GPU-h{left_out} (optimistic end: the plain loop's "
              f"measured speed; pessimistic end: the packed path's; the table above uses "
              f"the {table_trainer} figures)"]
     if CURRENT in hours:
-        lines.append(f"current trainer: {hours[CURRENT]:.1f} GPU-h (measured, below)")
+        how = "; ".join(sorted({f"measured{f' by {th.by}' if th.by else ''} on {th.where}, "
+                                f"{th.when}" for th in measured(CURRENT, table)}))
+        lines.append(f"current trainer: {hours[CURRENT]:.1f} GPU-h{left_out} ({how})")
     else:
         lines.append("current trainer: unmeasured (never timed on a GPU; its GPU-hours lie "
-                     "where its speed does: time it with benchmarks/train_throughput.py and "
-                     "record it in dfil.cost.rates.MEASURED as \"current\")")
+                     "where its speed does: run `snakemake acceptance --profile slurm` on "
+                     "the cluster, whose records this command then projects from)")
     lines.append("sources (tokens/s of a LoRA training step; MFU follows by dfil.cost.flops):")
     for end, trainer in [*ENDS.items(), (CURRENT, CURRENT)]:
-        for th in measured(trainer):
+        for th in measured(trainer, table):
             lines.append(f"  {end} ({trainer}): {th.label()}")
     return "\n".join(lines)

@@ -26,7 +26,14 @@ from dfil.cost.flops import (
     train_flops,
 )
 from dfil.cost.memory import Memory, training_memory
-from dfil.cost.rates import LOAD_BYTES_PER_S, PEAK_BF16, Throughput, measurement
+from dfil.cost.rates import (
+    LOAD_BYTES_PER_S,
+    MEASURED,
+    PEAK_BF16,
+    Table,
+    Throughput,
+    measurement,
+)
 
 #: Tokens per scored option beyond the first (FRoG's option names are 1-2 tokens; an
 #: upper bound).
@@ -76,7 +83,7 @@ class CellCost:
 def mfu(th: Throughput) -> float:
     """The model FLOPs utilisation a measured throughput implies under this package's
     FLOPs rule (LoRA q,v r16 at the measured prompt length)."""
-    s = shape(published_arch(th.arch))
+    s = shape(published_arch(th.arch) if isinstance(th.arch, str) else th.arch)
     per_token = train_flops(s, th.prompt_tokens, lora_params(s, ("q", "v"), 16))
     return th.tokens_per_s * per_token / PEAK_BF16[th.gpu]
 
@@ -94,15 +101,17 @@ def _eval_flops(w: CellWork, s: Shape, n_lora: int) -> float:
     return total
 
 
-def project(w: CellWork, gpu: str = "h100", trainer: str = "packed") -> CellCost:
-    """The projection of cell ``w`` on ``gpu`` with ``trainer``'s measured throughput."""
+def project(w: CellWork, gpu: str = "h100", trainer: str = "packed",
+            table: Table = MEASURED) -> CellCost:
+    """The projection of cell ``w`` on ``gpu`` with ``trainer``'s measured throughput
+    (``table``: the measurements, the acceptance run's among them where it ran)."""
     if gpu not in PEAK_BF16:
         raise ValueError(f"unknown GPU {gpu!r}; expected one of {sorted(PEAK_BF16)}")
     s = shape(w.arch)
     n_lora = lora_params(s, w.lora_targets, w.lora_r)
     peak = PEAK_BF16[gpu]
-    train_rate = mfu(measurement(trainer, w.batch_size)) * peak
-    eval_rate = mfu(measurement(trainer, 32)) * peak
+    train_rate = mfu(measurement(trainer, w.batch_size, table)) * peak
+    eval_rate = mfu(measurement(trainer, 32, table)) * peak
     load_s = 2.0 * decoder_params(s) / LOAD_BYTES_PER_S  # checkpoints are bf16 on disk
     evaluation = _eval_flops(w, s, n_lora)
     train, train_s = 0.0, 0.0

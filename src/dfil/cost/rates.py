@@ -14,11 +14,22 @@ and records it here under ``"current"``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 #: Dense bf16 tensor-core peak, FLOP/s (no sparsity), from NVIDIA's datasheets (H100 SXM5
 #: and H200 SXM share GH100's compute; H100 PCIe runs lower clocks and fewer SMs).
 PEAK_BF16 = {"h100": 989.4e12, "h200": 989.4e12, "h100-pcie": 756.0e12, "a100": 312.0e12}
+def gpu_of(device_name: str) -> str | None:
+    """The :data:`PEAK_BF16` key of a CUDA device's name ("NVIDIA H100 80GB HBM3" ->
+    h100, "NVIDIA H100 PCIe" -> h100-pcie); None for a GPU this model does not know."""
+    name = device_name.lower()
+    for key in ("h200", "h100", "a100"):
+        if key in name:
+            return f"{key}-pcie" if key == "h100" and "pcie" in name else key
+    return None
+
+
 #: GPU memory a job can use, GiB (nvidia-smi's total less ~0.5 GiB of CUDA context).
 GPU_GIB = {"h100": 79.1, "h200": 139.8, "h100-pcie": 79.1, "a100": 79.5}
 
@@ -32,16 +43,20 @@ class Throughput:
     tokens_per_s: float
     batch: int
     gpu: str
-    arch: str
+    arch: str | Mapping
+    """A backbone of :mod:`dfil.cost.archs` by name, or its transformers config fields."""
     prompt_tokens: float
     source: str
     when: str = ""
     where: str = ""
+    by: str = ""
+    """What measured it (``the acceptance run``), where that is not a session by hand."""
 
     def label(self) -> str:
-        """One line: the speed, the trainer, when and where it was measured."""
-        return (f"{self.tokens_per_s:,.0f} tokens/s, {self.name}; measured on {self.where}, "
-                f"{self.when}; {self.source}")
+        """One line: the speed, the trainer, when and where (and by what) it was measured."""
+        by = f" by {self.by}" if self.by else ""
+        return (f"{self.tokens_per_s:,.0f} tokens/s, {self.name}; measured{by} on "
+                f"{self.where}, {self.when}; {self.source}")
 
 
 _SETUP = "Qwen2.5-7B architecture with random weights, LoRA q,v r16, bf16, ~120-token prompts"
@@ -66,23 +81,27 @@ MEASURED = {
 TRAINERS = ("packed", "plain", "current")
 
 
-def measured(trainer: str) -> list[Throughput]:
+#: Measurements by (trainer, batch): :data:`MEASURED`, or it with the acceptance run's.
+Table = Mapping[tuple[str, int], Throughput]
+
+
+def measured(trainer: str, table: Table = MEASURED) -> list[Throughput]:
     """``trainer``'s recorded measurements, smallest batch first (none: not yet timed)."""
-    return [MEASURED[k] for k in sorted(k for k in MEASURED if k[0] == trainer)]
+    return [table[k] for k in sorted(k for k in table if k[0] == trainer)]
 
 
-def measurement(trainer: str, batch: int) -> Throughput:
+def measurement(trainer: str, batch: int, table: Table = MEASURED) -> Throughput:
     """The measurement of ``trainer`` at the largest measured batch <= ``batch`` (the
     smallest measured one below that): a cell's batch 64 uses batch 32's figure."""
     if trainer not in TRAINERS:
         raise ValueError(f"unknown trainer {trainer!r}; expected one of {list(TRAINERS)}")
-    batches = sorted(b for t, b in MEASURED if t == trainer)
+    batches = sorted(b for t, b in table if t == trainer)
     if not batches:
         raise ValueError(f"trainer {trainer!r} has not been timed on a GPU yet: run "
-                         "benchmarks/train_throughput.py there and record it in "
-                         "dfil.cost.rates.MEASURED")
+                         "`snakemake acceptance` there (or benchmarks/train_throughput.py, "
+                         "recorded in dfil.cost.rates.MEASURED)")
     chosen = max((b for b in batches if b <= batch), default=batches[0])
-    return MEASURED[(trainer, chosen)]
+    return table[(trainer, chosen)]
 
 
 @dataclass(frozen=True)

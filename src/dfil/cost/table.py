@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from dfil.cost.flops import decoder_params, shape
 from dfil.cost.memory import GIB, Memory, training_memory
 from dfil.cost.project import CellWork, ClassTotal, project
-from dfil.cost.rates import GPU_GIB
+from dfil.cost.rates import GPU_GIB, MEASURED, Table
 
 HEADROOM = 0.85
 MARGIN = 1.5
@@ -58,8 +58,10 @@ def _largest(works: list[CellWork], checkpointing: bool) -> Memory:
     return max(steps, key=lambda m: m.total)
 
 
-def propose(works: Iterable[CellWork], trainer: str = "packed") -> dict[str, Proposal]:
-    """A :class:`Proposal` per size class of ``works`` (the rules of the module doc)."""
+def propose(works: Iterable[CellWork], trainer: str = "packed",
+            table: Table = MEASURED) -> dict[str, Proposal]:
+    """A :class:`Proposal` per size class of ``works`` (the rules of the module doc), at
+    ``trainer``'s speed in ``table``."""
     classes: dict[str, list[CellWork]] = {}
     for w in works:
         classes.setdefault(w.size, []).append(w)
@@ -74,7 +76,7 @@ def propose(works: Iterable[CellWork], trainer: str = "packed") -> dict[str, Pro
             gpu, checkpointing = "h100", True
         else:
             gpu, checkpointing = "h200", plain.total > HEADROOM * GPU_GIB["h200"] * GIB
-        costs = [project(replace(w, checkpointing=checkpointing), gpu, trainer)
+        costs = [project(replace(w, checkpointing=checkpointing), gpu, trainer, table)
                  for w in group]
         longest = {k: max(getattr(c, k) for c in costs) for k in ("train_s", "eval_s")}
         weights = max(2.0 * decoder_params(shape(w.arch)) for w in group)

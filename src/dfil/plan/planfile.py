@@ -4,9 +4,11 @@ Every top-level key of the source grid is kept (its ``name`` too, so the plan's 
 the larger grid's runs, under the same run directories); ``groups`` become one group per
 (source group, coordinate) that a planned run needs, each listing the seeds planned for it
 and keeping its source group's variant, cell overrides and tables; each seed set is
-extended by the seeds a plan adds, so that the tables that read a set read them. Its
-``plan:`` block (:func:`plan_record`, :class:`dfil.gridfile.PlanRecord`) says what the plan
-was asked and which claims it planned.
+extended by the seeds a plan adds, so that the tables that read a set read them. The
+``acceptance:`` section stays where the plan runs its cell and its 4-bit backbone, else it
+is left out: the source grid's acceptance run (same name, same ``results/<name>/``) is the
+plan's. Its ``plan:`` block (:func:`plan_record`, :class:`dfil.gridfile.PlanRecord`)
+says what the plan was asked and which claims it planned.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def plan_config(config: dict, grid, runs: Iterable[str], order: list[int],
     """The grid file running ``runs`` (run keys, their seeds a prefix of ``order``) of
     ``grid`` (a :class:`dfil.grid.Grid` built from ``config``), with ``record`` as its
     ``plan:`` block (:func:`plan_record`; None: none)."""
+    runs = list(runs)
     seeds: dict[str, list[int]] = {}
     for key in runs:
         coord, seed = key.rsplit("/seed", 1)
@@ -59,7 +62,11 @@ def plan_config(config: dict, grid, runs: Iterable[str], order: list[int],
     most = max((len(s) for s in seeds.values()), default=0)
     sets = {name: [*given, *(s for s in order[:most] if s not in given)]
             for name, given in config.get("seed_sets", {}).items()}
-    out = {k: v for k, v in config.items() if k not in ("groups", "plan")}
+    out = {k: v for k, v in config.items() if k not in ("groups", "plan", "acceptance")}
+    accept = config.get("acceptance")
+    if accept and accept["cell"] in runs and any(
+            key.split("/")[1] == accept["qlora"] for key in runs):
+        out["acceptance"] = accept
     if sets:
         out["seed_sets"] = sets
     return {**out, "groups": groups, **({"plan": record} if record is not None else {})}

@@ -19,10 +19,10 @@ from pathlib import Path
 
 from dfil.cluster.checks import Check
 from dfil.errors import HubError
-from dfil.gridlock import Pin, unlocked_error
 from dfil.hub.errors import Target
 from dfil.hub.probe import RemoteFile, missing_bytes, probe
 from dfil.hub.store import stamp_problem
+from dfil.pins import Pin, unlocked_error
 
 #: Free space kept beyond the downloads (the prepared parquet splits, logs, the rest of
 #: the filesystem's users): the check asks for the downloads x this factor.

@@ -1,5 +1,5 @@
-"""A grid's lock file: the commit each branch or tag its hub backbones and datasets name
-(pure Python).
+"""A grid's revision pins: the commit each branch or tag its hub backbones and datasets
+name, kept in the grid's lock file (pure Python).
 
 A grid pins every hub repo it reads by a ``revision``. A full commit (40 hex digits) is
 taken as it is; a branch or tag (``main``, ``refs/convert/parquet``) is looked up in the

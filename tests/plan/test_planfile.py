@@ -1,0 +1,23 @@
+"""A plan's grid file keeps the source grid's acceptance section only where it runs the
+acceptance cell (smoke.yaml: its cell and its 4-bit backbone are tiny-llama's)."""
+
+from __future__ import annotations
+
+from dfil.grid import Grid
+from dfil.plan.planfile import plan_config
+from dfil.yamlfile import load_yaml
+from snakemake_cli import ROOT
+
+CELL = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
+OTHER = "frog/tiny-llama/finetune/lamna/nfull/na/seed42"
+
+
+def test_the_acceptance_section_follows_its_cell_into_the_plan():
+    config = load_yaml(ROOT / "config/smoke.yaml")
+    grid = Grid(config)
+    kept = plan_config(config, grid, [CELL, OTHER], [42])
+    assert kept["acceptance"] == config["acceptance"]
+    assert Grid(kept).acceptance()["cell"] == (CELL, "tiny-llama")
+    dropped = plan_config(config, grid, [OTHER], [42])
+    assert "acceptance" not in dropped
+    assert Grid(dropped).acceptance() == {}
