@@ -67,3 +67,15 @@ def test_a_control_with_no_reference_cell_is_refused():
     config["controls"]["ordinal"]["reference"] = "main"  # frog cells only
     with pytest.raises(ConfigError, match=r"needs a cell of group 'main'.*none there"):
         Grid(config)
+
+
+@pytest.mark.parametrize("name", ["config", "smoke"])
+def test_a_control_reads_its_reference_cells_cached_features(name):
+    from dfil.engine.featuresets import feature_group, item_sets
+
+    grid = Grid(_grid(name))
+    for cname in grid.spec.controls:
+        for control, reference in grid.control_pairs(cname):
+            a, b = grid.cells[control].config, grid.cells[reference].config
+            assert feature_group(a) == feature_group(b)  # no frozen_features job of its own
+            assert item_sets(a) == item_sets(b)
