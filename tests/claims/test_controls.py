@@ -101,3 +101,8 @@ def test_attribution_words():
 
 def test_claims_csv_columns_end_with_the_claim_family_and_control():
     assert COLUMNS[-2:] == ["claim_family", "control"]
+
+
+def test_control_result_names_the_runs_it_compared():
+    r = control_result("c", _spec(), [(0.9, 0.7)], "a/seed1 vs b/seed1")
+    assert r["runs"] == "a/seed1 vs b/seed1" and r["outcome"] == "passed"  # +0.2 >= 0.1

@@ -24,7 +24,7 @@ CONTROL_FAMILIES = {
 }
 #: The columns of a control's result row (the index's controls section).
 CONTROL_COLUMNS = ["control", "family", "metric", "declared", "n", "control_mean",
-                   "reference_mean", "difference", "worst", "outcome", "reason"]
+                   "reference_mean", "difference", "worst", "outcome", "reason", "runs"]
 _PREFIXES = (("compositional", ("compositional.", "naturalistic.")),
              ("monotonicity", ("csmc.", "entailment.", "grid.", "p_mae")))
 _SIGN = {"greater": 1, "less": -1}
@@ -51,20 +51,20 @@ def declared_text(metric: str, direction: str, threshold: float) -> str:
     return f"{metric}: control - reference {sign} {_SIGN[direction] * threshold:+g} on every seed"
 
 
-def control_result(name: str, spec, values: Sequence[tuple[float | None, float | None]]
-                   ) -> dict:
+def control_result(name: str, spec, values: Sequence[tuple[float | None, float | None]],
+                   runs: str = "") -> dict:
     """Control ``name``'s result row (:data:`CONTROL_COLUMNS`): ``spec`` has ``family``,
     ``metric``, ``direction`` ("greater"/"less") and ``threshold``; ``values``: per seed,
     (control's value, reference's value), None where that run has none. Passed when
     every seed with both values moves the metric the declared way by at least the
     threshold: ``sign * (control - reference) >= threshold``; failed otherwise; not run
-    without a seed that has both."""
+    without a seed that has both. ``runs``: the run keys compared, in words."""
     sign = _SIGN[spec.direction]
     both = [(c, r) for c, r in values if c is not None and r is not None]
     row = {"control": name, "family": spec.family, "metric": spec.metric,
            "declared": declared_text(spec.metric, spec.direction, spec.threshold),
            "n": len(both), "control_mean": None, "reference_mean": None,
-           "difference": None, "worst": None}
+           "difference": None, "worst": None, "runs": runs}
     if not both:
         return {**row, "outcome": "not run",
                 "reason": f"no seed with both a control and a reference run ({len(values)} "

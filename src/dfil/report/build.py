@@ -38,9 +38,13 @@ def control_results(grid: Grid, frame: pd.DataFrame | None) -> list[dict]:
     rows = frame[frame["metric"].isin({c.metric for c in controls.values()})]
     found = {(format_key(RunPoint(*r[:-2])), r[-2]): float(r[-1])
              for r in rows[[*FIELDS, "metric", "value"]].itertuples(index=False)}
-    return [control_result(name, c, [(found.get((a, c.metric)), found.get((b, c.metric)))
-                                      for a, b in grid.control_pairs(name)])
-            for name, c in controls.items()]
+    out = []
+    for name, c in controls.items():
+        pairs = grid.control_pairs(name)
+        out.append(control_result(
+            name, c, [(found.get((a, c.metric)), found.get((b, c.metric))) for a, b in pairs],
+            "; ".join(f"{a} vs {b}" for a, b in pairs)))
+    return out
 
 
 def write_site(tables: list[Table], grid: Grid, tables_dir: Path,
