@@ -1,5 +1,6 @@
 """The cell's configuration (dfil.cellconfig) and its validation (dfil.validation)."""
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -193,3 +194,14 @@ def test_gradient_checkpointing_is_not_part_of_the_hash():
     assert load_grid_files([CONFIGS / "paper.yaml"]).cell(
         "frog/qwen2.5-72b/dfil/lam0.1/nfull/qure/seed42").config["model"]["backbone"][
         "gradient_checkpointing"] is True
+
+
+def test_a_control_input_changes_the_hash_only_where_a_cell_has_one():
+    plain = ModelConfig(adapter="none")
+    control = ModelConfig(adapter="none", heads={"control_input": "proportion"})
+    tree = to_dict(plain)
+    del tree["heads"]["control_input"]
+    # "none" is hashed as if the field did not exist; "proportion" is a different config
+    assert config_hash(plain) == hashlib.sha256(
+        json.dumps(tree, sort_keys=True).encode()).hexdigest()[:16]
+    assert config_hash(control) != config_hash(plain)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from dfil.cellconfig import CellConfig, resolve, to_dict
 from dfil.errors import ConfigError
+from dfil.gridcontrols import control_pairs
 from dfil.gridfile import GridFile, Group, check_acceptance, check_references
 from dfil.hub.local import hub_source
 from dfil.pins import Pin, read_lock, unlocked_error
@@ -70,6 +71,13 @@ class Grid:
             check_acceptance(self.spec, self.cells)
         except ConfigError as err:
             raise ConfigError(f"config {err}") from None
+        for name in self.spec.controls:
+            self.control_pairs(name)
+
+    def control_pairs(self, name: str) -> list[tuple[str, str]]:
+        """(control key, reference key) of control ``name``'s cells
+        (:func:`dfil.gridcontrols.control_pairs`)."""
+        return control_pairs(self, name)
 
     def _points(self, group: Group) -> Iterator[RunPoint]:
         """The group's cells' coordinates, in key form."""

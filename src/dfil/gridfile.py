@@ -161,6 +161,22 @@ class Group(StrictModel):
     tables: TupleOf[str] = ()
 
 
+class Control(StrictModel):
+    """A positive control of one claim family: the cells of ``group`` (whose config differs
+    from ``reference``'s cells only in ``model.heads.control_input``) against the family's
+    cells of ``reference``, seed by seed, on ``metric``; the effect that must appear if the
+    code is right, declared before any run is read: the control's mean minus the
+    reference's, in ``direction``, by at least ``threshold`` (the metric's units)."""
+
+    family: Literal["compositional", "monotonicity", "ordinal"]
+    group: str
+    reference: str
+    metric: str
+    direction: Literal["greater", "less"]
+    threshold: Annotated[float, Field(gt=0)]
+    description: str = ""
+
+
 class RenderMap(StrictModel):
     """How config/tables.yaml's paper coordinates map onto this grid's cells."""
 
@@ -236,6 +252,8 @@ class GridFile(StrictModel):
     seed_sets: dict[str, SeedList] = Field(default_factory=dict)
     variants: Annotated[dict[Name, Variant], _NAMED] = Field(default_factory=dict)
     render: RenderMap = Field(default_factory=RenderMap)
+    controls: dict[Name, Control] = Field(default_factory=dict)
+    """Positive controls, one or more per claim family (``dfil.claims.controls``)."""
     plan: PlanRecord | None = None
     """Set by ``dfil grid plan`` in the grid file it writes."""
     acceptance: Acceptance | None = None
@@ -268,6 +286,11 @@ def check_references(grid: GridFile) -> None:
         if isinstance(group.seeds, str) and group.seeds not in grid.seed_sets:
             raise ConfigError(f"groups.{gname}.seeds: unknown seed set {group.seeds!r} "
                               f"({sorted(grid.seed_sets)})")
+    for cname, control in grid.controls.items():
+        for field in ("group", "reference"):
+            if getattr(control, field) not in grid.groups:
+                raise ConfigError(f"controls.{cname}.{field}: {getattr(control, field)!r} is "
+                                  f"not in groups ({sorted(grid.groups)})")
 
 
 def check_acceptance(grid: GridFile, cells) -> None:

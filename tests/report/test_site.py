@@ -91,3 +91,22 @@ def test_a_table_over_runs_of_mixed_origin_is_marked_on_the_index_and_its_page(t
     out = site.write_site([plain], {}, _context(), tmp_path / "runs", tmp_path / "p")
     assert badge not in out["index.html"].read_text()
     assert "Its runs differ" not in out["tables.html"].read_text()
+
+
+def test_controls_stand_beside_the_verdicts_and_in_claims_csv(tmp_path):
+    from types import SimpleNamespace
+
+    from dfil.claims import control_result
+
+    spec = SimpleNamespace(family="ordinal", metric="test.main.acc", direction="greater",
+                           threshold=0.1)
+    context = {**_context(), "controls": [control_result("ordinal", spec, [(0.9, 0.6)])]}
+    out = site.write_site([scaling_table()], {}, context, tmp_path / "runs", tmp_path / "o")
+    index = out["index.html"].read_text()
+    assert '<h2 id="controls">Positive controls</h2>' in index
+    assert ("<td><code>test.main.acc: control - reference &gt;= +0.1 on every seed</code></td>"
+            "<td>1</td><td>0.900</td><td>0.600</td><td>+0.300</td>") in index
+    [row] = list(csv.DictReader(out["claims.csv"].open()))
+    assert row["claim_family"] == "ordinal"
+    assert row["control"].startswith("passed: ordinal test.main.acc control 0.9 vs "
+                                     "reference 0.6 (mean +0.3")

@@ -83,10 +83,15 @@ def config_hash(config: BaseModel) -> str:
 
     Gradient checkpointing is hashed as off whatever it is: it trades time for memory and
     leaves the numbers as they are (the OOM retry turns it on for the same run), so a
-    grid turning it on for its largest backbones retrains nothing."""
+    grid turning it on for its largest backbones retrains nothing. A positive control's
+    input is hashed only where a cell has one (``heads.control_input`` other than "none"),
+    so every other cell keeps the hash it had before controls existed."""
     tree = to_dict(config)
     backbone = tree.get("model", tree).get("backbone")
     if isinstance(backbone, dict) and "gradient_checkpointing" in backbone:
         backbone["gradient_checkpointing"] = False
+    heads = tree.get("model", tree).get("heads")
+    if isinstance(heads, dict) and heads.get("control_input") == "none":
+        del heads["control_input"]
     blob = json.dumps(tree, sort_keys=True).encode()
     return hashlib.sha256(blob).hexdigest()[:16]

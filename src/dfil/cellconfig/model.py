@@ -107,6 +107,11 @@ class HeadsConfig(StrictModel):
     """Frozen-backbone mode only: "standardize" divides each feature dimension by its
     training-set std after removing its mean, before the heads (note R-feature-norm);
     "none" is the paper's (heads read the LoRA backbone's state directly)."""
+    control_input: Literal["none", "proportion"] = "none"
+    """A positive control's input (frozen-backbone mode only): "proportion" appends each
+    item's true proportion to its frozen features as one more dimension ``[N, d+1]``, so
+    heads, composing and metrics that work must show the effect a grid's ``controls:``
+    declares; "none" is every other cell's."""
 
 
 class LossConfig(StrictModel):
@@ -146,6 +151,10 @@ def check_feature_norm(model: ModelConfig) -> None:
         raise ConfigError(f"model.heads.feature_norm: {model.heads.feature_norm!r} "
                           "standardises frozen features and needs model.adapter: none, got "
                           f"{model.adapter!r} (note R-feature-norm)")
+    if model.heads.control_input != "none" and model.adapter != "none":
+        raise ConfigError(f"model.heads.control_input: {model.heads.control_input!r} is "
+                          "appended to frozen features and needs model.adapter: none, got "
+                          f"{model.adapter!r}")
 
 
 def check_revision(backbone: BackboneConfig) -> None:

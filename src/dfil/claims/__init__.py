@@ -7,13 +7,21 @@ detectable effect); runs that are no evidence (one class for every item, identic
 predictions across seeds, zero variance: :mod:`.degenerate`) make a claim not
 comparable; the verdict follows from Holm-adjusted p-values within the claim's family
 (:mod:`.verdict`); :mod:`.judge` makes the rows of ``claims.csv`` that every page
-and file of the report reads.
+and file of the report reads; positive controls (:mod:`.controls`) say whether a claim's
+effect could appear on the grid that ran.
 """
 
+from dfil.claims.controls import (
+    CONTROL_COLUMNS,
+    CONTROL_FAMILIES,
+    control_result,
+    with_controls,
+)
 from dfil.claims.declare import TOL, Claim, Declared, declare, merge
 from dfil.claims.judge import COLUMNS, judge, numbers_claims, with_power
 from dfil.claims.verdict import ALPHA, FAMILIES, NOT_PLANNED, STANDIN, VERDICTS, verdict_counts
 
-__all__ = ["ALPHA", "COLUMNS", "FAMILIES", "NOT_PLANNED", "STANDIN", "TOL", "VERDICTS", "Claim",
+__all__ = ["ALPHA", "COLUMNS", "CONTROL_COLUMNS", "CONTROL_FAMILIES", "control_result",
+           "with_controls", "FAMILIES", "NOT_PLANNED", "STANDIN", "TOL", "VERDICTS", "Claim",
            "Declared", "declare", "judge", "merge", "numbers_claims", "verdict_counts",
            "with_power"]

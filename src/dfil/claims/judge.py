@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from dfil.claims.controls import claim_family
 from dfil.claims.declare import Claim, Declared, declare, merge
 from dfil.claims.evidence import Evidence, evaluate
 from dfil.claims.verdict import NOT_PLANNED, STANDIN_REASON, decide, holm_by_family
@@ -13,7 +14,7 @@ from dfil.render.entries import Table
 
 COLUMNS = ["claim", "label", "paper", "places", "sides", "test", "n_a", "n_b", "estimate",
            "ci_low", "ci_high", "p", "p_holm", "mde", "power_at_n", "power_why", "planned",
-           "verdict", "reason", "family"]
+           "verdict", "reason", "family", "claim_family", "control"]
 
 
 def _num(x: float | None) -> str:
@@ -88,7 +89,9 @@ def judge(tables: Sequence[Table], standin: bool = False,
             "ci_high": None if ev is None else ev.ci_high,
             "p": raw, "p_holm": pa if against else pf,
             "mde": None if ev is None else ev.mde, "power_at_n": None, "power_why": "",
-            "planned": "", "verdict": verdict, "reason": reason, "family": c.family})
+            "planned": "", "verdict": verdict, "reason": reason, "family": c.family,
+            "claim_family": claim_family(m for side in d.reads for _, m in sorted(side)),
+            "control": ""})
     return rows
 
 

@@ -208,7 +208,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from dfil.render import load_specs
     from dfil.render.build import report, resolve_tables
     from dfil.render.coordinates import check_coordinates
-    from dfil.report.build import write_site
+    from dfil.report.build import Findings, control_results, write_site
 
     grid = load_grid_files(args.config)
     if not args.aggregate.is_file():
@@ -221,7 +221,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     out, captions = report(specs, grid, frame, tables, args.tex_dir)
     power = standings(ran_claims(tables, specs), grid.spec.plan)
     out.update(write_site(tables, grid, Path(args.tex_dir), captions, pdf=not args.no_pdf,
-                          power=power))
+                          found=Findings(power, tuple(control_results(grid, frame)))))
     for path in out.values():
         print(path)
     from dfil.render.stale import show_stale

@@ -23,6 +23,7 @@ from dfil.atomic import atomic_path
 from dfil.cellconfig import CellConfig, to_dict
 from dfil.data.prompts import prompt_for
 from dfil.engine.batching import Encoded, encode, encode_ids
+from dfil.engine.control import append_proportion, proportion_column
 from dfil.engine.device import autocast_dtype
 from dfil.engine.frames import probe_sets, qure_frame, task_frames
 from dfil.engine.predict import frozen_states
@@ -78,14 +79,19 @@ def encode_frame(model, tokenizer: LazyTokenizer, cell: CellConfig, frame: pd.Da
                  columns: Columns = Columns()) -> Encoded:
     """The prompts of ``frame`` encoded for ``model``: token ids, labels ``[N]``,
     proportions ``[N]``; in frozen-backbone mode also the backbone's features (see
-    :func:`frozen_features`)."""
+    :func:`frozen_features`), ``[N, d+1]`` with each item's true proportion appended for
+    a positive control (:mod:`dfil.engine.control`)."""
     prompts = cell_prompts(cell, frame[columns.text], columns.task)
     labels = frame[columns.label].to_numpy() if columns.label else None
     p = frame[columns.p].to_numpy() if columns.p and columns.p in frame else None
     if cell.model.adapter != "none":
         return encode(tokenizer(), prompts, labels, p, cell.data.max_length,
                       cell.data.truncation_side)
-    return frozen_features(model, tokenizer, cell, prompts, labels, p)
+    enc = frozen_features(model, tokenizer, cell, prompts, labels, p)
+    if cell.model.heads.control_input == "proportion":
+        true_p = frame[proportion_column(list(frame.columns), columns.text, columns.p)]
+        enc = replace(enc, features=append_proportion(enc.features, true_p.to_numpy()))
+    return enc
 
 
 def feature_paths(cell: CellConfig, prompts: list[str]) -> tuple[Path, Path]:

@@ -218,7 +218,10 @@ def build_mf(kind: str | None, num_classes: int, heads: HeadsConfig) -> nn.Modul
 
 
 def build_heads(config: ModelConfig, d: int) -> DualPathHeads:
+    """The heads over the backbone's ``d`` features, plus one input dimension for a
+    positive control's appended proportion (``heads.control_input``)."""
     spec = method_spec(config.method)
+    d += config.heads.control_input != "none"
     return DualPathHeads(d, config.num_classes, spec, config.heads, config.loss.stop_grad_p)
 
 

@@ -138,7 +138,8 @@ def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
                     "p_holm": "" if c["p_holm"] is None else f"{c['p_holm']:.3g}",
                     "MDE": _fmt(c["mde"]), **_power_cells(c, planned_grid),
                     "Family": c["family"], "Verdict": _badge(c["verdict"]),
-                    "Why": html.escape(c["reason"])})
+                    "Why": html.escape(c["reason"]),
+                    "Positive control": html.escape(c.get("control", ""))})
     return pd.DataFrame(out)
 
 
@@ -155,8 +156,9 @@ def _claim_rows(tables: list[Table], named: dict, context: dict) -> list[dict]:
     """``claims.csv``'s rows: each distinct claim judged once, with its power at the seeds
     that ran and, on a grid a plan wrote, whether the plan took it (the context's power
     and plan)."""
-    rows = claims_mod.judge(tables, bool(context.get("standin", "")),
-                            {n: x.name for n, x in named.items()})
+    standin = bool(context.get("standin", ""))
+    rows = claims_mod.judge(tables, standin, {n: x.name for n, x in named.items()})
+    rows = claims_mod.with_controls(rows, context.get("controls", []), standin)
     return claims_mod.with_power(rows, context.get("power"), bool(context.get("plan")))
 
 
@@ -224,7 +226,7 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
         counts=claims_mod.verdict_counts(found),
         number_counts=claims_mod.verdict_counts(all_rows), family_counts=families,
         n_claims=len(found), standin_sentence=claims_mod.STANDIN, tables=per_table,
-        context=context, cut=runs.cut(made), **common))
+        controls=context.get("controls", []), context=context, cut=runs.cut(made), **common))
     return out | _files(tables, all_rows, found, context, out_dir)
 
 
