@@ -19,7 +19,7 @@ LAYERS = {
     "cluster": 0, "inference": 0, "metrics": 0, "stats": 0, "methods": 0,
     "validation": 0.5, "yamlfile": 0.6,
     "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1, "digests": 1.5,
-    "gridfile": 2, "gridcontrols": 2, "pins": 2, "data": 2, "model": 2,
+    "gridfile": 2, "gridacceptance": 1.5, "gridcontrols": 2, "pins": 2, "data": 2, "model": 2,
     "grid": 3,
     "engine": 4, "preflight": 4.5,
     "train": 5, "evaluate": 5,
@@ -33,8 +33,8 @@ LAYERS = {
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
 PURE = {"dfil", "errors", "atomic", "paths", "cluster", "validation", "yamlfile", "quantifiers",
         "inference", "metrics", "stats", "methods", "runkey", "contracts",
-        "cellconfig", "gridfile", "gridcontrols", "pins", "grid", "results", "render",
-        "audit", "claims", "report", "hub", "digests", "pages",
+        "cellconfig", "gridfile", "gridacceptance", "gridcontrols", "pins", "grid", "results",
+        "render", "audit", "claims", "report", "hub", "digests", "pages",
         "cost", "preflight", "publish", "plan"}
 
 

@@ -1,7 +1,9 @@
+from types import SimpleNamespace
+
 import pytest
 
 from dfil.errors import ConfigError
-from dfil.runkey import RunPoint, applicable, format_key, parse_key, run_key
+from dfil.runkey import RunPoint, applicable, format_key, group_points, parse_key, run_key
 
 
 def test_parse_key():
@@ -34,3 +36,16 @@ def test_run_key_round_trips():
     assert key == "frog/tiny/dfil+fewshot/lam0.05/n16/qure/seed42"
     parts = parse_key(key)
     assert format_key(RunPoint(**parts)) == key
+
+
+def test_group_points_expand_every_combination_in_key_form():
+    group = SimpleNamespace(tasks=["frog"], backbones=["tiny"], methods=["dfil", "finetune"],
+                            variant="", lambdas=[0.5], budgets=["full"], inits=["qure"],
+                            seeds="two")
+    keys = [format_key(p) for p in group_points(group, {"two": [1, 2]})]
+    # finetune has no lambda or init: its two seeds are two cells, keyed "na"
+    assert keys == ["frog/tiny/dfil/lam0.5/nfull/qure/seed1",
+                    "frog/tiny/dfil/lam0.5/nfull/qure/seed2",
+                    "frog/tiny/finetune/lamna/nfull/na/seed1",
+                    "frog/tiny/finetune/lamna/nfull/na/seed2"]
+    assert group_points(SimpleNamespace(**{**vars(group), "seeds": [3]}), {})[0].seed == "3"

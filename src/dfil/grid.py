@@ -16,19 +16,19 @@ refuses it where cells are built.
 from __future__ import annotations
 
 import copy
-import itertools
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dfil.cellconfig import CellConfig, resolve, to_dict
 from dfil.errors import ConfigError
+from dfil.gridacceptance import acceptance_runs, check_acceptance
 from dfil.gridcontrols import control_pairs
-from dfil.gridfile import GridFile, Group, check_acceptance, check_references
+from dfil.gridfile import GridFile, Group, check_references
 from dfil.hub.local import hub_source
 from dfil.pins import Pin, read_lock, unlocked_error
-from dfil.runkey import RunPoint, applicable, format_key
+from dfil.runkey import RunPoint, format_key, group_points
 from dfil.validation import validate
 from dfil.yamlfile import load_yaml
 
@@ -65,10 +65,10 @@ class Grid:
         self.pins: dict[tuple[str, str], tuple[Pin, str | None]] = {}
         self.cells: dict[str, Cell] = {}
         for gname, group in self.spec.groups.items():
-            for point in self._points(group):
+            for point in group_points(group, self.spec.seed_sets):
                 self._add(gname, group, point)
         try:
-            check_acceptance(self.spec, self.cells)
+            check_acceptance(self.spec.acceptance, self.cells)
         except ConfigError as err:
             raise ConfigError(f"config {err}") from None
         for name in self.spec.controls:
@@ -78,15 +78,6 @@ class Grid:
         """(control key, reference key) of control ``name``'s cells
         (:func:`dfil.gridcontrols.control_pairs`)."""
         return control_pairs(self, name)
-
-    def _points(self, group: Group) -> Iterator[RunPoint]:
-        """The group's cells' coordinates, in key form."""
-        seeds = self.spec.seed_sets[group.seeds] if isinstance(group.seeds, str) else group.seeds
-        for coords in itertools.product(group.tasks, group.backbones, group.methods,
-                                        group.lambdas, group.budgets, group.inits, seeds):
-            task, backbone, method, lam, budget, init, seed = coords
-            yield applicable(RunPoint(task, backbone, method, group.variant, lam, budget, init,
-                                      seed))
 
     def _add(self, gname: str, group: Group, point: RunPoint) -> None:
         key = format_key(point)
@@ -237,21 +228,8 @@ class Grid:
 
 
     def acceptance(self) -> dict[str, tuple[str, str]]:
-        """``snakemake acceptance``'s runs, kind -> (cell key, backbone): ``cell``, the
-        cell trained and evaluated; ``qlora``, the 4-bit backbone's first DFIL cell (else
-        its first that trains), whose config builds the model. Empty without an
-        ``acceptance:`` section."""
-        spec = self.spec.acceptance
-        if spec is None:
-            return {}
-        from dfil.methods import method_spec
-
-        method = {k: c.config["model"]["method"] for k, c in self.cells.items()}
-        first = min((not method_spec(method[k]).trains, method[k] != "dfil", k)
-                    for k, c in self.cells.items()
-                    if c.config["model"]["backbone"]["name"] == spec.qlora)[-1]
-        return {"cell": (spec.cell, self.cells[spec.cell].config["model"]["backbone"]["name"]),
-                "qlora": (first, spec.qlora)}
+        """``snakemake acceptance``'s runs (:func:`dfil.gridacceptance.acceptance_runs`)."""
+        return acceptance_runs(self.spec.acceptance, self.cells)
 
 
 def _given(section) -> dict:

@@ -7,15 +7,7 @@ from __future__ import annotations
 import dataclasses
 
 from dfil.errors import ConfigError
-from dfil.runkey import RunPoint, applicable, format_key
-
-
-def _points(group, seed_sets) -> list[RunPoint]:
-    seeds = seed_sets[group.seeds] if isinstance(group.seeds, str) else group.seeds
-    return [applicable(RunPoint(t, bb, m, group.variant, lam, budget, init, seed))
-            for t in group.tasks for bb in group.backbones for m in group.methods
-            for lam in group.lambdas for budget in group.budgets for init in group.inits
-            for seed in seeds]
+from dfil.runkey import RunPoint, format_key, group_points
 
 
 def control_pairs(grid, name: str) -> list[tuple[str, str]]:
@@ -25,9 +17,9 @@ def control_pairs(grid, name: str) -> list[tuple[str, str]]:
     configs differ only in ``model.heads.control_input`` (none for the reference)."""
     control = grid.spec.controls[name]
     refs = {_unvaried(p): format_key(p)
-            for p in _points(grid.spec.groups[control.reference], grid.spec.seed_sets)}
+            for p in group_points(grid.spec.groups[control.reference], grid.spec.seed_sets)}
     pairs = []
-    for point in _points(grid.spec.groups[control.group], grid.spec.seed_sets):
+    for point in group_points(grid.spec.groups[control.group], grid.spec.seed_sets):
         key, ref = format_key(point), refs.get(_unvaried(point))
         a, b = (_bare(grid.cells[k].config) for k in (key, ref or key))
         if ref is None or a[1] == "none" or b[1] != "none" or a[0] != b[0]:

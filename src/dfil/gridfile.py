@@ -19,6 +19,7 @@ from pydantic_core import PydanticCustomError
 
 from dfil.cellconfig import BackboneConfig, CellConfig, MethodName, MfInitName
 from dfil.errors import ConfigError
+from dfil.gridacceptance import Acceptance
 from dfil.validation import (
     Count,
     NonEmpty,
@@ -212,19 +213,6 @@ class PlanRecord(StrictModel):
     """The ids of the claims planned (the report's, e.g. ``T5:qwen2.5-72b/delta``)."""
 
 
-class Acceptance(StrictModel):
-    """The acceptance run before the grid (``snakemake acceptance``): one cell trained,
-    evaluated and its training step timed, and one backbone loaded in 4-bit for a few
-    timed training steps, each recorded in ``results/<grid>/acceptance/``."""
-
-    cell: str
-    """A run key of this grid (a 7B-class cell on the paper grid)."""
-    qlora: str
-    """A backbone of this grid, loaded in 4-bit (QLoRA) on a cell of its own."""
-    steps: Count = 10
-    """Timed training steps of each (after two untimed ones)."""
-
-
 class GridFile(StrictModel):
     """A grid config: its cells' coordinates, defaults and resources."""
 
@@ -291,21 +279,6 @@ def check_references(grid: GridFile) -> None:
             if getattr(control, field) not in grid.groups:
                 raise ConfigError(f"controls.{cname}.{field}: {getattr(control, field)!r} is "
                                   f"not in groups ({sorted(grid.groups)})")
-
-
-def check_acceptance(grid: GridFile, cells) -> None:
-    """The acceptance run's cell is one of ``cells`` (the grid's, by key) and its 4-bit
-    backbone one some of them train: :class:`ConfigError` naming the key."""
-    spec = grid.acceptance
-    if spec is None:
-        return
-    if spec.cell not in cells:
-        raise ConfigError(f"acceptance.cell: {spec.cell!r} is not a cell of this grid "
-                          "(`dfil grid list --config <grid>` lists them)")
-    used = {c.config["model"]["backbone"]["name"] for c in cells.values()}
-    if spec.qlora not in used:
-        raise ConfigError(f"acceptance.qlora: {spec.qlora!r} is no backbone of this grid's "
-                          f"cells ({', '.join(sorted(used))})")
 
 
 def grid_schema() -> dict:

@@ -11,6 +11,7 @@ looks cells up with the same two functions.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, replace
 
@@ -85,3 +86,15 @@ def parse_key(key: str) -> dict[str, str]:
     out = m.groupdict()
     out["variant"] = out["variant"] or ""
     return out
+
+
+def group_points(group, seed_sets) -> list[RunPoint]:
+    """The cells' coordinates of a grid ``group`` (a :class:`dfil.gridfile.Group`), in key
+    form: every combination of its tasks, backbones, methods, lambdas, budgets, inits and
+    seeds (its list, or the set of ``seed_sets`` it names)."""
+    seeds = seed_sets[group.seeds] if isinstance(group.seeds, str) else group.seeds
+    return [applicable(RunPoint(task, backbone, method, group.variant, lam, budget, init,
+                                seed))
+            for task, backbone, method, lam, budget, init, seed in itertools.product(
+                group.tasks, group.backbones, group.methods, group.lambdas, group.budgets,
+                group.inits, seeds)]

@@ -7,8 +7,10 @@ and keeping its source group's variant, cell overrides and tables; each seed set
 extended by the seeds a plan adds, so that the tables that read a set read them. The
 ``acceptance:`` section stays where the plan runs its cell and its 4-bit backbone, else it
 is left out: the source grid's acceptance run (same name, same ``results/<name>/``) is the
-plan's. Its ``plan:`` block (:func:`plan_record`, :class:`dfil.gridfile.PlanRecord`)
-says what the plan was asked and which claims it planned.
+plan's. Its positive controls (``controls:``) are left out: they name groups that a plan
+regroups, so a plan runs none. Its ``plan:`` block (:func:`plan_record`,
+:class:`dfil.gridfile.PlanRecord`) says what the plan was asked and which claims it
+planned.
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ def plan_config(config: dict, grid, runs: Iterable[str], order: list[int],
     most = max((len(s) for s in seeds.values()), default=0)
     sets = {name: [*given, *(s for s in order[:most] if s not in given)]
             for name, given in config.get("seed_sets", {}).items()}
-    out = {k: v for k, v in config.items() if k not in ("groups", "plan", "acceptance")}
+    out = {k: v for k, v in config.items() if k not in ("groups", "plan", "acceptance", "controls")}
     accept = config.get("acceptance")
     if accept and accept["cell"] in runs and any(
             key.split("/")[1] == accept["qlora"] for key in runs):
