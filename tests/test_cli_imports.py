@@ -15,8 +15,10 @@ import pytest
 import yaml
 
 from cells import tiny_cell
+from dfil.contracts.metrics import write_metrics
 from dfil.data.synthetic import write_frog_like
 from hubrepos import tiny_model_files
+from records import metrics_record
 
 #: Runs ``dfil`` on each argument list of argv[1] (JSON), then prints sys.modules (JSON).
 JOBS = """
@@ -27,6 +29,7 @@ for argv in json.loads(sys.argv[1]):
 print(json.dumps(sorted(sys.modules)))
 """
 HEAVY = ("torch", "transformers", "peft", "bitsandbytes")
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def loaded(*jobs: list, env: dict | None = None, code: str = JOBS) -> set[str]:
@@ -91,3 +94,49 @@ def test_frozen_feature_jobs_on_cached_features_import_no_model_library(tmp_path
     assert "torch" in evaluate and not evaluate & {"transformers", "peft", "bitsandbytes",
                                                    "torch._dynamo", "torch._inductor"}
     assert json.loads((runs["two"] / "metrics.json").read_text())["note"].startswith("frozen")
+
+
+@pytest.mark.slow
+def test_feature_jobs_import_no_adapter_library_and_cells_after_them_no_model_library(
+        tmp_path):
+    """The DAG's way: ``dfil features`` per item set first (the backbone loaded through
+    transformers, neither peft nor bitsandbytes), then a frozen cell's train and evaluate
+    with DFIL_FEATURES_CACHED=1 (a miss would fail) import torch only."""
+    write_frog_like(tmp_path / "frog", seed=0, n_easy=64, n_hard=24)
+    tiny_model_files(tmp_path / "backbone")
+    env = {"DFIL_CACHE": str(tmp_path / "cache")}
+    path = tiny_cell(tmp_path, tmp_path / "frog", "frozen", epochs=1, seed=1)
+    cell = yaml.safe_load(path.read_text())
+    cell["model"].update(adapter="none", heads={"feature_norm": "standardize"},
+                         backbone={"name": "tiny", "model_id": str(tmp_path / "backbone")})
+    path.write_text(yaml.safe_dump(cell))
+    sets = ("train", "val", "test")
+    features = loaded(*(["features", "--json", json.dumps(cell), "--items", name,
+                         "--stamp", tmp_path / f"{name}.json"] for name in sets), env=env)
+    assert {"torch", "transformers"} <= features
+    assert not features & {"peft", "bitsandbytes"}
+    assert all(json.loads((tmp_path / f"{n}.json").read_text())["computed"] for n in sets)
+    cached = dict(env, DFIL_FEATURES_CACHED="1")
+    run = tmp_path / "run"
+    train = loaded(["train", "--cell", path, "--out", run], env=cached)
+    evaluate = loaded(["evaluate", "--run", run], env=cached)
+    for mods in (train, evaluate):
+        assert "torch" in mods and not mods & {"transformers", "peft", "bitsandbytes"}
+
+
+def test_aggregate_and_table_render_jobs_import_no_torch_and_no_matplotlib(tmp_path):
+    """Jobs over metrics files: the aggregate and a table's render (no figure drawn)."""
+    from dfil.grid import load_grid_files
+    from dfil.render import load_specs, table_keys
+
+    smoke, tables = ROOT / "config" / "smoke.yaml", ROOT / "config" / "tables.yaml"
+    runs = tmp_path / "runs"
+    keys = sorted(table_keys(load_specs(tables), load_grid_files([smoke]), "lambda_sweep"))
+    for seed, key in enumerate(keys):
+        (runs / key).mkdir(parents=True)
+        write_metrics(runs / key / "metrics.json", metrics_record(seed=seed))
+    mods = loaded(["aggregate", "--runs", runs, "--out", tmp_path / "metrics.parquet"],
+                  ["render", "--config", smoke, "--tables", tables, "--runs", runs,
+                   "--table", "lambda_sweep", "--out", tmp_path / "T16.tex"])
+    assert (tmp_path / "T16.tex").exists() and "pandas" in mods
+    assert not mods & {*HEAVY, "matplotlib"}

@@ -4,7 +4,7 @@ import torch
 
 from dfil.cellconfig import BackboneConfig
 from dfil.model import load_backbone
-from dfil.model.zero_shot import option_logprobs
+from dfil.model.zero_shot import option_logprobs, same_length_batches
 from tinymodel import TINY_LLAMA
 
 
@@ -30,3 +30,31 @@ def test_option_logprobs_equal_a_manual_chain_rule(tiny_tokenizer):
                for o in options]
     np.testing.assert_allclose(normalised, scores / np.array(lengths), atol=1e-4)
     assert np.all(scores < 0)
+
+
+@pytest.fixture
+def one_thread():
+    """One intra-op thread, as the DAG's jobs run (OMP_NUM_THREADS=cpus_per_task=1)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_batched_scores_equal_scoring_each_prompt_alone(tiny_tokenizer, one_thread):
+    model = load_backbone(BackboneConfig(arch=dict(TINY_LLAMA)), causal_lm=True).eval()
+    # Mixed lengths out of order (character tokens): two prompts of 5 ("ab of", "xy of"),
+    # two of 7 ("most of", "some of"), one of 14; with batch_size=2 the batches are
+    # rows [1, 4], [0, 2] and [3], each scored without padding.
+    prompts = ["most of", "ab of", "some of", "ab of the 20: ", "xy of"]
+    options = ["none", "few", "all"]
+    batched = option_logprobs(model, tiny_tokenizer, prompts, options, batch_size=2)
+    alone = np.concatenate([option_logprobs(model, tiny_tokenizer, [p], options, batch_size=1)
+                            for p in prompts])
+    assert (batched == alone).all()
+    assert not np.array_equal(batched[1], batched[4])  # rows are not mixed up
+
+
+def test_same_length_batches_never_mix_lengths():
+    batches = same_length_batches([3, 1, 3, 2, 3, 1], batch_size=2)
+    assert [b.tolist() for b in batches] == [[1, 5], [3], [0, 2], [4]]

@@ -23,12 +23,17 @@ def option_logprobs(model: nn.Module, tokenizer, prompts: Sequence[str],
     """Scores ``[N, Q]``: log P(OPTION_PREFIX + option | prompt) per prompt and option.
 
     Prompt and option are tokenised separately and concatenated, so the option's tokens
-    are the same after every prompt. Each batch of prompts (left-padded, positions
-    restarting at each prompt's first token) is encoded once; every option then runs
-    only its own tokens on the prompts' KV cache, which is cropped back to the prompts
-    afterwards - one prompt pass instead of Q. With ``length_normalize`` the sum is
-    divided by the option's token count (note R-zero-shot). Precision: the caller's
-    autocast context (:func:`dfil.engine.device.autocast`).
+    are the same after every prompt. Prompts are tokenised once and batched only with
+    prompts of the same token length (:func:`same_length_batches`), so no batch is padded
+    and a prompt's scores do not depend on which prompts share its batch: on the CPU with
+    one intra-op thread (the DAG's jobs) they are bit-identical to scoring it alone. (With
+    more threads the BLAS splits a matrix product by its row count, which then changes the
+    float sums; left padding changes them too.) Each batch is encoded once; every option
+    then runs only its own tokens on the prompts' KV cache, which is cropped back to the
+    prompts afterwards - one prompt pass instead of Q. Scores come back in the prompts'
+    order. With ``length_normalize`` the sum is divided by the option's token count (note
+    R-zero-shot). Precision: the caller's autocast context
+    (:func:`dfil.engine.device.autocast`).
     """
     option_ids = [tokenizer(OPTION_PREFIX + o, add_special_tokens=False)["input_ids"]
                   for o in options]
@@ -36,34 +41,33 @@ def option_logprobs(model: nn.Module, tokenizer, prompts: Sequence[str],
         raise ValueError(f"an option tokenises to nothing: {list(options)}")
     device = next(model.parameters()).device
     scores = np.empty((len(prompts), len(options)), dtype=np.float64)
-    for start in range(0, len(prompts), batch_size):
-        ids, mask = _left_padded(tokenizer, prompts[start:start + batch_size], device)
+    encoded = [tokenizer(p)["input_ids"] for p in prompts]
+    for rows in same_length_batches([len(s) for s in encoded], batch_size):
+        ids = torch.tensor([encoded[i] for i in rows], dtype=torch.long).to(device)
+        mask = torch.ones_like(ids)
         # Only the last position's logits are needed: skipping the LM head over the
         # others saves ~20% of the pass on a small-vocabulary-heavy model (SmolLM2).
         out = model(input_ids=ids, attention_mask=mask,
-                    position_ids=(mask.cumsum(1) - 1).clamp(min=0), use_cache=True,
-                    logits_to_keep=1)
+                    position_ids=(mask.cumsum(1) - 1), use_cache=True, logits_to_keep=1)
         first = torch.log_softmax(out.logits[:, -1].float(), dim=-1)
         for j, opt in enumerate(option_ids):
             total = first[:, opt[0]] + _rest_logprob(model, out.past_key_values, mask, opt)
             if length_normalize:
                 total /= len(opt)
-            scores[start:start + len(ids), j] = total.cpu().numpy()
+            scores[rows, j] = total.cpu().numpy()
     return scores
 
 
-def _left_padded(tokenizer, prompts: Sequence[str], device) -> tuple[torch.Tensor, torch.Tensor]:
-    """``prompts`` tokenised and left-padded: ids and attention mask ``[B, T]`` on
-    ``device``."""
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-    encoded = [tokenizer(p)["input_ids"] for p in prompts]
-    b, width = len(encoded), max(len(s) for s in encoded)
-    ids = torch.full((b, width), pad, dtype=torch.long, device="cpu")
-    mask = torch.zeros((b, width), dtype=torch.long, device="cpu")
-    for i, s in enumerate(encoded):
-        ids[i, width - len(s):] = torch.tensor(s, device="cpu")
-        mask[i, width - len(s):] = 1
-    return ids.to(device), mask.to(device)
+def same_length_batches(lengths: Sequence[int], batch_size: int) -> list[np.ndarray]:
+    """Row indices cut into batches of at most ``batch_size``, each of one length:
+    lengths ascending, rows in their order within a length. ``[N] -> [[<=B]]``."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    order = np.argsort(lengths, kind="stable")
+    out: list[np.ndarray] = []
+    for length in np.unique(lengths):
+        same = order[lengths[order] == length]
+        out.extend(same[i:i + batch_size] for i in range(0, len(same), batch_size))
+    return out
 
 
 def _rest_logprob(model: nn.Module, cache, mask: torch.Tensor, opt: list[int]) -> torch.Tensor:

@@ -15,7 +15,7 @@ from dfil.atomic import atomic_path
 from dfil.errors import MissingInputError
 from dfil.grid import Grid
 from dfil.provenance import git_commit
-from dfil.render import figures, file_stem, table_keys, table_names
+from dfil.render import file_stem, table_keys, table_names
 from dfil.render.entries import Table
 from dfil.render.latex import environment, render_document, render_table
 from dfil.render.resolve import Resolver
@@ -88,6 +88,9 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
     ``tex_dir`` (which holds the rendered ``.tex`` files), from ``tables``
     (:func:`resolve_tables`): the files written, and each figure's caption (by its file
     relative to ``tex_dir``, from what it drew)."""
+    # matplotlib only here: a table's render job draws no figure (0.5 s of imports).
+    from dfil.render import figures
+
     tex_dir = Path(tex_dir)
     names = table_names(specs)
     standin = grid.config.get("render", {}).get("standin", "")
