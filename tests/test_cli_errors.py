@@ -38,7 +38,7 @@ def test_a_bad_grid_value_is_one_line_and_exit_2(tmp_path):
                                    "OSError(errno.EBADF, 'boom')"])
 def test_a_programming_error_keeps_its_traceback_and_exits_1(error):
     bug = (f"import errno, dfil.grid\ndef _bug(*args): raise {error}\n"
-           "dfil.grid.Grid._points = _bug")
+           "dfil.grid.group_points = _bug")
     out = dfil("grid", "list", "--config", str(SMOKE), code=bug)
     assert out.returncode == 1
     assert "Traceback (most recent call last)" in out.stderr and "_bug" in out.stderr

@@ -95,7 +95,7 @@ def test_smoke_model_jobs_ask_the_local_cluster_for_an_h100(smoke_through_overla
         rule = block.split(":", 1)[0]
         res = re.search(r"resources: (.*)", block).group(1)
         assert "slurm_account=dfil-local" in res and "qos=gpu" in res, block[:300]
-        if rule in ("train_cell", "evaluate_cell"):
+        if rule in ("train_cell", "evaluate_cell", "frozen_features"):
             assert "slurm_partition=gpu" in res and "gpu=1" in res and "gpu_model=h100" in res
         else:
             assert "slurm_partition=cpu" in res and "gpu_model" not in res

@@ -23,6 +23,7 @@ rule frozen_features:
                 ("mem_mb", 0),
                 ("runtime", 0),
                 ("cpus_per_task", 0),
+                ("slurm_partition", None),
             )
         },
     params:
