@@ -208,7 +208,8 @@ def feature_data_inputs(wildcards):
 
 def feature_resource(name, default=0):
     """A frozen-feature job's resource: its cell's evaluation job's (a forward pass),
-    ``slurm_partition`` the one that goes with it (the GPU partition where it asks a GPU)."""
+    ``slurm_partition`` the one that goes with it (the GPU partition where it asks a GPU).
+    """
     if name == "slurm_partition":
         return lambda wildcards: job_partition(
             GRID.job_resources(FEATURE_JOBS[wildcards.fset], "evaluate"),
