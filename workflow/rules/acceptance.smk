@@ -27,24 +27,6 @@ ACCEPTANCE_FILES = [
 ]
 
 
-def acceptance_key(wildcards):
-    return ACCEPTANCE[wildcards.kind][0]
-
-
-def acceptance_resource(name, default=0):
-    """A resource of an acceptance job: the training job's of its cell (a GPU of its
-    size class), and the partition that goes with it."""
-    if name == "slurm_partition":
-        return lambda wildcards: job_partition(
-            GRID.job_resources(acceptance_key(wildcards), "train"),
-            PARTITIONS["cpu"],
-            PARTITIONS["gpu"],
-        )
-    return lambda wildcards: GRID.job_resources(acceptance_key(wildcards), "train").get(
-        name, default
-    )
-
-
 rule acceptance_run:
     input:
         cell=lambda wildcards: f"{RES}/runs/{acceptance_key(wildcards)}/cell.yaml",
@@ -92,8 +74,10 @@ if ACCEPTANCE:
 else:
 
     rule acceptance:
+        log:
+            f"{RES}/logs/acceptance/no-section.log",
         localrule: True
         params:
             note=NO_ACCEPTANCE,
         shell:
-            "echo {params.note:q} >&2; exit 2"
+            "echo {params.note:q} | tee {log} >&2; exit 2"

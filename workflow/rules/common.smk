@@ -219,3 +219,22 @@ def feature_resource(name, default=0):
     return lambda wildcards: GRID.job_resources(
         FEATURE_JOBS[wildcards.fset], "evaluate"
     ).get(name, default)
+
+
+def acceptance_key(wildcards):
+    """The run key of an acceptance job's cell (acceptance.smk's ``ACCEPTANCE``)."""
+    return ACCEPTANCE[wildcards.kind][0]
+
+
+def acceptance_resource(name, default=0):
+    """A resource of an acceptance job: the training job's of its cell (a GPU of its
+    size class), and the partition that goes with it."""
+    if name == "slurm_partition":
+        return lambda wildcards: job_partition(
+            GRID.job_resources(acceptance_key(wildcards), "train"),
+            PARTITIONS["cpu"],
+            PARTITIONS["gpu"],
+        )
+    return lambda wildcards: GRID.job_resources(acceptance_key(wildcards), "train").get(
+        name, default
+    )
