@@ -75,7 +75,10 @@ def test_recorded_image_versions_meet_every_bound():
 
 
 def test_image_notes_parse_and_name_where_each_was_recorded(tmp_path):
-    assert kit.image()["torch"] == "2.11.0" and kit.image()["pandas"] is None
+    notes = tmp_path / "image.txt"
+    notes.write_text("# what the image has\ntorch  2.11.0  seen there  # a comment\n"
+                     "Typing_Extensions  -  a package list\n")
+    assert kit.image(notes) == {"torch": "2.11.0", "typing-extensions": None}
     bad = tmp_path / "notes.txt"
     bad.write_text("# comment\nnumpy 2.5.2\n")
     with pytest.raises(ValueError, match=r"notes.txt:2: expected 'name version where'"):

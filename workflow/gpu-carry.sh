@@ -32,6 +32,7 @@ CARRY=(
     fastjsonschema gitdb gitpython greenlet humanfriendly immutables jupyter-core
     nbformat platformdirs pulp smart-open smmap sqlalchemy sqlmodel tenacity throttler
     traitlets yte
+    packaging                      # snakemake asks <26; the image has 26.3
     coral-pytorch                  # dev: tests/model/test_losses.py, collected by -m gpu
 )
 

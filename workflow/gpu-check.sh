@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The whole device check, in one call on a lent GPU, first thing (about 7 minutes on an
+# The whole device check, in one call on a lent GPU, first thing (about 8 minutes on an
 # H100; every step bounded by `timeout`, all of them by BUDGET seconds, so the summary
 # comes back inside a 600 s call):
 #   kit        source workflow/gpu-env.sh: the carried wheels, every import checked
-#   pytest     pytest -m gpu
+#   tests      pytest -m gpu, each test in its own bounded pytest (a failure's traceback
+#              is kept even when a later test runs out of time), the quick ones first
 #   bench-b8   benchmarks/train_throughput.py on qwen2.5-7b (random weights), the
 #   bench-b32  project's step against the plain loop, batch 8 and 32
-#   cell-*     one dfil cell on the qwen2.5-7b architecture (random weights, the
-#              built-in character tokenizer, a synthetic FRoG-like set): dfil train, then
-#              dfil evaluate
+#   cell-*     one dfil cell on the qwen2.5-7b architecture: random weights drawn on the
+#              GPU and saved, then loaded by the cell through from_pretrained as a
+#              cluster cell loads its hub weights (drawing 7B weights on the host takes
+#              minutes); the built-in character tokenizer, a synthetic FRoG-like set;
+#              dfil train, then dfil evaluate
+#   resume     the kill-and-resume gpu tests, last: three trainings each
 # A failed step does not stop the next. Each step's log, the cell's metrics.json and
 # summary.txt (printed last) go to $OUT: 8 files, what the device tool brings back.
 #
@@ -20,7 +24,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-/tmp/gpu-check}
 mkdir -p "$OUT"
-BUDGET=${BUDGET:-540}
+BUDGET=${BUDGET:-555}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if [ "${1:-}" = --cpu ]; then
@@ -69,36 +73,66 @@ rc=$?
 tail -n 4 "$OUT/kit.log"
 note kit "$rc" "$start"
 
-step pytest 150 python3 -m pytest -m gpu -q -p no:cacheprovider
+gpu_tests() {  # gpu_tests NAME SECONDS-EACH SELECT: the selected gpu tests, one pytest each
+    local name=$1 each=$2 select=$3 start=$SECONDS failed=0 id rc left
+    python3 -m pytest -m gpu --collect-only -q -p no:cacheprovider 2>/dev/null |
+        grep '::' | grep $select >"$work/$name.ids"
+    for id in $(cat "$work/$name.ids"); do
+        left=$((BUDGET - SECONDS))
+        [ "$left" -lt 20 ] && { echo "$id: not run, out of time" >>"$OUT/pytest.log"; failed=1; continue; }
+        echo "== $id" >>"$OUT/pytest.log"
+        timeout -k 10 $((each < left ? each : left)) python3 -m pytest -q -rs --tb=short \
+            -p no:cacheprovider "$id" >>"$OUT/pytest.log" 2>&1
+        rc=$?
+        [ "$rc" -ne 0 ] && failed=$rc
+        echo "$id: rc $rc" | tee -a "$OUT/pytest.log" >>"$work/tests.txt"
+    done
+    note "$name" "$failed" "$start"
+}
+
+: >"$OUT/pytest.log"
+gpu_tests tests 90 '-v test_killed_cuda_cell_resumes'
 for batch in 8 32; do
     step "bench-b$batch" $((batch == 8 ? 90 : 120)) python3 benchmarks/train_throughput.py \
         --arch "$arch" --batch "$batch" --paths dfil,plain "${bench[@]}"
 done
 
 python3 -m dfil.cli synth-frog --out "$work/frog" --n-easy 400 --n-hard 120 >/dev/null 2>&1
-python3 - "$work" "$arch" "$dtype" "$maxlen" <<'PY' || echo "gpu-check: no cell written"
+step cell-build 120 python3 - "$work" "$arch" "$dtype" "$maxlen" <<'PY'
 import sys
+import time
 from pathlib import Path
 
+import torch
 import yaml
+from transformers import AutoConfig, AutoModel
 
 from dfil.cost.archs import arch
 
 work, name, dtype, maxlen = Path(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
 shape = arch(name)
 shape["max_position_embeddings"] = max(shape.get("max_position_embeddings", 0), 512)
+started = time.perf_counter()
+config = AutoConfig.for_model(shape.pop("model_type"), **shape)
+with torch.device("cuda" if torch.cuda.is_available() else "cpu"):
+    model = AutoModel.from_config(config, dtype=getattr(torch, dtype))
+model.save_pretrained(work / "backbone")
+print(f"{name}: random weights drawn and saved in {time.perf_counter() - started:.0f} s")
 cell = {"name": "gpu-check",
         "model": {"method": "dfil", "lora": {"r": 16, "alpha": 32},
-                  "backbone": {"name": name, "arch": shape, "tokenizer": "char",
-                               "dtype": dtype}},
+                  "backbone": {"name": name, "model_id": str(work / "backbone"),
+                               "tokenizer": "char", "dtype": dtype}},
         "data": {"source": str(work / "frog"), "max_length": maxlen, "standin": True},
         "train": {"epochs": 1, "batch_size": 8, "seed": 0},
         "eval": {"grid_sizes": [1000], "probes": False}}
 (work / "cell.yaml").write_text(yaml.safe_dump(cell))
 PY
-step cell-train 200 python3 -m dfil.cli train --cell "$work/cell.yaml" --out "$work/run"
-step cell-eval 150 python3 -m dfil.cli evaluate --run "$work/run"
+step cell-train 150 python3 -m dfil.cli train --cell "$work/cell.yaml" --out "$work/run"
+step cell-eval 100 python3 -m dfil.cli evaluate --run "$work/run"
 [ -f "$work/run/metrics.json" ] && cp "$work/run/metrics.json" "$OUT/cell-metrics.json"
+cat "$OUT/cell-build.log" "$OUT/cell-train.log" >"$work/cell.log" 2>/dev/null
+mv "$work/cell.log" "$OUT/cell-train.log" && rm -f "$OUT/cell-build.log"
+gpu_tests resume 150 test_killed_cuda_cell_resumes
 
 {
     echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null ||
@@ -108,8 +142,10 @@ step cell-eval 150 python3 -m dfil.cli evaluate --run "$work/run"
         echo "-- bench batch $batch"
         grep -E 'tok/s|dfil / plain' "$OUT/bench-b$batch.log" 2>/dev/null
     done
+    echo "-- gpu tests"
+    cat "$work/tests.txt" 2>/dev/null
     echo "-- cell"
-    grep -E '^attempt .* epoch' "$OUT/cell-train.log" 2>/dev/null | tail -n 4
+    grep -E 'random weights drawn|^attempt .* epoch' "$OUT/cell-train.log" 2>/dev/null | tail -n 4
     grep -E '_acc=' "$OUT/cell-eval.log" 2>/dev/null
 } >"$OUT/summary.txt"
 echo
