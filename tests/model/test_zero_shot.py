@@ -4,7 +4,7 @@ import torch
 
 from dfil.cellconfig import BackboneConfig
 from dfil.model import load_backbone
-from dfil.model.zero_shot import option_logprobs, same_length_batches
+from dfil.model.zero_shot import MIN_SHARED_ROWS, option_logprobs, same_length_batches
 from tinymodel import TINY_LLAMA
 
 
@@ -58,3 +58,36 @@ def test_batched_scores_equal_scoring_each_prompt_alone(tiny_tokenizer, one_thre
 def test_same_length_batches_never_mix_lengths():
     batches = same_length_batches([3, 1, 3, 2, 3, 1], batch_size=2)
     assert [b.tolist() for b in batches] == [[1, 5], [3], [0, 2], [4]]
+
+
+class CallCounter:
+    """Wraps a model, counting its forward passes."""
+
+    def __init__(self, model):
+        self.model, self.calls = model, 0
+
+    def __call__(self, **kwargs):
+        self.calls += 1
+        return self.model(**kwargs)
+
+    def parameters(self):
+        return self.model.parameters()
+
+
+def test_options_of_one_length_share_one_pass_with_scores_of_one_pass_each(tiny_tokenizer,
+                                                                            one_thread):
+    model = load_backbone(BackboneConfig(arch=dict(TINY_LLAMA)), causal_lm=True).eval()
+    # Character tokens: " none" is 5 tokens, " few" and " all" 4 each. The prompts are
+    # 5 tokens each: one batch of 4 (MIN_SHARED_ROWS), then one of 3.
+    prompts, options = ["ab of", "xy of", "cd of", "ef of"], ["none", "few", "all"]
+    assert MIN_SHARED_ROWS == 4
+    counted = CallCounter(model)
+    together = option_logprobs(counted, tiny_tokenizer, prompts, options, batch_size=4)
+    # one prompt pass, one pass for " few"/" all" (3 more tokens), one for " none"
+    assert counted.calls == 3
+    each = np.concatenate([option_logprobs(model, tiny_tokenizer, prompts, [o])
+                           for o in options], axis=1)
+    assert np.array_equal(together, each)
+    counted.calls = 0
+    option_logprobs(counted, tiny_tokenizer, prompts[:3], options, batch_size=4)
+    assert counted.calls == 4  # fewer rows: one pass per option
