@@ -137,3 +137,68 @@ def test_main_labels_prefer_the_rank_rule_over_argmax():
     probs = np.array([[0.4, 0.05, 0.1, 0.45]])
     assert Predictions(probs, None, None).main_labels.tolist() == [3]
     assert Predictions(probs, None, None, main_pred=np.array([2])).main_labels.tolist() == [2]
+
+
+def test_distinct_finds_each_prompts_first_occurrence():
+    enc = Encoded(ids=((1, 2), (3,), (1, 2), (3,), (4, 5)), labels=np.zeros(5), p=np.zeros(5))
+    first, inverse = enc.distinct()
+    assert first.tolist() == [0, 1, 4] and inverse.tolist() == [0, 1, 0, 1, 2]
+    # the same prompt at another width is another item
+    first, inverse = enc.distinct(np.array([2, 1, 3, 1, 2]))
+    assert first.tolist() == [0, 1, 2, 4] and inverse.tolist() == [0, 1, 2, 1, 3]
+
+
+@pytest.fixture
+def one_thread():
+    """One intra-op thread, as the DAG's jobs run (OMP_NUM_THREADS=cpus_per_task=1): a
+    prompt's states then do not depend on the other rows of its batch."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_frozen_states_run_each_prompt_once_per_width(one_thread):
+    model = frozen_model("dfil")
+    base = encoded(lengths=(5, 9, 3))
+    enc = base.take([0, 1, 2, 1, 0])  # lengths 5, 9, 3, 9, 5
+    # By length, in batches of 2: rows [2, 0] (width 5), [4, 1] (width 9), [3] (width 9).
+    # Row 3 repeats row 1 at width 9 and runs no more; row 4 repeats row 0 at another
+    # width and runs again: 3 + 5 + 5 + 9 real tokens in 2 batches of widths 5 and 9.
+    seen = []
+    padded_states = model.padded_states
+
+    def counting(input_ids, attention_mask):
+        seen.append((int(attention_mask.sum()), input_ids.shape[1]))
+        return padded_states(input_ids, attention_mask)
+
+    model.padded_states = counting
+    pooled, tokens = frozen_states(model, enc, PAD, batch_size=2)
+    assert seen == [(3 + 5, 5), (5 + 9, 9)]
+    model.padded_states = padded_states
+    # Every row run in its own batch of the length-sorted plan, as without the reuse.
+    offsets = enc.offsets()
+    for index in ([2, 0], [4, 1], [3]):
+        batch = Loader(enc, "cpu", "padded", PAD).batch(index)
+        with torch.no_grad():
+            states = model.padded_states(batch.input_ids, batch.attention_mask)
+        for b, row in enumerate(index):
+            n = len(enc.ids[row])
+            assert torch.equal(tokens[offsets[row]:offsets[row + 1]], states[b, :n])
+            assert torch.equal(pooled[row], states[b, n - 1])
+
+
+def test_frozen_states_run_every_row_with_several_threads():
+    model = frozen_model("dfil")
+    enc = encoded(lengths=(5, 9, 3)).take([0, 1, 2, 1, 0])
+    seen = []
+    padded_states = model.padded_states
+    model.padded_states = lambda ids, mask: seen.append(int(mask.sum())) or padded_states(ids,
+                                                                                        mask)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        frozen_states(model, enc, PAD, batch_size=2)
+    finally:
+        torch.set_num_threads(before)
+    assert seen == [3 + 5, 5 + 9, 9]  # the length-sorted batches, duplicates included

@@ -59,6 +59,17 @@ class Encoded:
     def _offsets(self) -> np.ndarray:
         return np.concatenate([[0], np.cumsum(self.lengths)]).astype(np.int64)
 
+    def distinct(self, widths: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct prompts (by token ids, and by ``widths [N]`` when given: the same
+        prompt at two widths counts twice): ``first [U]``, the row of each one's first
+        occurrence (ascending), and ``inverse [N]``, which of the U each row is."""
+        keys = self.ids if widths is None else zip(self.ids, np.asarray(widths).tolist(),
+                                                        strict=True)
+        seen: dict = {}
+        inverse = np.fromiter((seen.setdefault(key, len(seen)) for key in keys),
+                              dtype=np.int64, count=len(self.ids))
+        return np.unique(inverse, return_index=True)[1].astype(np.int64), inverse
+
     def take(self, rows: Sequence[int]) -> Encoded:
         """Prompts ``rows`` (in that order), with their features and token states."""
         rows = np.array(rows, dtype=np.int64)
@@ -112,29 +123,35 @@ def _encoded(ids: tuple[tuple[int, ...], ...], labels, p) -> Encoded:
     )
 
 
-def token_rows(enc: Encoded, index, multiple: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def token_rows(enc: Encoded, index, multiple: int = 1,
+               width: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Right-padded token layout of rows ``index``: ``src [B, T]`` the position of each
     token in the flat ``[sum_i T_i]`` arrays (0 at pads) and ``mask [B, T]`` (True at real
     tokens), ``T`` the longest prompt of the batch rounded up to a ``multiple`` (few
-    distinct shapes for compiled kernels)."""
+    distinct shapes for compiled kernels), or ``width`` when given (at least that)."""
     index = np.asarray(index, dtype=np.int64)
     lengths = enc.lengths[index]
     if len(lengths) == 0 or lengths.min() < 1:
         raise ValueError(f"a batch needs prompts of at least one token; rows {index.tolist()} "
                          f"have lengths {lengths.tolist()}")
-    cols = np.arange(-(-int(lengths.max()) // multiple) * multiple, dtype=np.int64)
+    longest = -(-int(lengths.max()) // multiple) * multiple
+    if width is not None and width < longest:
+        raise ValueError(f"width {width} is shorter than the batch's longest prompt {longest}")
+    cols = np.arange(longest if width is None else width, dtype=np.int64)
     mask = cols < lengths[:, None]
     src = np.where(mask, enc.offsets()[index][:, None] + cols, 0)
     return src, mask
 
 
-def padded(enc: Encoded, index, pad_id: int, multiple: int = 1) -> dict[str, np.ndarray]:
-    """Right-padded batch of rows ``index`` (B of them), T rounded up to a ``multiple``:
+def padded(enc: Encoded, index, pad_id: int, multiple: int = 1,
+           width: int | None = None) -> dict[str, np.ndarray]:
+    """Right-padded batch of rows ``index`` (B of them), T rounded up to a ``multiple``
+    (or ``width``, :func:`token_rows`):
 
     ``input_ids [B, T]`` (``pad_id`` after each prompt), ``attention_mask [B, T]`` int64,
     ``last [B]`` each example's final token as a flat index into ``[B * T]``, ``rows [B]``.
     """
-    src, mask = token_rows(enc, index, multiple)
+    src, mask = token_rows(enc, index, multiple, width)
     ids = np.where(mask, enc.flat[src], pad_id)
     width = mask.shape[1]
     last = np.arange(len(mask), dtype=np.int64) * width + mask.sum(1) - 1

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dfil.engine.batching import Encoded, batches, token_rows
+from dfil.engine.batching import Encoded, batches, padded, token_rows
 from dfil.engine.device import autocast, progress, sync_guard
-from dfil.engine.loader import Batch, Loader
+from dfil.engine.loader import Batch, Loader, to_device
 from dfil.errors import ConfigError
 from dfil.inference import softmax
 from dfil.model.attention import takes_varlen
@@ -141,27 +141,67 @@ def predict(model, enc: Encoded, pad_id: int | None, batch_size: int = 32,
     return collect.result(idx)
 
 
-@torch.no_grad()
 def frozen_states(model, enc: Encoded, pad_id: int, batch_size: int = 32,
                   autocast_dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The frozen backbone's final-layer states of every prompt of ``enc``, in one pass:
     last-token states ``[N, d]`` (the pooled features) and every token's ``[sum_i T_i, d]``
     (prompt i's at rows ``enc.offsets()[i]:...[i + 1]``, for attention pooling), under
-    ``autocast_dtype`` autocast when given."""
+    ``autocast_dtype`` autocast when given.
+
+    The prompts are sorted by length and cut into right-padded batches of ``batch_size``;
+    a prompt's states then depend on its batch's padded width T (the attention kernels
+    block by T: on the CPU a prompt of 62 tokens gets other bits at T = 64 than at 62),
+    but not on the other prompts of the batch. So a prompt that occurs several times at
+    one width (the stand-in task's sets repeat a few dozen prompts hundreds of times)
+    runs once, padded to that width, and its states are copied to every occurrence: the
+    same bits as running every occurrence, for a fraction of the tokens. Only where rows
+    are independent (:func:`_rows_independent`); elsewhere every occurrence runs.
+    """
+    order = np.argsort(enc.lengths, kind="stable")
+    widths = np.empty(len(enc), dtype=np.int64)
+    for index in batches(order, batch_size):
+        widths[index] = enc.lengths[index].max()
+    if _rows_independent(next(model.parameters()).device):
+        first, inverse = enc.distinct(widths)
+    else:
+        first = inverse = np.arange(len(enc))
+    distinct = enc.take(first)
+    pooled, tokens = _states(model, distinct, widths[first], pad_id, batch_size,
+                             autocast_dtype)
+    if len(first) == len(enc):
+        return pooled, tokens
+    # Row of each token of enc in the distinct prompts' flat states.
+    shift = distinct.offsets()[inverse] - enc.offsets()[:-1]
+    rows = np.repeat(shift, enc.lengths) + np.arange(int(enc.lengths.sum()))
+    return pooled[torch.from_numpy(inverse)], tokens[torch.from_numpy(rows)]
+
+
+def _rows_independent(device: torch.device) -> bool:
+    """Whether a row's states are known not to depend on the other rows of its batch:
+    on the CPU with one intra-op thread (the DAG's jobs). With more threads, or on a
+    GPU, the matrix products may split their sums by the batch's row count."""
+    return device.type == "cpu" and torch.get_num_threads() == 1
+
+
+@torch.no_grad()
+def _states(model, enc: Encoded, widths: np.ndarray, pad_id: int, batch_size: int,
+            autocast_dtype: torch.dtype | None) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`frozen_states` of every row of ``enc``, row i padded to ``widths[i]``
+    (``[N]``): batches of at most ``batch_size`` rows of one width, by length."""
     model.eval()
     device = next(model.parameters()).device
-    order = np.argsort(enc.lengths, kind="stable")
     offsets = enc.offsets()
     d = hidden_size(model.attach_backbone())
     tokens = torch.empty(int(offsets[-1]), d, device="cpu")
-    loader = Loader(enc, device, "padded", pad_id)
-    plan = batches(order, batch_size)
-    for index, batch in zip(plan, progress(loader(plan), total=len(plan),
-                                           desc=f"features {len(enc)} examples"), strict=True):
+    order = np.lexsort((enc.lengths, widths))  # by width, then length; stable
+    plan = [index for w in np.unique(widths)
+            for index in batches(order[widths[order] == w], batch_size)]
+    for index in progress(plan, desc=f"features {len(enc)} examples"):
+        width = int(widths[index[0]])
+        batch = to_device(padded(enc, index, pad_id, width=width), device)
         with autocast(device, autocast_dtype):
-            states = model.padded_states(batch.input_ids, batch.attention_mask)
-        src, mask = token_rows(enc, index)
-        width = states.shape[1]
+            states = model.padded_states(batch["input_ids"], batch["attention_mask"])
+        src, mask = token_rows(enc, index, width=width)
         rows = (np.arange(len(index))[:, None] * width + np.arange(width))[mask]
         tokens[torch.from_numpy(src[mask])] = states.reshape(-1, d)[
             torch.from_numpy(rows).to(device)].float().cpu()
