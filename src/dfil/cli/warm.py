@@ -16,13 +16,16 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dfil
+
+if TYPE_CHECKING:
+    import socket
+    import subprocess
 
 SOCKET_VAR = "DFIL_WARM_SOCKET"
 SWITCH_VAR = "DFIL_WARM"
@@ -49,6 +52,8 @@ def forward(argv: list[str] | None) -> int | None:
     if (not path or IN_CHILD or os.environ.get(SWITCH_VAR) == "0"
             or argv[:1] == ["warm"]):
         return None
+    import socket  # here: a run without a server loads nothing for it
+
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.connect(path)
@@ -60,6 +65,8 @@ def forward(argv: list[str] | None) -> int | None:
 
 
 def _relay(conn: socket.socket, argv: list[str]) -> int | None:
+    import socket
+
     fds = [fd for fd in (0, 1, 2) if _is_open(fd)]
     body = json.dumps({"argv": argv, "argv0": sys.argv[0], "cwd": os.getcwd(),
                        "env": dict(os.environ), "fds": fds, "executable": sys.executable,
@@ -161,6 +168,7 @@ def start_server(log: Path, wait: float = 60.0, threads: int = 1
     of a ``threads``-thread job), wait until its socket answers, and set
     ``DFIL_WARM_SOCKET`` for the jobs this process starts. None, and one line on stderr,
     where it never answers."""
+    import subprocess
     import tempfile
 
     path = os.path.join(tempfile.mkdtemp(prefix="dfil-warm-"), "socket")
@@ -183,6 +191,8 @@ def start_server(log: Path, wait: float = 60.0, threads: int = 1
 
 
 def _answers(path: str) -> bool:
+    import socket
+
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         try:
             probe.connect(path)
@@ -194,6 +204,8 @@ def _answers(path: str) -> bool:
 def stop_server(server: tuple[subprocess.Popen, str] | None) -> None:
     """Stop a server :func:`start_server` started (SIGTERM: it takes no new command,
     and its running children end as their clients do) and remove its socket."""
+    import subprocess
+
     if server is None:
         return
     proc, path = server
@@ -201,6 +213,10 @@ def stop_server(server: tuple[subprocess.Popen, str] | None) -> None:
         del os.environ[SOCKET_VAR]
     if proc.poll() is None:
         proc.terminate()
+        try:  # its last children end with their clients, which have ended
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
     for leftover in (path, os.path.dirname(path)):
         try:
             (os.unlink if leftover == path else os.rmdir)(leftover)

@@ -135,7 +135,7 @@ class Server:
         self.jobs[pid] = {"conn": conn, "pidfd": pidfd, "argv": request["argv"]}
         self.selector.register(pidfd, selectors.EVENT_READ, ("ended", pid))
         self.selector.register(conn, selectors.EVENT_READ, ("client", pid))
-        say(f"pid {pid}: dfil {' '.join(a[:60] for a in request['argv'])}")
+        say(f"pid {pid}: dfil {' '.join(a[:200] for a in request['argv'])}")
         _send(conn, f"pid {pid}")
 
     def refusal(self, request: dict) -> str | None:
