@@ -154,3 +154,37 @@ def same_run(run: Path, reference: Path) -> None:
         assert (run / name).read_bytes() == (reference / name).read_bytes(), name
     metrics = [json.loads((d / "metrics.json").read_text()) for d in (run, reference)]
     assert stable(metrics[0]) == stable(metrics[1])
+
+
+@pytest.mark.slow
+def test_a_killed_client_takes_its_child_with_it(server, tmp_path):
+    """SIGKILL cannot be relayed: the server sees the client's socket close and kills the
+    child, as the job's own process would have died."""
+    socket, log, _ = server
+    frog = tmp_path / "frog"
+    write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
+    cell, mark = tiny_cell(tmp_path, frog, "smoke", epochs=1), tmp_path / "at-step"
+    client = subprocess.Popen(
+        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out",
+         str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
+             "WARM_TEST_PAUSE_AT": "2", "WARM_TEST_MARK": str(mark)})
+    deadline = time.monotonic() + 300
+    while not mark.exists():
+        assert client.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    client.kill()
+    assert client.wait(timeout=60) == -signal.SIGKILL
+    deadline = time.monotonic() + 30
+    while ": signal 9" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(served_pid(log.read_text(), f"--out {tmp_path / 'run'}"))
+    assert f"pid {child}: its client is gone, killing it\n" in log.read_text()
+    assert f"pid {child}: signal 9\n" in log.read_text()
+    assert not Path(f"/proc/{child}").exists()
+
+
+def served_pid(text: str, ending: str) -> str:
+    """The pid of the child the server forked for the command ending in ``ending``."""
+    return next(line.split("pid ")[1].split(":")[0] for line in text.splitlines()
+                if line.endswith(ending))

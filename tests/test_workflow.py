@@ -265,7 +265,7 @@ def test_a_refused_publish_keeps_the_published_file(paper_dry):
 def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch):
     """A dry run starts no server and plans what it plans without one; a real local run
     starts it, its jobs run as its children (its log names each), and it is stopped and
-    its socket removed at the end."""
+    its socket removed at the end; a run under the SLURM executor starts none."""
     import shutil
 
     work = tmp_path / "wf"
@@ -295,3 +295,10 @@ def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch)
     assert text.count(": dfil grid cell --json ") == 2 and text.count(": exit 0") == 2
     socket = re.search(r"serving (\S+)", text).group(1)
     assert "stopping (SIGTERM)" in text and not Path(socket).parent.exists()
+    # Under the SLURM executor (its commands are the failing stubs; these local rules
+    # run here all the same) no server starts.
+    log.unlink()
+    out = snakemake(*args, "--forcerun", "cell_config", "--executor", "slurm", "--jobs", "1",
+                    cwd=work)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "Finished jobid" in out.stderr and not log.exists()
