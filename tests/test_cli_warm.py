@@ -188,3 +188,17 @@ def served_pid(text: str, ending: str) -> str:
     """The pid of the child the server forked for the command ending in ``ending``."""
     return next(line.split("pid ")[1].split(":")[0] for line in text.splitlines()
                 if line.endswith(ending))
+
+
+def test_the_server_does_not_serve_once_cuda_started_while_importing(tmp_path):
+    """A forked child cannot use a CUDA context its parent made: the server says so and
+    ends before listening (its clients then run in-process)."""
+    code = ("import sys, types\nfrom dfil.cli.warmserve import serve\n"
+            "cuda = types.SimpleNamespace(is_initialized=lambda: True)\n"
+            "sys.modules['torch'] = types.SimpleNamespace(cuda=cuda)\n"
+            f"serve({str(tmp_path / 's')!r}, [])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and not (tmp_path / "s").exists()
+    assert out.stderr.endswith("dfil warm: not serving: CUDA started while importing, and a "
+                               "fork cannot use it\n")

@@ -51,8 +51,9 @@ def serve(path: Path, preload: list[str], idle: float = 1800.0) -> None:
     started = time.monotonic()
     for name in preload:
         importlib.import_module(name)
-    say(f"pid {os.getpid()} imported {', '.join(preload)} in "
-        f"{time.monotonic() - started:.1f} s")
+    say(f"pid {os.getpid()} imported {', '.join(preload)} in {time.monotonic() - started:.1f} s")
+    if "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
+        return say("not serving: CUDA started while importing, and a fork cannot use it")
     stop: list[str] = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append("SIGTERM"))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C reaches jobs via clients
@@ -60,8 +61,7 @@ def serve(path: Path, preload: list[str], idle: float = 1800.0) -> None:
 
 
 class Server:
-    """The socket, the children and their clients, in one thread (no lock held by another
-    thread is ever copied into a child)."""
+    """The socket, children and clients, in one thread (no other thread's lock is forked)."""
 
     def __init__(self, path: Path, defaults: dict, idle: float):
         self.path, self.defaults, self.idle = str(path), defaults, idle
