@@ -49,8 +49,8 @@ def forward(argv: list[str] | None) -> int | None:
     server refused it before starting a child)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     path = os.environ.get(SOCKET_VAR)
-    if (not path or IN_CHILD or os.environ.get(SWITCH_VAR) == "0"
-            or argv[:1] == ["warm"]):
+    if (not path or IN_CHILD or os.environ.get(SWITCH_VAR) == "0" or argv[:1] == ["warm"]
+            or not _main_thread()):  # only the main thread can take the signals to relay
         return None
     import socket  # here: a run without a server loads nothing for it
 
@@ -131,6 +131,12 @@ def _lines(conn: socket.socket):
         if not data:
             return
         buf += data
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def _is_open(fd: int) -> bool:
