@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from cells import run_cli, stable, tiny_cell
+from cells import interrupted, run_cli, stable, tiny_cell
 from dfil.data.synthetic import write_frog_like
 from warmserver import warm_server
 
@@ -62,6 +62,19 @@ def test_a_served_command_prints_and_exits_as_a_direct_run(server, args, code, t
     assert (through.stdout, through.stderr) == (direct.stdout, direct.stderr)
     assert text in (through.stderr if code else through.stdout)
     assert served(log)[-1] == " ".join(args)
+
+
+def test_a_served_command_writes_the_files_a_direct_run_writes(server, tmp_path):
+    socket, log, _ = server
+    key = "frog/tiny-llama/coral/lamna/nfull/na/seed42"
+    for name, run in (("direct", run_cli), ("warm", lambda *a: warm(socket, *a))):
+        out = run("grid", "cell", "--config", SMOKE, "--key", key, "--out",
+                  tmp_path / name / "cell.yaml")
+        assert out.returncode == 0, out.stderr
+    assert served(log)[-1].endswith(f"--out {tmp_path / 'warm' / 'cell.yaml'}")
+    written = [(tmp_path / n / "cell.yaml").read_text() for n in ("direct", "warm")]
+    assert written[0] == written[1] and "name: frog_tiny-llama_coral_lamna_nfull_na_seed42" in (
+        written[0])
 
 
 def test_a_crash_is_its_traceback_and_exit_1(server):
@@ -202,3 +215,28 @@ def test_the_server_does_not_serve_once_cuda_started_while_importing(tmp_path):
     assert out.returncode == 0 and not (tmp_path / "s").exists()
     assert out.stderr.endswith("dfil warm: not serving: CUDA started while importing, and a "
                                "fork cannot use it\n")
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_a_served_command_as_it_ends_a_direct_one(server, tmp_path):
+    """SIGINT (a terminal's ^C) mid-training: KeyboardInterrupt's traceback, then death
+    by SIGINT, as Python ends after an uncaught KeyboardInterrupt. (A direct run of this
+    training ends with 1 instead, as measured here; either way the job failed.)"""
+    socket, _, _ = server
+    frog = tmp_path / "frog"
+    write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
+    cell, mark = tiny_cell(tmp_path, frog, "smoke", epochs=1), tmp_path / "at-step"
+    direct = interrupted(cell, tmp_path / "direct", "SIGINT", 2)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out",
+         str(tmp_path / "warm")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
+             "WARM_TEST_PAUSE_AT": "2", "WARM_TEST_MARK": str(mark)})
+    deadline = time.monotonic() + 300
+    while not mark.exists():
+        assert client.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    client.send_signal(signal.SIGINT)
+    _, stderr = client.communicate(timeout=120)
+    assert client.returncode == -signal.SIGINT and direct.returncode == 1
+    assert stderr.splitlines()[-1] == direct.stderr.splitlines()[-1] == "KeyboardInterrupt"

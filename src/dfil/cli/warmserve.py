@@ -224,8 +224,9 @@ def _stream(fd: int, old: io.TextIOWrapper, unbuffered: bool) -> io.TextIOWrappe
                                 fd == 2 or os.isatty(fd)), write_through=unbuffered)
 
 
-def _run(argv: list[str]) -> int:
-    """``dfil argv`` as the console script runs it, with its exit status."""
+def _run(argv: list[str]) -> int | signal.Signals:
+    """``dfil argv`` as the console script runs it: its exit status, or SIGINT where an
+    uncaught KeyboardInterrupt ends it (Python then ends by that signal)."""
     from dfil.cli import main
 
     warm.IN_CHILD = True
@@ -236,20 +237,14 @@ def _run(argv: list[str]) -> int:
             return end.code or 0
         print(end.code, file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        sys.excepthook(*sys.exc_info())
-        _flush()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # Python's own end after ^C
-        os.kill(os.getpid(), signal.SIGINT)
-        return 130
-    except BaseException:  # noqa: BLE001 - printed and exit 1, as Python ends
-        etype, value, tb = sys.exc_info()
-        sys.excepthook(etype, value, tb.tb_next)  # from main's frame on
-        return 1
+    except BaseException as err:  # noqa: BLE001 - printed from main's frame on, as Python does
+        sys.excepthook(type(err), err, err.__traceback__.tb_next)
+        return signal.SIGINT if isinstance(err, KeyboardInterrupt) else 1
 
 
-def _exit(code: int) -> None:
-    """End as an interpreter does: join threads, run atexit, flush, exit."""
+def _exit(code: int | signal.Signals) -> None:
+    """End as an interpreter does: join threads, run atexit, flush, exit (or die by
+    ``code``'s signal)."""
     import atexit
     import threading
 
@@ -258,6 +253,9 @@ def _exit(code: int) -> None:
         atexit._run_exitfuncs()
     finally:
         _flush()
+        if isinstance(code, signal.Signals):
+            signal.signal(code, signal.SIG_DFL)
+            os.kill(os.getpid(), code)
         os._exit(code & 0xFF)
 
 
