@@ -195,6 +195,7 @@ def test_a_killed_client_takes_its_child_with_it(server, tmp_path):
     assert f"pid {child}: its client is gone, killing it\n" in log.read_text()
     assert f"pid {child}: signal 9\n" in log.read_text()
     assert not Path(f"/proc/{child}").exists()
+    assert warm(socket, "--help").returncode == 0 and served(log)[-1] == "--help"  # serving on
 
 
 def served_pid(text: str, ending: str) -> str:

@@ -157,8 +157,9 @@ class Server:
         else:
             reply = f"exit {os.waitstatus_to_exitcode(status)}"
         say(f"pid {pid}: {reply}")
-        for fd in (job["pidfd"], job["conn"]):
-            self.selector.unregister(fd)
+        self.selector.unregister(job["pidfd"])
+        if self.selector.get_map().get(job["conn"]) is not None:  # not yet found gone
+            self.selector.unregister(job["conn"])
         _send(job["conn"], reply)
         job["conn"].close()
         os.close(job["pidfd"])
