@@ -82,12 +82,10 @@ class Server:
         while self.listener is not None or self.jobs:
             for key, _ in self.selector.select(timeout=1.0):
                 kind, pid = key.data
-                if kind == "accept":
-                    self.accept()
-                elif kind == "ended":
-                    self.reap(pid)
-                else:
-                    self.client_gone(pid)
+                try:
+                    getattr(self, kind)(pid)
+                except Exception:  # noqa: BLE001 - a failed request never stops the others
+                    say(f"{kind} {pid}: {traceback.format_exc()}")
                 last_work = time.monotonic()
             now = time.monotonic()
             if self.jobs:
@@ -110,7 +108,7 @@ class Server:
         self.listener = None
         Path(self.path).unlink(missing_ok=True)
 
-    def accept(self) -> None:
+    def accept(self, _=None) -> None:
         conn, _ = self.listener.accept()
         conn.settimeout(30)
         try:
@@ -133,8 +131,8 @@ class Server:
         _close(fds)
         pidfd = os.pidfd_open(pid)
         self.jobs[pid] = {"conn": conn, "pidfd": pidfd, "argv": request["argv"]}
-        self.selector.register(pidfd, selectors.EVENT_READ, ("ended", pid))
-        self.selector.register(conn, selectors.EVENT_READ, ("client", pid))
+        self.selector.register(pidfd, selectors.EVENT_READ, ("reap", pid))
+        self.selector.register(conn, selectors.EVENT_READ, ("client_gone", pid))
         say(f"pid {pid}: dfil {' '.join(a[:200] for a in request['argv'])}")
         _send(conn, f"pid {pid}")
 
