@@ -27,6 +27,7 @@ from dfil.cli.commands import (
 from dfil.cli.features import add_features_parser
 from dfil.cli.hub import add_hub_parser
 from dfil.cli.jobs import cmd_evaluate, cmd_train
+from dfil.cli.warm import add_warm_parser, forward
 from dfil.errors import InputError
 
 #: What every subcommand's exit status means; ``train`` adds 143, 4 and 3.
@@ -35,10 +36,9 @@ EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a ful
               "key; nothing is overwritten); 1 a bug (its traceback)")
 PREEMPTED = ("; 143 preempted (SIGTERM, what SLURM sends before it kills or requeues a "
              "job, and the slurm profile's warning ahead of the time limit): the resume state "
-             "is saved, rerun the same command to resume; 4 the "
-             "loss became NaN or infinite: lower the learning rates or check the data (a "
-             "rerun diverges the same way); 3 out of GPU memory: the run's memory plan names "
-             "what the rerun changes")
+             "is saved, rerun the same command to resume; 4 the loss became NaN or infinite: "
+             "lower the learning rates or check the data (a rerun diverges the same way); 3 "
+             "out of GPU memory: the run's memory plan names what the rerun changes")
 ATTEMPT_HELP = ("Snakemake's attempt number of this job (the workflow passes it); on the "
                 "last attempt (DFIL_LAST_ATTEMPT, set with keep-going) a failure is "
                 "recorded in place of the output and the exit status is 0 (with keep-going a "
@@ -75,13 +75,11 @@ def _integer(text: str, minimum: int) -> int:
     return value
 
 
-def _count(text: str) -> int:
-    """An argument that counts items: an integer >= 1."""
+def _count(text: str) -> int:  # an argument that counts items
     return _integer(text, 1)
 
 
-def _seed(text: str) -> int:
-    """A random seed: an integer >= 0 (numpy's generators take no negative one)."""
+def _seed(text: str) -> int:  # numpy's generators take no negative seed
     return _integer(text, 0)
 
 
@@ -108,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="e.g. smollm2-135m")
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
-    for add_parser in (add_hub_parser, add_features_parser, add_acceptance_parser):
+    for add_parser in (add_hub_parser, add_features_parser, add_acceptance_parser,
+                       add_warm_parser):
         add_parser(_command, sub)
     return parser
 
@@ -138,8 +137,7 @@ def _data_commands(sub) -> None:
     p.add_argument("--seed", type=_seed, default=0, help="random seed")
     p.add_argument("--n-easy", type=_count, default=2044, help="easy items (train + val)")
     p.add_argument("--n-hard", type=_count, default=2044, help="hard (test) items")
-    p.add_argument("--hard-form", choices=("unseen_totals", "complement"),
-                   default="unseen_totals",
+    p.add_argument("--hard-form", choices=("unseen_totals", "complement"), default="unseen_totals",
                    help="hard items: the easy wording over unseen group sizes (default), or "
                         "the complement count only")
 
@@ -283,7 +281,9 @@ def _table_commands(sub) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run a subcommand. An input error (:class:`dfil.errors.InputError`: a bad config key,
     a damaged or missing file, a full disk, a read-only output) is one line and exit 2;
-    anything else is a bug and keeps its traceback."""
+    anything else is a bug and keeps its traceback. A warm server's child may run it."""
+    if (code := forward(argv)) is not None:
+        return code
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

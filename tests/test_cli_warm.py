@@ -1,0 +1,243 @@
+"""The warm starter (dfil.cli.warm, dfil.cli.warmserve): a command run by a child of the
+server gives what the same command gives in its own process (output, exit status,
+files, numbers), a SIGTERM to the client reaches the child (preemption and resume), and
+without a server the command runs in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cells import interrupted, run_cli, stable, tiny_cell
+from dfil.data.synthetic import write_frog_like
+from warmserver import warm_server
+
+ROOT = Path(__file__).resolve().parents[1]
+SMOKE = str(ROOT / "config" / "smoke.yaml")
+
+
+@pytest.fixture(scope="module")
+def server():
+    with warm_server() as served:
+        yield served
+
+
+def warm(socket: Path, *args, env: dict | None = None) -> subprocess.CompletedProcess:
+    return run_cli(*args, env={"DFIL_WARM_SOCKET": str(socket), **(env or {})})
+
+
+def served(log: Path) -> list[str]:
+    """The commands the server's log says it forked a child for."""
+    return [line.split(": dfil ", 1)[1] for line in log.read_text().splitlines()
+            if ": dfil " in line]
+
+
+def from_main(stderr: str) -> list[str]:
+    """A traceback's lines from ``main``'s frame on (the direct run's outer frames, the
+    ``python -m`` machinery, have no counterpart in the server's child)."""
+    lines = stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.endswith(", in main"))
+    return [lines[0], *lines[start:]]
+
+
+@pytest.mark.parametrize("args,code,text", [
+    (["grid", "list", "--config", SMOKE], 0, "frog/tiny-llama/coral/lamna/nfull/na/seed42\n"),
+    (["--help"], 0, "usage: dfil [-h] [--version] COMMAND ..."),
+    (["grid", "list", "--config", "no-such.yaml"], 2, "dfil grid: error: no-such.yaml: cannot "
+     "read ([Errno 2] No such file or directory: 'no-such.yaml')\n"),
+    (["train", "--bogus"], 2, "dfil train: error: the following arguments are required: "
+     "--cell, --out (see dfil train --help)\n"),
+])
+def test_a_served_command_prints_and_exits_as_a_direct_run(server, args, code, text):
+    socket, log, _ = server
+    direct, through = run_cli(*args), warm(socket, *args)
+    assert (through.returncode, direct.returncode) == (code, code)
+    assert (through.stdout, through.stderr) == (direct.stdout, direct.stderr)
+    assert text in (through.stderr if code else through.stdout)
+    assert served(log)[-1] == " ".join(args)
+
+
+def test_a_served_command_writes_the_files_a_direct_run_writes(server, tmp_path):
+    socket, log, _ = server
+    key = "frog/tiny-llama/coral/lamna/nfull/na/seed42"
+    for name, run in (("direct", run_cli), ("warm", lambda *a: warm(socket, *a))):
+        out = run("grid", "cell", "--config", SMOKE, "--key", key, "--out",
+                  tmp_path / name / "cell.yaml")
+        assert out.returncode == 0, out.stderr
+    assert served(log)[-1].endswith(f"--out {tmp_path / 'warm' / 'cell.yaml'}")
+    written = [(tmp_path / n / "cell.yaml").read_text() for n in ("direct", "warm")]
+    assert written[0] == written[1] and "name: frog_tiny-llama_coral_lamna_nfull_na_seed42" in (
+        written[0])
+
+
+def test_a_crash_is_its_traceback_and_exit_1(server):
+    socket, _, _ = server
+    args = ["grid", "resolve", "--json", "5"]  # a number where a mapping is read
+    direct, through = run_cli(*args), warm(socket, *args)
+    assert through.returncode == direct.returncode == 1
+    assert from_main(through.stderr) == from_main(direct.stderr)
+    assert through.stderr.splitlines()[-1].startswith("TypeError: ")
+
+
+def test_without_a_server_the_command_runs_in_process(server, tmp_path):
+    socket, log, _ = server
+    stale = tmp_path / "stale.sock"  # a socket file nobody listens on
+    import socket as sockets
+
+    with sockets.socket(sockets.AF_UNIX) as s:
+        s.bind(str(stale))
+    args = ["grid", "list", "--config", "no-such.yaml"]
+    before = len(served(log))
+    for env in ({"DFIL_WARM_SOCKET": str(tmp_path / "missing")},
+                {"DFIL_WARM_SOCKET": str(stale)},
+                {"DFIL_WARM_SOCKET": str(socket), "DFIL_WARM": "0"},
+                {"DFIL_WARM_SOCKET": str(socket), "OMP_NUM_THREADS": "7"}):  # refused
+        out = run_cli(*args, env=env)
+        assert out.returncode == 2 and out.stderr.startswith("dfil grid: error: no-such.yaml")
+    assert len(served(log)) == before
+    assert "refused grid list --config no-such.yaml: OMP_NUM_THREADS=7" in log.read_text()
+
+
+def test_the_server_stops_when_its_parent_is_gone(tmp_path):
+    path = tmp_path / "s"
+    parent = ("import subprocess, sys, time, os\n"
+              "p = subprocess.Popen([sys.executable, '-m', 'dfil.cli', 'warm', 'serve', "
+              f"'--socket', {str(path)!r}, '--preload', 'json'], start_new_session=True)\n"
+              f"while not os.path.exists({str(path)!r}): time.sleep(0.05)\n"
+              "print(p.pid)")
+    out = subprocess.run([sys.executable, "-c", parent], capture_output=True, text=True,
+                         timeout=120)
+    pid = int(out.stdout)
+    deadline = time.monotonic() + 20
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(f"/proc/{pid}").exists() and not path.exists()
+
+
+@pytest.mark.slow
+def test_training_through_the_server_is_the_direct_run_also_after_sigterm(server,
+                                                                          tmp_path):
+    """Direct train + evaluate against the same through the server; then a served
+    training sent SIGTERM (to its client) at step 18 of 30 (77 examples, batch 8: mid
+    epoch 2): exit 143, resume state, and the resumed run ends as the uninterrupted."""
+    socket, log, _ = server
+    frog = tmp_path / "frog"
+    write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
+    cell = tiny_cell(tmp_path, frog, "smoke")
+    runs = {name: tmp_path / name for name in ("direct", "warm", "stopped")}
+    assert run_cli("train", "--cell", cell, "--out", runs["direct"]).returncode == 0
+    assert run_cli("evaluate", "--run", runs["direct"]).returncode == 0
+    for args in (["train", "--cell", cell, "--out", runs["warm"]],
+                 ["evaluate", "--run", runs["warm"]]):
+        assert warm(socket, *args).returncode == 0
+    assert served(log)[-2:] == [f"train --cell {cell} --out {runs['warm']}",
+                                f"evaluate --run {runs['warm']}"]
+    same_run(runs["warm"], runs["direct"])
+
+    mark = tmp_path / "at-step"
+    client = subprocess.Popen(
+        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out",
+         str(runs["stopped"])], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
+             "WARM_TEST_PAUSE_AT": "18", "WARM_TEST_MARK": str(mark)})
+    deadline = time.monotonic() + 300
+    while not mark.exists():
+        assert client.poll() is None and time.monotonic() < deadline, client.stderr.read()
+        time.sleep(0.05)
+    client.send_signal(signal.SIGTERM)
+    _, stderr = client.communicate(timeout=300)
+    assert client.returncode == 143 and "preempted" in stderr, stderr
+    assert (runs["stopped"] / "resume.pt").exists()
+    resumed = warm(socket, "train", "--cell", cell, "--out", runs["stopped"])
+    assert resumed.returncode == 0 and "resuming attempt 1 at epoch 2, step 8" in resumed.stdout
+    assert warm(socket, "evaluate", "--run", runs["stopped"]).returncode == 0
+    same_run(runs["stopped"], runs["direct"])
+
+
+def same_run(run: Path, reference: Path) -> None:
+    """Byte-identical model, log and predictions; metrics equal but for provenance."""
+    for name in ("model.safetensors", "train_log.jsonl", "predictions.parquet", "mf.json"):
+        assert (run / name).read_bytes() == (reference / name).read_bytes(), name
+    metrics = [json.loads((d / "metrics.json").read_text()) for d in (run, reference)]
+    assert stable(metrics[0]) == stable(metrics[1])
+
+
+@pytest.mark.slow
+def test_a_killed_client_takes_its_child_with_it(server, tmp_path):
+    """SIGKILL cannot be relayed: the server sees the client's socket close and kills the
+    child, as the job's own process would have died."""
+    socket, log, _ = server
+    frog = tmp_path / "frog"
+    write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
+    cell, mark = tiny_cell(tmp_path, frog, "smoke", epochs=1), tmp_path / "at-step"
+    client = subprocess.Popen(
+        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out",
+         str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
+             "WARM_TEST_PAUSE_AT": "2", "WARM_TEST_MARK": str(mark)})
+    deadline = time.monotonic() + 300
+    while not mark.exists():
+        assert client.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    client.kill()
+    assert client.wait(timeout=60) == -signal.SIGKILL
+    deadline = time.monotonic() + 30
+    while ": signal 9" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    child = int(served_pid(log.read_text(), f"--out {tmp_path / 'run'}"))
+    assert f"pid {child}: its client is gone, killing it\n" in log.read_text()
+    assert f"pid {child}: signal 9\n" in log.read_text()
+    assert not Path(f"/proc/{child}").exists()
+    assert warm(socket, "--help").returncode == 0 and served(log)[-1] == "--help"  # serving on
+
+
+def served_pid(text: str, ending: str) -> str:
+    """The pid of the child the server forked for the command ending in ``ending``."""
+    return next(line.split("pid ")[1].split(":")[0] for line in text.splitlines()
+                if line.endswith(ending))
+
+
+def test_the_server_does_not_serve_once_cuda_started_while_importing(tmp_path):
+    """A forked child cannot use a CUDA context its parent made: the server says so and
+    ends before listening (its clients then run in-process)."""
+    code = ("import sys, types\nfrom dfil.cli.warmserve import serve\n"
+            "cuda = types.SimpleNamespace(is_initialized=lambda: True)\n"
+            "sys.modules['torch'] = types.SimpleNamespace(cuda=cuda)\n"
+            f"serve({str(tmp_path / 's')!r}, [])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and not (tmp_path / "s").exists()
+    assert out.stderr.endswith("dfil warm: not serving: CUDA started while importing, and a "
+                               "fork cannot use it\n")
+
+
+@pytest.mark.slow
+def test_ctrl_c_ends_a_served_command_as_it_ends_a_direct_one(server, tmp_path):
+    """SIGINT (a terminal's ^C) mid-training: KeyboardInterrupt's traceback, then death
+    by SIGINT, as Python ends after an uncaught KeyboardInterrupt. (A direct run of this
+    training ends with 1 instead, as measured here; either way the job failed.)"""
+    socket, _, _ = server
+    frog = tmp_path / "frog"
+    write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
+    cell, mark = tiny_cell(tmp_path, frog, "smoke", epochs=1), tmp_path / "at-step"
+    direct = interrupted(cell, tmp_path / "direct", "SIGINT", 2)
+    client = subprocess.Popen(
+        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out",
+         str(tmp_path / "warm")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
+             "WARM_TEST_PAUSE_AT": "2", "WARM_TEST_MARK": str(mark)})
+    deadline = time.monotonic() + 300
+    while not mark.exists():
+        assert client.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    client.send_signal(signal.SIGINT)
+    _, stderr = client.communicate(timeout=120)
+    assert client.returncode == -signal.SIGINT and direct.returncode == 1
+    assert stderr.splitlines()[-1] == direct.stderr.splitlines()[-1] == "KeyboardInterrupt"
