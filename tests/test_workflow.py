@@ -264,8 +264,9 @@ def test_a_refused_publish_keeps_the_published_file(paper_dry):
 @pytest.mark.slow
 def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch):
     """A dry run starts no server and plans what it plans without one; a real local run
-    starts it, its jobs run as its children (its log names each), and it is stopped and
-    its socket removed at the end; a run under the SLURM executor starts none."""
+    with DFIL_WARM=1 starts it, its jobs run as its children (its log names each), and it
+    is stopped and its socket removed at the end; a run under the SLURM executor, or
+    without DFIL_WARM=1, starts none."""
     import shutil
 
     work = tmp_path / "wf"
@@ -283,10 +284,9 @@ def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch)
         return counts(out.stdout + out.stderr)
 
     planned = plan()
-    monkeypatch.setenv("DFIL_WARM", "0")
+    monkeypatch.setenv("DFIL_WARM", "1")
     assert plan() == planned == {
         "cell_config": 2, "total": 2}
-    monkeypatch.delenv("DFIL_WARM")
     assert not log.exists()
     out = snakemake(*args, cwd=work)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -302,3 +302,8 @@ def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch)
                     cwd=work)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Finished jobid" in out.stderr and not log.exists()
+    # Off by default: without DFIL_WARM=1 a local run starts none.
+    monkeypatch.delenv("DFIL_WARM")
+    out = snakemake(*args, "--forcerun", "cell_config", cwd=work)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert not log.exists()

@@ -246,14 +246,14 @@ WARM = {}
 
 
 def warm_start():
-    """Start the warm server for a local run's jobs (never under a cluster executor, a
-    dry run or --touch, nor with DFIL_WARM=0): they inherit its socket's path."""
+    """Start the warm server for a local run's jobs when DFIL_WARM=1 (never under a
+    cluster executor, a dry run or --touch): they inherit its socket's path."""
     if (
         workflow.is_main_process
         and workflow.local_exec
         and not workflow.dryrun
         and not workflow.touch
-        and os.environ.get(WARM_SWITCH) != "0"
+        and os.environ.get(WARM_SWITCH) == "1"
     ):
         WARM["server"] = start_server(Path(f"{RES}/logs/warm.log"))
 
