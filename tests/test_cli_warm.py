@@ -141,16 +141,8 @@ def test_training_through_the_server_is_the_direct_run_also_after_sigterm(server
                                 f"evaluate --run {runs['warm']}"]
     same_run(runs["warm"], runs["direct"])
 
-    mark = tmp_path / "at-step"
-    client = subprocess.Popen(
-        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out",
-         str(runs["stopped"])], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
-             "WARM_TEST_PAUSE_AT": "18", "WARM_TEST_MARK": str(mark)})
-    deadline = time.monotonic() + 300
-    while not mark.exists():
-        assert client.poll() is None and time.monotonic() < deadline, client.stderr.read()
-        time.sleep(0.05)
+    client = paused_train(socket, cell, runs["stopped"], 18, tmp_path / "at-step",
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     client.send_signal(signal.SIGTERM)
     _, stderr = client.communicate(timeout=300)
     assert client.returncode == 143 and "preempted" in stderr, stderr
@@ -159,6 +151,23 @@ def test_training_through_the_server_is_the_direct_run_also_after_sigterm(server
     assert resumed.returncode == 0 and "resuming attempt 1 at epoch 2, step 8" in resumed.stdout
     assert warm(socket, "evaluate", "--run", runs["stopped"]).returncode == 0
     same_run(runs["stopped"], runs["direct"])
+
+
+def paused_train(socket: Path, cell: Path, out: Path, at_step: int, mark: Path,
+                 **streams) -> subprocess.Popen:
+    """``dfil train`` through the server, returned once its child waits at ``at_step``
+    (tests/warmserver.py's pause: it touches ``mark`` and waits for SIGTERM there)."""
+    client = subprocess.Popen(
+        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out", str(out)],
+        text=True, **streams,
+        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
+             "WARM_TEST_PAUSE_AT": str(at_step), "WARM_TEST_MARK": str(mark)})
+    deadline = time.monotonic() + 300
+    while not mark.exists():
+        assert client.poll() is None and time.monotonic() < deadline, (
+            client.stderr.read() if client.stderr else "")
+        time.sleep(0.05)
+    return client
 
 
 def same_run(run: Path, reference: Path) -> None:
@@ -176,16 +185,9 @@ def test_a_killed_client_takes_its_child_with_it(server, tmp_path):
     socket, log, _ = server
     frog = tmp_path / "frog"
     write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
-    cell, mark = tiny_cell(tmp_path, frog, "smoke", epochs=1), tmp_path / "at-step"
-    client = subprocess.Popen(
-        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out",
-         str(tmp_path / "run")], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
-             "WARM_TEST_PAUSE_AT": "2", "WARM_TEST_MARK": str(mark)})
-    deadline = time.monotonic() + 300
-    while not mark.exists():
-        assert client.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
+    cell = tiny_cell(tmp_path, frog, "smoke", epochs=1)
+    client = paused_train(socket, cell, tmp_path / "run", 2, tmp_path / "at-step",
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client.kill()
     assert client.wait(timeout=60) == -signal.SIGKILL
     deadline = time.monotonic() + 30
@@ -226,17 +228,10 @@ def test_ctrl_c_ends_a_served_command_as_it_ends_a_direct_one(server, tmp_path):
     socket, _, _ = server
     frog = tmp_path / "frog"
     write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
-    cell, mark = tiny_cell(tmp_path, frog, "smoke", epochs=1), tmp_path / "at-step"
+    cell = tiny_cell(tmp_path, frog, "smoke", epochs=1)
     direct = interrupted(cell, tmp_path / "direct", "SIGINT", 2)
-    client = subprocess.Popen(
-        [sys.executable, "-m", "dfil.cli", "train", "--cell", str(cell), "--out",
-         str(tmp_path / "warm")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "DFIL_PROGRESS": "0", "DFIL_WARM_SOCKET": str(socket),
-             "WARM_TEST_PAUSE_AT": "2", "WARM_TEST_MARK": str(mark)})
-    deadline = time.monotonic() + 300
-    while not mark.exists():
-        assert client.poll() is None and time.monotonic() < deadline
-        time.sleep(0.05)
+    client = paused_train(socket, cell, tmp_path / "warm", 2, tmp_path / "at-step",
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     client.send_signal(signal.SIGINT)
     _, stderr = client.communicate(timeout=120)
     assert client.returncode == -signal.SIGINT and direct.returncode == 1

@@ -13,6 +13,7 @@ always. This module imports nothing heavy: it runs before the command's own impo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -52,6 +53,15 @@ def forward(argv: list[str] | None) -> int | None:
     if (not path or IN_CHILD or os.environ.get(SWITCH_VAR) == "0" or argv[:1] == ["warm"]
             or not _main_thread()):  # only the main thread can take the signals to relay
         return None
+    conn = _connect(path)
+    if conn is None:
+        return None
+    with conn:
+        return _relay(conn, argv)
+
+
+def _connect(path: str) -> socket.socket | None:
+    """A connection to the server at ``path``; None where nothing answers there."""
     import socket  # here: a run without a server loads nothing for it
 
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -60,8 +70,7 @@ def forward(argv: list[str] | None) -> int | None:
     except OSError:
         conn.close()
         return None
-    with conn:
-        return _relay(conn, argv)
+    return conn
 
 
 def _relay(conn: socket.socket, argv: list[str]) -> int | None:
@@ -187,7 +196,8 @@ def start_server(log: Path, wait: float = 60.0, threads: int = 1
             env={**os.environ, **dict.fromkeys(THREAD_VARS, str(threads))})
     deadline = time.monotonic() + wait
     while proc.poll() is None and time.monotonic() < deadline:
-        if _answers(path):
+        if (probe := _connect(path)) is not None:
+            probe.close()
             os.environ[SOCKET_VAR] = path
             return proc, path
         time.sleep(0.1)
@@ -195,17 +205,6 @@ def start_server(log: Path, wait: float = 60.0, threads: int = 1
     print(f"dfil: the warm server did not start in {wait:.0f} s (see {log}): jobs import "
           "their libraries themselves", file=sys.stderr)
     return None
-
-
-def _answers(path: str) -> bool:
-    import socket
-
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
-        try:
-            probe.connect(path)
-        except OSError:
-            return False
-        return True
 
 
 def stop_server(server: tuple[subprocess.Popen, str] | None) -> None:
@@ -224,8 +223,7 @@ def stop_server(server: tuple[subprocess.Popen, str] | None) -> None:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-    for leftover in (path, os.path.dirname(path)):
-        try:
-            (os.unlink if leftover == path else os.rmdir)(leftover)
-        except OSError:
-            pass
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(path))

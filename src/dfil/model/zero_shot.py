@@ -106,8 +106,10 @@ def _rest_logprobs(model: nn.Module, cache, mask: torch.Tensor,
     groups = list(by_k.values()) if share else [[j] for js in by_k.values() for j in js]
     for js in groups:
         n, k = len(js), len(options[js[0]]) - 1
-        cache.batch_repeat_interleave(n)
-        rows = mask.repeat_interleave(n, dim=0)
+        rows = mask
+        if n > 1:  # one option alone runs on the cache as it is, no copy
+            cache.batch_repeat_interleave(n)
+            rows = mask.repeat_interleave(n, dim=0)
         logits = model(input_ids=torch.tensor([options[j][:-1] for j in js],
                                               device=device).repeat(b, 1),
                        attention_mask=torch.cat([rows, rows.new_ones(b * n, k)], dim=1),
@@ -116,7 +118,8 @@ def _rest_logprobs(model: nn.Module, cache, mask: torch.Tensor,
         logp = torch.log_softmax(logits.float(), dim=-1)
         nxt = torch.tensor([options[j][1:] for j in js], device=device).repeat(b, 1)
         cache.crop(-k)  # back to the prompts (negative: tokens to drop)
-        cache.batch_select_indices(torch.arange(0, b * n, n, device=device))
+        if n > 1:
+            cache.batch_select_indices(torch.arange(0, b * n, n, device=device))
         sums = logp.gather(2, nxt.unsqueeze(-1)).squeeze(-1).sum(1).view(b, n)
         for o, j in enumerate(js):
             out[j] = sums[:, o]
