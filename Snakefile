@@ -155,8 +155,8 @@ rule paper_audit:
 # With keep-going (the slurm profile's), a cell's last attempt records its failure in place
 # of its outputs and the tables are built from the cells that finished (dfil.cli.jobs);
 # jobs, local or SLURM's, inherit the variable. Execution settings exist from onstart on.
-# With DFIL_WARM=1, a local run's jobs start in a child of the warm server, which has
-# imported the libraries once.
+# A local run's jobs start in a child of the warm server, which has imported the libraries
+# once (DFIL_WARM=0: each job imports them itself).
 onstart:
     set_last_attempt(
         workflow.execution_settings.keep_going, workflow.execution_settings.retries

@@ -264,9 +264,9 @@ def test_a_refused_publish_keeps_the_published_file(paper_dry):
 @pytest.mark.slow
 def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch):
     """A dry run starts no server and plans what it plans without one; a real local run
-    with DFIL_WARM=1 starts it, its jobs run as its children (its log names each), and it
-    is stopped and its socket removed at the end; a run under the SLURM executor, or
-    without DFIL_WARM=1, starts none."""
+    starts it, its jobs run as its children (its log names each), and it is stopped and
+    its socket removed at the end; a run under the SLURM executor, or with DFIL_WARM=0,
+    starts none."""
     import shutil
 
     work = tmp_path / "wf"
@@ -283,8 +283,9 @@ def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch)
         out = snakemake(*args, "-n", cwd=work)
         return counts(out.stdout + out.stderr)
 
+    monkeypatch.setenv("DFIL_WARM", "0")
     planned = plan()
-    monkeypatch.setenv("DFIL_WARM", "1")
+    monkeypatch.delenv("DFIL_WARM")
     assert plan() == planned == {
         "cell_config": 2, "total": 2}
     assert not log.exists()
@@ -292,7 +293,8 @@ def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch)
     assert out.returncode == 0, out.stderr[-3000:]
     assert all((work / t).is_file() for t in targets)
     text = log.read_text()
-    assert text.count(": dfil grid cell --json ") == 2 and text.count(": exit 0") == 2
+    assert text.count(": dfil grid cell --json ") == 2
+    assert len(re.findall(r": exit 0 \(peak RSS \d+ MB, CPU \d+\.\d s\)\n", text)) == 2
     socket = re.search(r"serving (\S+)", text).group(1)
     assert "stopping (SIGTERM)" in text and not Path(socket).parent.exists()
     # Under the SLURM executor (its commands are the failing stubs; these local rules
@@ -302,8 +304,8 @@ def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch)
                     cwd=work)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "Finished jobid" in out.stderr and not log.exists()
-    # Off by default: without DFIL_WARM=1 a local run starts none.
-    monkeypatch.delenv("DFIL_WARM")
+    # DFIL_WARM=0: a local run starts none.
+    monkeypatch.setenv("DFIL_WARM", "0")
     out = snakemake(*args, "--forcerun", "cell_config", cwd=work)
     assert out.returncode == 0, out.stderr[-3000:]
     assert not log.exists()

@@ -246,14 +246,14 @@ WARM = {}
 
 
 def warm_start():
-    """Start the warm server for a local run's jobs when DFIL_WARM=1 (never under a
+    """Start the warm server for a local run's jobs unless DFIL_WARM=0 (never under a
     cluster executor, a dry run or --touch): they inherit its socket's path."""
     if (
         workflow.is_main_process
         and workflow.local_exec
         and not workflow.dryrun
         and not workflow.touch
-        and os.environ.get(WARM_SWITCH) == "1"
+        and os.environ.get(WARM_SWITCH, "1") != "0"
     ):
         WARM["server"] = start_server(Path(f"{RES}/logs/warm.log"))
 

@@ -31,10 +31,18 @@ if TYPE_CHECKING:
 SOCKET_VAR = "DFIL_WARM_SOCKET"
 SWITCH_VAR = "DFIL_WARM"
 RELAYED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+#: Signals whose disposition a child takes from its client: a fresh Python's, except the
+#: ones the client's process inherited as ignored (a job started by ``cmd &`` in a script
+#: ignores SIGINT), which the child ignores too and the client does not relay.
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGCHLD,
+           signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXFSZ)
 #: What the jobs import: loaded once by the server (peft and bitsandbytes stay lazy: only
-#: LoRA and 4-bit cells import them).
-PRELOAD = ("torch", "pandas", "pyarrow.parquet", "transformers", "dfil.cli.jobs",
-           "dfil.cli.features", "dfil.train.driver", "dfil.evaluate.run",
+#: LoRA and 4-bit cells import them). ``torch._dynamo`` is what an optimizer's first step
+#: imports (about 1.2 s of every training job); the Llama modules are the embedded and
+#: smoke backbones' (a feature or zero-shot job's model).
+PRELOAD = ("torch", "torch._dynamo", "pandas", "pyarrow.parquet", "transformers",
+           "transformers.modeling_utils", "transformers.models.llama.modeling_llama",
+           "dfil.cli.jobs", "dfil.cli.features", "dfil.train.driver", "dfil.evaluate.run",
            "dfil.results.aggregate", "dfil.render.build", "dfil.report.build")
 #: What Snakemake sets for a local job of one thread (its ``threads:``): the server starts
 #: with them, as the libraries read them when imported; a job with other values is refused.
@@ -77,8 +85,10 @@ def _relay(conn: socket.socket, argv: list[str]) -> int | None:
     import socket
 
     fds = [fd for fd in (0, 1, 2) if _is_open(fd)]
+    ignored = [int(s) for s in HANDLED if signal.getsignal(s) == signal.SIG_IGN]
     body = json.dumps({"argv": argv, "argv0": sys.argv[0], "cwd": os.getcwd(),
-                       "env": dict(os.environ), "fds": fds, "executable": sys.executable,
+                       "env": dict(os.environ), "fds": fds, "ignored": ignored,
+                       "executable": sys.executable,
                        "package": os.path.dirname(dfil.__file__)}).encode()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
@@ -90,7 +100,7 @@ def _relay(conn: socket.socket, argv: list[str]) -> int | None:
         else:
             pending.append(signum)
 
-    previous = {s: signal.signal(s, relay) for s in RELAYED}
+    previous = {s: signal.signal(s, relay) for s in RELAYED if s not in ignored}
     try:
         socket.send_fds(conn, [len(body).to_bytes(8, "big") + body], fds)
         lines = _lines(conn)

