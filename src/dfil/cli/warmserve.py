@@ -3,14 +3,16 @@ child per command a client (:mod:`dfil.cli.warm`) sends over an AF_UNIX socket.
 
 A request is the command line, working directory, environment, ignored signals and the
 client's stdin/stdout/stderr (``SCM_RIGHTS``). The child takes them as its own, with a
-fresh Python's signal handlers (but the client's ignored ones; never the server's), runs ``dfil.cli.main`` and ends as a ``dfil`` process would
-(its return value; 1 and the traceback for an uncaught exception). The server answers
-``pid N`` at the fork, ``exit N`` or ``signal N`` at the child's end, and kills a child
-whose client disconnected first (it was killed). A request from another interpreter or
-checkout, or whose environment differs in a variable read at import (thread counts, hub,
-CUDA, Python settings), is refused: its client runs it. No torch operation runs before a
-fork (an OpenMP pool started before a fork can hang the child). The server stops on
-SIGTERM, when its parent is gone, or after ``idle`` seconds without work."""
+fresh Python's signal handlers (the client's ignored ones ignored; never the server's),
+runs ``dfil.cli.main`` and ends as a ``dfil`` process would (its return value; 1 and the
+traceback for an uncaught exception). The server answers ``pid N`` at the fork, ``exit
+N`` or ``signal N`` at the child's end (and logs the child's peak RSS and CPU time), and
+kills a child whose client disconnected first (it was killed). A request from another
+interpreter or checkout, or whose environment differs in a variable read at import
+(thread counts, hub, CUDA, Python settings), is refused: its client runs it. No torch
+operation runs before a fork (an OpenMP pool started before a fork can hang the child).
+The server stops on SIGTERM, when its parent is gone, or after ``idle`` seconds without
+work."""
 
 from __future__ import annotations
 
