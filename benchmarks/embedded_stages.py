@@ -88,6 +88,14 @@ def served_peaks(warm_log: Path) -> dict[str, float]:
     return peaks
 
 
+def served_counts(warm_log: Path) -> tuple[int, int, str]:
+    """(commands the warm server ran, commands it refused, its first refusal's reason)."""
+    text = warm_log.read_text(errors="replace") if warm_log.exists() else ""
+    refusals = re.findall(r"dfil warm: refused .*?: (\S+=.*)$", text, re.M)
+    return (len(re.findall(r"pid \d+: dfil ", text)), len(refusals),
+            refusals[0] if refusals else "")
+
+
 def import_seconds(log_dir: Path) -> dict[str, float]:
     """Seconds of top-level Python imports (``-X importtime``'s cumulative column) in the
     jobs' logs, by stage."""
@@ -200,7 +208,12 @@ def main(argv=None) -> int:
         return 1
     imports = import_seconds(results / "logs")
     table = per_stage(jobs, imports)
-    if peaks := served_peaks(results / "logs" / "warm.log"):
+    warm_log = results / "logs" / "warm.log"
+    served, refused, why = served_counts(warm_log)
+    if served or refused:
+        print(f"warm server: {served} commands served, {refused} refused"
+              + (f" (first: {why})" if refused else ""))
+    if peaks := served_peaks(warm_log):
         # Served jobs: peak RSS is the server's child's (its client's is a relay's).
         table["peak_rss_mb"] = [
             max(peaks.get(stage, 0.0), rss) if stage != "all" else max([*peaks.values(), rss])

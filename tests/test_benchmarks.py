@@ -80,6 +80,12 @@ def test_embedded_stages_sums_imports_and_finds_the_critical_path(tmp_path):
     assert bench["import_seconds"](logs) == {"train": 0.002, "data": 0.25, "warm server": 3.0}
     assert bench["served_peaks"](logs / "warm.log") == {"train": 640.0, "features": 1024.0}
     assert bench["served_peaks"](tmp_path / "none.log") == {}
+    assert bench["served_counts"](logs / "warm.log") == (3, 0, "")
+    with open(logs / "warm.log", "a") as log:
+        log.write("23:05:07 dfil warm: refused evaluate --run r: OMP_NUM_THREADS=2 (the "
+                  "server's: 1)\n")
+    assert bench["served_counts"](logs / "warm.log") == (
+        3, 1, "OMP_NUM_THREADS=2 (the server's: 1)")
     import pandas as pd
 
     jobs = pd.DataFrame({"job": ["probes/probes", "train_cell/k", "frozen_features/g/train",

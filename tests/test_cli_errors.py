@@ -45,6 +45,16 @@ def test_a_programming_error_keeps_its_traceback_and_exits_1(error):
     assert "boom" in out.stderr.splitlines()[-1] and "dfil grid: error" not in out.stderr
 
 
+@pytest.mark.parametrize("text,message", [
+    ("5", "expected a JSON object (the grid's mapping), got int '5'"),
+    ("{x", "not JSON (Expecting property name enclosed in double quotes: line 1 column 2 "
+           "(char 1))")])
+def test_a_grid_given_as_json_must_be_a_json_object(tmp_path, capsys, text, message):
+    assert main(["grid", "resolve", "--json", text, "--out", str(tmp_path / "g.yaml")]) == 2
+    assert capsys.readouterr().err == f"dfil grid: error: --json: {message}\n"
+    assert not (tmp_path / "g.yaml").exists()
+
+
 def test_a_missing_flag_and_a_missing_input_are_input_errors(tmp_path, capsys):
     assert main(["grid", "cell", "--config", str(SMOKE)]) == 2
     assert capsys.readouterr().err == ("dfil grid: error: dfil grid cell needs --key and --out "

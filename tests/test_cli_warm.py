@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -80,11 +81,16 @@ def test_a_served_command_writes_the_files_a_direct_run_writes(server, tmp_path)
 
 def test_a_crash_is_its_traceback_and_exit_1(server):
     socket, _, _ = server
-    args = ["grid", "resolve", "--json", "5"]  # a number where a mapping is read
-    direct, through = run_cli(*args), warm(socket, *args)
+    args = ["grid", "list", "--config", SMOKE]
+    crashing = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+                "import warmserver; warmserver.install_crash(); "
+                "from dfil.cli import main; sys.exit(main(sys.argv[1:]))")
+    direct = subprocess.run([sys.executable, "-c", crashing, *args], capture_output=True,
+                            text=True, timeout=300, env={**os.environ, "WARM_TEST_CRASH": "1"})
+    through = warm(socket, *args, env={"WARM_TEST_CRASH": "1"})
     assert through.returncode == direct.returncode == 1
     assert from_main(through.stderr) == from_main(direct.stderr)
-    assert through.stderr.splitlines()[-1].startswith("TypeError: ")
+    assert through.stderr.splitlines()[-1] == "TypeError: the crash a test asked for"
 
 
 def test_without_a_server_the_command_runs_in_process(server, tmp_path):
@@ -205,6 +211,26 @@ def served_pid(text: str, ending: str) -> str:
     """The pid of the child the server forked for the command ending in ``ending``."""
     return next(line.split("pid ")[1].split(":")[0] for line in text.splitlines()
                 if line.endswith(ending))
+
+
+def test_the_workflow_s_server_serves_a_job_of_its_own_environment(tmp_path):
+    """The server a local run starts (every module of PRELOAD imported) serves a job
+    whose environment is the run's, although an import sets a variable in the server
+    (torch._dynamo: TORCHINDUCTOR_CACHE_DIR)."""
+    log = tmp_path / "warm.log"
+    code = ("import os, subprocess, sys\nfrom pathlib import Path\n"
+            "from dfil.cli.warm import THREAD_VARS, start_server, stop_server\n"
+            f"server = start_server(Path({str(log)!r}))\n"
+            "job = {**os.environ, **dict.fromkeys(THREAD_VARS, '1')}  # as Snakemake's\n"
+            "out = subprocess.run([sys.executable, '-m', 'dfil.cli', '--version'], env=job)\n"
+            "stop_server(server)\nsys.exit(out.returncode)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR_")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env=env)
+    assert out.returncode == 0, out.stderr
+    text = log.read_text()
+    assert "refused" not in text and len(served(log)) == 1 and served(log)[0] == "--version"
+    assert re.search(r": exit 0 \(peak RSS \d+ MB, CPU \d+\.\d s\)\n", text)
 
 
 def test_the_server_does_not_serve_once_cuda_started_while_importing(tmp_path):

@@ -1,7 +1,9 @@
 """A warm server (``dfil warm serve``) for tests, in a child process, on a short socket
 path; its training steps can wait for SIGTERM at a chosen step (``WARM_TEST_PAUSE_AT``
 in the client's environment: the step, counted over loss computations; the server's
-child touches ``WARM_TEST_MARK`` and waits there until SIGTERM reaches it)."""
+child touches ``WARM_TEST_MARK`` and waits there until SIGTERM reaches it), and its
+commands that read a grid crash where the client's environment has ``WARM_TEST_CRASH``
+(:func:`install_crash`, which a direct run installs too)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ from pathlib import Path
 SERVER = """
 import os, signal, sys, time
 from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import warmserver
+warmserver.install_crash()
 import dfil.train.step as t
 real, calls = t.compute_loss, [0]
 def pausing(*a, **k):
@@ -44,7 +49,8 @@ def warm_server(preload: str = "torch,pandas,dfil.cli.jobs,dfil.train.driver,"
     where = Path(tempfile.mkdtemp(prefix="dfil-warm-test-"))
     path, log = where / "socket", where / "server.log"
     with open(log, "wb") as out:
-        proc = subprocess.Popen([sys.executable, "-c", SERVER, str(path), preload],
+        proc = subprocess.Popen([sys.executable, "-c", SERVER, str(path), preload,
+                                 str(Path(__file__).parent)],
                                 stdout=out, stderr=out, stdin=subprocess.DEVNULL,
                                 env={**os.environ, "DFIL_PROGRESS": "0"})
     try:
@@ -56,3 +62,18 @@ def warm_server(preload: str = "torch,pandas,dfil.cli.jobs,dfil.train.driver,"
     finally:
         proc.terminate()
         proc.wait(timeout=60)
+
+
+def install_crash() -> None:
+    """``dfil.grid.group_points`` raises an uncaught TypeError where the environment has
+    ``WARM_TEST_CRASH`` (a programming error's path: traceback, exit 1)."""
+    import dfil.grid
+
+    real = dfil.grid.group_points
+
+    def crash_if_asked(*args, **kwargs):
+        if os.environ.get("WARM_TEST_CRASH"):
+            raise TypeError("the crash a test asked for")
+        return real(*args, **kwargs)
+
+    dfil.grid.group_points = crash_if_asked

@@ -69,7 +69,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
         _cell_from_json(args)
         return 0
     if args.action == "resolve" and args.json:
-        grid = Grid(json.loads(args.json))
+        grid = Grid(_json_object(args.json, "--json"))
     else:
         grid = load_grid_files(args.config)
     if args.action == "list":
@@ -105,6 +105,18 @@ def cmd_grid(args: argparse.Namespace) -> int:
         cell = grid.cell(args.key)
         atomic_write_bytes(args.out, yaml.safe_dump(cell.config, sort_keys=False).encode())
     return 0
+
+
+def _json_object(text: str, where: str) -> dict:
+    """``text`` parsed as a JSON object; a UsageError naming ``where`` otherwise."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"{where}: not JSON ({err})") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{where}: expected a JSON object (the grid's mapping), got "
+                         f"{type(value).__name__} {text[:60]!r}")
+    return value
 
 
 def _cell_from_json(args: argparse.Namespace) -> None:

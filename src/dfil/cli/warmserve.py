@@ -50,6 +50,9 @@ def say(text: str) -> None:
 def serve(path: Path, preload: list[str], idle: float = 1800.0) -> None:
     """Serve ``path`` until SIGTERM, the parent's end, or ``idle`` seconds without work."""
     started = time.monotonic()
+    # Requests are compared with the environment the server started with: an import may
+    # set variables (torch._dynamo sets TORCHINDUCTOR_CACHE_DIR), as a direct run's would.
+    env = dict(os.environ)
     for name in preload:
         importlib.import_module(name)
     say(f"pid {os.getpid()} imported {', '.join(preload)} in {time.monotonic() - started:.1f} s")
@@ -58,15 +61,14 @@ def serve(path: Path, preload: list[str], idle: float = 1800.0) -> None:
     stop: list[str] = []
     signal.signal(signal.SIGTERM, lambda *_: stop.append("SIGTERM"))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's ^C reaches jobs via clients
-    Server(path, idle).run(stop)
+    Server(path, idle, env).run(stop)
 
 
 class Server:
     """The socket, children and clients, in one thread (no other thread's lock is forked)."""
 
-    def __init__(self, path: Path, idle: float):
-        self.path, self.idle = str(path), idle
-        self.env = dict(os.environ)
+    def __init__(self, path: Path, idle: float, env: dict[str, str]):
+        self.path, self.idle, self.env = str(path), idle, env
         self.origin = {"executable": sys.executable, "package": os.path.dirname(dfil.__file__)}
         self.parent = os.getppid()
         Path(self.path).unlink(missing_ok=True)
