@@ -177,6 +177,25 @@ def critical_path(jobs: pd.DataFrame, names: dict, edges: list) -> tuple[float, 
     return max((longest(node) for node in names), default=(0.0, []))
 
 
+def machine_gflops(seconds: float = 2.0) -> float:
+    """One core's fp32 matrix-product rate now (GFLOP/s, 512x512 products for about
+    ``seconds``): printed before and after a run, so runs on a shared machine whose
+    speed drifted can be told apart."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        a = torch.randn(512, 512, generator=torch.Generator().manual_seed(0))
+        done, started = 0, time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            a @ a
+            done += 1
+        return done * 2 * 512**3 / (time.perf_counter() - started) / 1e9
+    finally:
+        torch.set_num_threads(threads)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--configfile", default="config/config.yaml")
@@ -197,9 +216,12 @@ def main(argv=None) -> int:
     env = dict(os.environ, PATH=os.pathsep.join([bindir, os.environ.get("PATH", "")]))
     wall = None
     if not args.report_only:
+        before = machine_gflops()
         wall = run(args, grid, results, env)
         if wall is None:
             return 1
+        print(f"machine: one core {before:.1f} GFLOP/s before the run, "
+              f"{machine_gflops():.1f} after (fp32 512x512 products)")
     jobs = summarise(results / "benchmarks")
     pd.set_option("display.width", 140)
     print(f"grid {grid.name}: {len(grid.cells)} cells, {args.cores} cores")

@@ -167,11 +167,11 @@ def _is_open(fd: int) -> bool:
 
 
 def add_warm_parser(command, sub) -> None:
-    """``dfil warm serve``: the server a local Snakemake run with ``DFIL_WARM=1`` starts
-    (not for users)."""
+    """``dfil warm serve``: the server a local Snakemake run starts (``DFIL_WARM=0``: none;
+    not for users)."""
     p = command(sub, "warm", "serve dfil commands from one process that has imported the "
-                "libraries once, forking a child per command (a local Snakemake run with "
-                "DFIL_WARM=1 starts it)", _cmd_warm)
+                "libraries once, forking a child per command (a local Snakemake run starts "
+                "it; DFIL_WARM=0 turns it off)", _cmd_warm)
     p.add_argument("action", choices=["serve"])
     p.add_argument("--socket", type=Path, required=True, help="the AF_UNIX socket to serve")
     p.add_argument("--preload", default=",".join(PRELOAD),
