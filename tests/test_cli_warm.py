@@ -233,6 +233,17 @@ def test_the_workflow_s_server_serves_a_job_of_its_own_environment(tmp_path):
     assert re.search(r": exit 0 \(peak RSS \d+ MB, CPU \d+\.\d s\)\n", text)
 
 
+def test_a_server_that_cannot_start_leaves_the_jobs_to_start_as_always(tmp_path, capsys,
+                                                                        monkeypatch):
+    from dfil.cli.warm import SOCKET_VAR, start_server
+
+    monkeypatch.delenv(SOCKET_VAR, raising=False)
+    (tmp_path / "logs").write_text("a file where the log's folder goes")
+    assert start_server(tmp_path / "logs" / "warm.log") is None
+    assert capsys.readouterr().err.startswith("dfil: the warm server could not start ([Errno ")
+    assert SOCKET_VAR not in os.environ
+
+
 def test_the_server_does_not_serve_once_cuda_started_while_importing(tmp_path):
     """A forked child cannot use a CUDA context its parent made: the server says so and
     ends before listening (its clients then run in-process)."""

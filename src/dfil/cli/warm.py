@@ -197,13 +197,18 @@ def start_server(log: Path, wait: float = 60.0, threads: int = 1
     import subprocess
     import tempfile
 
-    path = os.path.join(tempfile.mkdtemp(prefix="dfil-warm-"), "socket")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "dfil.cli", "warm", "serve", "--socket", path],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
-            env={**os.environ, **dict.fromkeys(THREAD_VARS, str(threads))})
+    try:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with open(log, "ab") as out:
+            path = os.path.join(tempfile.mkdtemp(prefix="dfil-warm-"), "socket")
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "dfil.cli", "warm", "serve", "--socket", path],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                env={**os.environ, **dict.fromkeys(THREAD_VARS, str(threads))})
+    except OSError as err:  # a full disk, an unwritable log: the jobs start as always
+        print(f"dfil: the warm server could not start ({err}): jobs import their "
+              "libraries themselves", file=sys.stderr)
+        return None
     deadline = time.monotonic() + wait
     while proc.poll() is None and time.monotonic() < deadline:
         if (probe := _connect(path)) is not None:
