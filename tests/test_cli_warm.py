@@ -93,6 +93,25 @@ def test_a_crash_is_its_traceback_and_exit_1(server):
     assert through.stderr.splitlines()[-1] == "TypeError: the crash a test asked for"
 
 
+def test_a_child_runs_with_its_client_s_signals_and_none_blocked(server, tmp_path):
+    """The server blocks the relayed signals across a fork (so one relayed at once waits
+    for the child's handlers): the child unblocks them, the server too; a child's
+    ignored and caught signals are its client's, a fresh Python's."""
+    socket, _, proc = server
+    status = tmp_path / "status"
+    args = ["grid", "list", "--config", SMOKE]
+    with sigint_at_start(signal.default_int_handler):  # the client as from a terminal
+        assert warm(socket, *args, env={"WARM_TEST_STATUS": str(status)}).returncode == 0
+    fields = dict(line.split(":\t") for line in status.read_text().splitlines())
+    assert int(fields["SigBlk"], 16) == 0
+    caught, ignored = int(fields["SigCgt"], 16), int(fields["SigIgn"], 16)
+    bit = lambda sig: 1 << (sig - 1)  # noqa: E731
+    assert caught & bit(signal.SIGINT) and not ignored & bit(signal.SIGINT)
+    assert ignored & bit(signal.SIGPIPE) and not caught & bit(signal.SIGTERM)
+    server_status = Path(f"/proc/{proc.pid}/status").read_text()
+    assert "SigBlk:\t0000000000000000" in server_status
+
+
 def test_without_a_server_the_command_runs_in_process(server, tmp_path):
     socket, log, _ = server
     stale = tmp_path / "stale.sock"  # a socket file nobody listens on

@@ -66,7 +66,8 @@ def warm_server(preload: str = "torch,pandas,dfil.cli.jobs,dfil.train.driver,"
 
 def install_crash() -> None:
     """``dfil.grid.group_points`` raises an uncaught TypeError where the environment has
-    ``WARM_TEST_CRASH`` (a programming error's path: traceback, exit 1)."""
+    ``WARM_TEST_CRASH`` (a programming error's path: traceback, exit 1), and copies
+    ``/proc/self/status`` to the file ``WARM_TEST_STATUS`` names."""
     import dfil.grid
 
     real = dfil.grid.group_points
@@ -74,6 +75,8 @@ def install_crash() -> None:
     def crash_if_asked(*args, **kwargs):
         if os.environ.get("WARM_TEST_CRASH"):
             raise TypeError("the crash a test asked for")
+        if where := os.environ.get("WARM_TEST_STATUS"):  # the process's signal masks
+            Path(where).write_text(Path("/proc/self/status").read_text())
         return real(*args, **kwargs)
 
     dfil.grid.group_points = crash_if_asked

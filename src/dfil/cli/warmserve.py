@@ -128,9 +128,13 @@ class Server:
             return
         for stream in (sys.stdout, sys.stderr):
             stream.flush()
+        # The relayed signals stay pending, not lost (the server ignores SIGINT and keeps
+        # SIGTERM for itself), from the fork until the child has its own handlers.
+        signal.pthread_sigmask(signal.SIG_BLOCK, warm.RELAYED)
         pid = os.fork()
         if pid == 0:
             self.child(request, fds, conn)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, warm.RELAYED)
         _close(fds)
         pidfd = os.pidfd_open(pid)
         self.jobs[pid] = {"conn": conn, "pidfd": pidfd, "argv": request["argv"]}
@@ -192,6 +196,7 @@ class Server:
             for signum in warm.HANDLED:
                 signal.signal(signum, signal.SIG_IGN if signum in request["ignored"]
                               else FRESH.get(signum, signal.SIG_DFL))
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, warm.RELAYED)
             _become(request, fds)
             code = _run(request["argv"])
         except BaseException:  # noqa: BLE001 - the child must never return into the server
