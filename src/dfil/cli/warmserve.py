@@ -4,8 +4,8 @@ child per command a client (:mod:`dfil.cli.warm`) sends over an AF_UNIX socket.
 A request is the command line, working directory, environment, ignored signals and the
 client's stdin/stdout/stderr (``SCM_RIGHTS``). The child takes them as its own, with a
 fresh Python's signal handlers (the client's ignored ones ignored; never the server's),
-runs ``dfil.cli.main`` and ends as a ``dfil`` process would (its return value; 1 and the
-traceback for an uncaught exception). The server answers ``pid N`` at the fork, ``exit
+runs ``dfil.cli.main`` and ends as a ``dfil`` process would (:mod:`dfil.cli.warmchild`).
+The server answers ``pid N`` at the fork, ``exit
 N`` or ``signal N`` at the child's end (and logs the child's peak RSS and CPU time), and
 kills a child whose client disconnected first (it was killed). A request from another
 interpreter or checkout, or whose environment differs in a variable read at import
@@ -17,7 +17,6 @@ work."""
 from __future__ import annotations
 
 import importlib
-import io
 import json
 import os
 import selectors
@@ -30,15 +29,13 @@ from pathlib import Path
 
 import dfil
 from dfil.cli import warm
+from dfil.cli.warmchild import become, end, run
 
 #: Variables read when a library is imported (or its native code loaded): a child could
 #: not take a client's different value, so such a request is refused.
 IMPORT_TIME = ("OMP_", "MKL_", "OPENBLAS_", "GOTO_", "VECLIB_", "NUMEXPR_", "KMP_", "GOMP_",
                "HF_", "HUGGINGFACE_", "TRANSFORMERS_", "TOKENIZERS_", "TORCH", "PYTORCH_",
                "CUDA_", "CUBLAS_", "NVIDIA_", "PYTHON", "LD_", "MPL", "XDG_CACHE_HOME")
-#: A fresh Python's handlers, where not the default action (:data:`warm.HANDLED`).
-FRESH = {signal.SIGINT: signal.default_int_handler, signal.SIGPIPE: signal.SIG_IGN,
-         signal.SIGXFSZ: signal.SIG_IGN}
 PARENT_CHECK = 2.0
 
 
@@ -193,89 +190,11 @@ class Server:
             self.selector.close()
             self.listener.close()
             conn.close()
-            for signum in warm.HANDLED:
-                signal.signal(signum, signal.SIG_IGN if signum in request["ignored"]
-                              else FRESH.get(signum, signal.SIG_DFL))
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, warm.RELAYED)
-            _become(request, fds)
-            code = _run(request["argv"])
+            become(request, fds)
+            code = run(request["argv"])
         except BaseException:  # noqa: BLE001 - the child must never return into the server
             traceback.print_exc()
-        _exit(code)
-
-
-def _become(request: dict, fds: list[int]) -> None:
-    """The client's working directory, environment and standard streams."""
-    import tempfile
-
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
-    tempfile.tempdir = None  # found again from TMPDIR
-    time.tzset()
-    for target in (0, 1, 2):
-        if target in request["fds"]:
-            os.dup2(fds[request["fds"].index(target)], target)
-        else:
-            os.close(target)
-    _close(fd for fd in fds if fd > 2)
-    unbuffered = sys.stdout.write_through  # PYTHONUNBUFFERED (the same for both: refused else)
-    streams = [_stream(fd, old, unbuffered) if fd in request["fds"] else None
-               for fd, old in enumerate((sys.stdin, sys.stdout, sys.stderr))]
-    sys.stdin, sys.stdout, sys.stderr = sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams
-    sys.argv = [request["argv0"], *request["argv"]]
-
-
-def _stream(fd: int, old: io.TextIOWrapper, unbuffered: bool) -> io.TextIOWrapper:
-    """A standard stream on ``fd`` as Python's start-up makes it (PYTHONUNBUFFERED too)."""
-    raw = open(fd, "wb" if fd else "rb", buffering=0 if unbuffered and fd else -1,
-               closefd=False)
-    return io.TextIOWrapper(raw, encoding=old.encoding, errors=old.errors,
-                            line_buffering=not unbuffered and bool(fd) and (
-                                fd == 2 or os.isatty(fd)), write_through=unbuffered)
-
-
-def _run(argv: list[str]) -> int | signal.Signals:
-    """``dfil argv`` as the console script runs it: its exit status, or SIGINT where an
-    uncaught KeyboardInterrupt ends it (Python then ends by that signal)."""
-    from dfil.cli import main
-
-    warm.IN_CHILD = True
-    try:
-        return int(main(argv) or 0)
-    except SystemExit as end:
-        if end.code is None or isinstance(end.code, int):
-            return end.code or 0
-        print(end.code, file=sys.stderr)
-        return 1
-    except BaseException as err:  # noqa: BLE001 - printed from main's frame on, as Python does
-        sys.excepthook(type(err), err, err.__traceback__.tb_next)
-        return signal.SIGINT if isinstance(err, KeyboardInterrupt) else 1
-
-
-def _exit(code: int | signal.Signals) -> None:
-    """End as an interpreter does: join threads, run atexit, flush, exit (or die by
-    ``code``'s signal)."""
-    import atexit
-    import threading
-
-    try:
-        getattr(threading, "_shutdown", lambda: None)()
-        atexit._run_exitfuncs()
-    finally:
-        _flush()
-        if isinstance(code, signal.Signals):
-            signal.signal(code, signal.SIG_DFL)
-            os.kill(os.getpid(), code)
-        os._exit(code & 0xFF)
-
-
-def _flush() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+        end(code)
 
 
 def _receive(conn: socket.socket) -> tuple[dict, list[int]]:
