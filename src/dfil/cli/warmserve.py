@@ -5,14 +5,13 @@ A request is the command line, working directory, environment, ignored signals a
 client's stdin/stdout/stderr (``SCM_RIGHTS``). The child takes them as its own, with a
 fresh Python's signal handlers (the client's ignored ones ignored; never the server's),
 runs ``dfil.cli.main`` and ends as a ``dfil`` process would (:mod:`dfil.cli.warmchild`).
-The server answers ``pid N`` at the fork, ``exit
-N`` or ``signal N`` at the child's end (and logs the child's peak RSS and CPU time), and
-kills a child whose client disconnected first (it was killed). A request from another
-interpreter or checkout, or whose environment differs in a variable read at import
-(thread counts, hub, CUDA, Python settings), is refused: its client runs it. No torch
-operation runs before a fork (an OpenMP pool started before a fork can hang the child).
-The server stops on SIGTERM, when its parent is gone, or after ``idle`` seconds without
-work."""
+The server answers ``pid N`` at the fork, ``exit N`` or ``signal N`` at the child's end
+(and logs the child's peak RSS and CPU time), and kills a child whose client
+disconnected first (it was killed). A request from another interpreter or checkout, or
+whose environment differs in a variable read at import (thread counts, hub, CUDA, Python
+settings), is refused: its client runs it. No torch operation runs before a fork (an
+OpenMP pool started before a fork can hang the child). The server stops on SIGTERM, when
+its parent is gone, or after ``idle`` seconds without work."""
 
 from __future__ import annotations
 
