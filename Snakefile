@@ -21,14 +21,14 @@ from pathlib import Path
 
 from snakemake.utils import min_version
 
-from dfil.errors import or_exit
+from dfil.util.errors import or_exit
 from dfil.cli.jobs import set_last_attempt
-from dfil.grid import grid_of
-from dfil.pins import unlocked_note
+from dfil.config.grid import grid_of
+from dfil.config.pins import unlocked_note
 from dfil.cluster.dirlock import lock_hint, other_snakemakes, takes_lock
 from dfil.preflight import preflight
 from dfil.preflight.targets import asks_for, preflight_profiles
-from dfil.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged
+from dfil.render.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged
 
 min_version("8.20")  # pyproject's requirement
 

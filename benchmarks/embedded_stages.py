@@ -207,7 +207,7 @@ def main(argv=None) -> int:
     ap.add_argument("--report-only", action="store_true")
     args = ap.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
 
     grid = load_grid_files([ROOT / args.configfile])
     results = ROOT / grid.results

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
+from dfil.core.metrics import pairwise_violations
+from dfil.core.quantifiers import QURE_CENTERS
 from dfil.evaluate.protocols import grid_check
-from dfil.metrics import pairwise_violations
-from dfil.quantifiers import QURE_CENTERS
 
 
 def best_of(fn, repeats: int) -> float:

@@ -27,7 +27,7 @@ import torch
 from archs import arch
 from train_throughput import nf4_weight_gib, synthetic
 
-from dfil.cellconfig import BackboneConfig, LoraConfig, ModelConfig
+from dfil.config.cell import BackboneConfig, LoraConfig, ModelConfig
 from dfil.engine.loader import Loader
 from dfil.model import build_model
 from dfil.model.losses import inverse_frequency_weights

@@ -40,7 +40,7 @@ import torch
 import torch.nn.functional as F
 from archs import arch
 
-from dfil.cellconfig import BackboneConfig, LoraConfig, ModelConfig
+from dfil.config.cell import BackboneConfig, LoraConfig, ModelConfig
 from dfil.engine.batching import Encoded, batches, grouped_batches
 from dfil.engine.device import deterministic
 from dfil.engine.loader import Loader

@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dfil.grid import load_grid_files
+from dfil.config.grid import load_grid_files
+from dfil.config.runkey import parse_key
 from dfil.render import file_stem, table_names
 from dfil.render.build import render_one
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
-from dfil.runkey import parse_key
 
 
 def synthetic_report_inputs(grid_file: Path, specs: dict, tmp_path: Path) -> tuple[Path, Path]:

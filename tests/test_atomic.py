@@ -7,8 +7,8 @@ import stat
 
 import pytest
 
-from dfil.atomic import atomic_path, atomic_write_bytes, atomic_write_json, current_umask
-from dfil.errors import DiskFullError
+from dfil.util.atomic import atomic_path, atomic_write_bytes, atomic_write_json, current_umask
+from dfil.util.errors import DiskFullError
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_atomic_path_removes_its_temporary_on_failure(tmp_path):
 def test_a_full_disk_names_the_path_and_removes_the_partial_file(tmp_path):
     import errno
 
-    from dfil.errors import DiskFullError
+    from dfil.util.errors import DiskFullError
 
     target = tmp_path / "metrics.json"
     with pytest.raises(DiskFullError, match=rf"^{target}: no space left on its filesystem"):
@@ -73,7 +73,7 @@ def test_a_full_disk_names_the_path_and_removes_the_partial_file(tmp_path):
 
 @pytest.mark.parametrize("code", [errno.EACCES, errno.EPERM, errno.EROFS])
 def test_a_refused_write_names_the_path_and_removes_the_partial_file(tmp_path, code):
-    from dfil.errors import WriteRefusedError
+    from dfil.util.errors import WriteRefusedError
 
     target = tmp_path / "metrics.json"
     with pytest.raises(WriteRefusedError, match=rf"^{target}: ") as err:
@@ -97,7 +97,7 @@ def test_a_file_a_library_replaced_while_writing_still_gets_the_umask(tmp_path, 
 
 
 def test_atomic_copytree_replaces_the_old_tree_whole(tmp_path):
-    from dfil.atomic import atomic_copytree
+    from dfil.util.atomic import atomic_copytree
 
     src, dst = tmp_path / "staged", tmp_path / "out" / "runs"
     (src / "a").mkdir(parents=True)
@@ -114,7 +114,7 @@ def test_atomic_copytree_replaces_the_old_tree_whole(tmp_path):
 def test_atomic_copytree_failing_keeps_the_old_tree(tmp_path, monkeypatch):
     import shutil
 
-    from dfil.atomic import atomic_copytree
+    from dfil.util.atomic import atomic_copytree
 
     src, dst = tmp_path / "staged", tmp_path / "runs"
     src.mkdir()

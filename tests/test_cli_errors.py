@@ -1,4 +1,4 @@
-"""What ``dfil`` does with an error: an input error (dfil.errors.InputError, a full disk
+"""What ``dfil`` does with an error: an input error (dfil.util.errors.InputError, a full disk
 among them) is one line and exit 2; anything else is a bug and keeps its traceback."""
 
 import errno
@@ -37,8 +37,8 @@ def test_a_bad_grid_value_is_one_line_and_exit_2(tmp_path):
 @pytest.mark.parametrize("error", ["KeyError('boom')", "ValueError('boom')",
                                    "OSError(errno.EBADF, 'boom')"])
 def test_a_programming_error_keeps_its_traceback_and_exits_1(error):
-    bug = (f"import errno, dfil.grid\ndef _bug(*args): raise {error}\n"
-           "dfil.grid.group_points = _bug")
+    bug = (f"import errno, dfil.config.grid\ndef _bug(*args): raise {error}\n"
+           "dfil.config.grid.group_points = _bug")
     out = dfil("grid", "list", "--config", str(SMOKE), code=bug)
     assert out.returncode == 1
     assert "Traceback (most recent call last)" in out.stderr and "_bug" in out.stderr
@@ -93,7 +93,7 @@ def test_a_full_disk_names_the_path_and_leaves_no_half_written_file(tmp_path, ca
     def full(fd):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("dfil.atomic.os.fsync", full)
+    monkeypatch.setattr("dfil.util.atomic.os.fsync", full)
     out = tmp_path / "cells" / "cell.yaml"
     key = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
     assert main(["grid", "cell", "--config", str(SMOKE), "--key", key, "--out", str(out)]) == 2
@@ -107,14 +107,14 @@ def test_a_full_disk_outside_the_atomic_writers_is_an_input_error_too(capsys, mo
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device", "/scratch/x.parquet")
 
-    monkeypatch.setattr("dfil.grid.load_grid_files", full)
+    monkeypatch.setattr("dfil.config.grid.load_grid_files", full)
     assert main(["grid", "list", "--config", str(SMOKE)]) == 2
     assert capsys.readouterr().err.startswith(
         "dfil grid: error: /scratch/x.parquet: no space left on its filesystem")
 
 
 def test_or_exit_turns_an_input_error_into_one_line(capsys):
-    from dfil.errors import ConfigError, or_exit
+    from dfil.util.errors import ConfigError, or_exit
 
     def bad(path):
         raise ConfigError(f"{path}: config seeds[0]:\n  must be >= 0")

@@ -137,7 +137,7 @@ def test_feature_jobs_import_no_adapter_library_and_cells_after_them_no_model_li
 
 def test_aggregate_and_table_render_jobs_import_no_torch_and_no_matplotlib(tmp_path):
     """Jobs over metrics files: the aggregate and a table's render (no figure drawn)."""
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
     from dfil.render import load_specs, table_keys
 
     smoke, tables = ROOT / "config" / "smoke.yaml", ROOT / "config" / "tables.yaml"

@@ -1,4 +1,4 @@
-"""The cell's configuration (dfil.cellconfig) and its validation (dfil.validation)."""
+"""The cell's configuration (dfil.config.cell) and its validation (dfil.config.validation)."""
 
 import hashlib
 import json
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dfil.cellconfig import (
+from dfil.config.cell import (
     BackboneConfig,
     CellConfig,
     HeadsConfig,
@@ -18,10 +18,10 @@ from dfil.cellconfig import (
     load_cell,
     to_dict,
 )
-from dfil.errors import ConfigError
-from dfil.grid import Grid, load_grid_files
-from dfil.validation import validate
-from dfil.yamlfile import load_yaml
+from dfil.config.grid import Grid, load_grid_files
+from dfil.config.validation import validate
+from dfil.config.yamlfile import load_yaml
+from dfil.util.errors import ConfigError
 
 CONFIGS = Path(__file__).resolve().parents[1] / "config"
 

@@ -1,4 +1,4 @@
-"""The sha256 stamps written where files are made (dfil.digests) and copied into a run's
+"""The sha256 stamps written where files are made (dfil.contracts.digests) and copied into a run's
 provenance (dfil.engine.inputs.stamped_inputs)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from dfil import digests
-from dfil.cellconfig import CellConfig
+from dfil.config.cell import CellConfig
+from dfil.contracts import digests
 from dfil.contracts.metrics import validate_metrics
 from dfil.data.synthetic import write_frog_like
 from dfil.engine import inputs as inputs_mod

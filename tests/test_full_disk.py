@@ -125,7 +125,7 @@ def test_training_and_evaluation_on_a_full_disk_resume_to_the_same_numbers(tmp_p
 def test_render_on_a_full_disk_keeps_the_last_good_table(tmp_path, disk, capsys):
     """A table rendered onto a full disk: one line naming the .tex, the last good table
     untouched, no temporary left; after freeing space the same table as before."""
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
     from dfil.render import load_specs, table_keys
 
     root = Path(__file__).resolve().parents[1]

@@ -6,11 +6,11 @@ import jsonschema
 import pytest
 import yaml
 
-from dfil.cellconfig import CellConfig
 from dfil.cli import main
-from dfil.errors import ConfigError
-from dfil.grid import Grid, load_grid_files
-from dfil.gridfile import grid_schema
+from dfil.config.cell import CellConfig
+from dfil.config.grid import Grid, load_grid_files
+from dfil.config.gridfile import grid_schema
+from dfil.util.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "config"

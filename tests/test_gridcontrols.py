@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dfil.errors import ConfigError
-from dfil.grid import Grid
+from dfil.config.grid import Grid
+from dfil.util.errors import ConfigError
 
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 

@@ -15,27 +15,26 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "dfil"
 #: Each top-level component of the package and its layer; a module may import its own
 #: component and components of lower layers only.
 LAYERS = {
-    "dfil": -1, "errors": -0.5, "atomic": 0, "paths": 0, "provenance": 0, "quantifiers": 0,
-    "cluster": 0, "inference": 0, "metrics": 0, "stats": 0, "methods": 0,
-    "validation": 0.5, "yamlfile": 0.6,
-    "runkey": 1, "contracts": 1, "cellconfig": 1, "hub": 1, "cost": 1, "digests": 1.5,
-    "gridfile": 2, "gridacceptance": 1.5, "gridcontrols": 2, "pins": 2, "data": 2, "model": 2,
-    "grid": 3,
-    "engine": 4, "preflight": 4.5,
-    "train": 5, "evaluate": 5,
-    "results": 6, "pages": 6.5,
-    "render": 7, "audit": 7, "publish": 7,
-    "claims": 7.5,
-    "report": 8,
-    "plan": 8.5,
-    "cli": 9,
+    "util": 0,
+    "core": 1, "stats": 1, "cluster": 1,
+    "dfil": 2, "inference": 2, "metrics": 2, "hub": 2, "cost": 2,
+    "contracts": 3,
+    "config": 4,
+    "data": 5, "model": 5,
+    "engine": 6,
+    "preflight": 7,
+    "train": 8, "evaluate": 8,
+    "results": 9, "pages": 9,
+    "render": 10, "audit": 10,
+    "claims": 11,
+    "report": 12,
+    "plan": 13,
+    "cli": 14, "__main__": 15,
 }
 #: Components that must stay importable without torch (numpy/pandas/scipy/jinja2 only).
-PURE = {"dfil", "errors", "atomic", "paths", "cluster", "validation", "yamlfile", "quantifiers",
-        "inference", "metrics", "stats", "methods", "runkey", "contracts",
-        "cellconfig", "gridfile", "gridacceptance", "gridcontrols", "pins", "grid", "results",
-        "render", "audit", "claims", "report", "hub", "digests", "pages",
-        "cost", "preflight", "publish", "plan"}
+PURE = {"dfil", "inference", "metrics", "util", "core", "cluster", "stats", "contracts",
+        "config", "results", "render", "audit", "claims", "report", "hub", "pages", "cost",
+        "preflight", "plan"}
 
 
 def component(module: str) -> str:

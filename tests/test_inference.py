@@ -3,8 +3,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfil.inference import compose, ensemble, entails, nearest_center, shift_factor, softmax
-from dfil.quantifiers import QURE_CENTERS
+from dfil.core.inference import compose, ensemble, entails, nearest_center, shift_factor, softmax
+from dfil.core.quantifiers import QURE_CENTERS
 
 ordered_centers = st.lists(
     st.floats(0.01, 0.99, allow_nan=False), min_size=2, max_size=10, unique=True
@@ -87,3 +87,12 @@ def test_nearest_center_ordered_fast_path_agrees_with_distances():
 
 def test_nearest_center_unordered_centers_use_distances():
     assert nearest_center([0.05, 0.5, 0.95], [0.9, 0.1, 0.5]).tolist() == [1, 2, 0]
+
+
+def test_public_names_are_the_core_functions():
+    import dfil.core.inference as core
+    import dfil.inference as public
+    from dfil.core.metrics import pairwise_violations as core_violations
+    from dfil.metrics import pairwise_violations
+    assert public.nearest_center is core.nearest_center and public.compose is core.compose
+    assert pairwise_violations is core_violations

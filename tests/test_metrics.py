@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfil.metrics import Violations, pairwise_violations
+from dfil.core.metrics import Violations, pairwise_violations
 
 
 def brute_force(p, pred):

@@ -3,7 +3,7 @@ directory where a file is wanted are each said in their own words."""
 
 import os
 
-from dfil.paths import path_problem
+from dfil.util.paths import path_problem
 
 
 def test_a_readable_file_or_directory_has_no_problem(tmp_path):

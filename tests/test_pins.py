@@ -1,4 +1,4 @@
-"""Revisions and the grid's lock file (dfil.pins, dfil.grid): a branch becomes the
+"""Revisions and the grid's lock file (dfil.config.pins, dfil.config.grid): a branch becomes the
 commit its lock entry names, a grid without one is refused naming `dfil grid lock`, and
 the commit is part of the cell's config hash (an unpinned backbone's hash is unchanged)."""
 
@@ -9,10 +9,10 @@ import copy
 import pytest
 import yaml
 
-from dfil.cellconfig import CellConfig, config_hash
-from dfil.errors import ConfigError
-from dfil.grid import Grid, grid_of
-from dfil.pins import Pin, lock_pins, named_pins, read_lock, write_lock
+from dfil.config.cell import CellConfig, config_hash
+from dfil.config.grid import Grid, grid_of
+from dfil.config.pins import Pin, lock_pins, named_pins, read_lock, write_lock
+from dfil.util.errors import ConfigError
 from test_grid import smoke
 
 COMMIT_A = "a" * 40
@@ -109,7 +109,7 @@ def test_a_job_that_only_records_a_failure_asks_for_the_cpu_class():
 def test_a_dry_runs_plan_shows_an_unlocked_branch_as_named(tmp_path):
     """Unlocked (no lock file): a real run is refused, a dry run's fetch target keeps
     the branch, and its note names the command that writes the lock."""
-    from dfil.pins import unlocked_note
+    from dfil.config.pins import unlocked_note
 
     grid = Grid(hub_grid("main", lock=str(tmp_path / "grid.lock.yaml")), files=["g.yaml"])
     with pytest.raises(ConfigError, match="dfil grid lock --config g.yaml"):

@@ -1,12 +1,12 @@
-"""What a run records about how it was produced (dfil.provenance, dfil.engine.inputs)."""
+"""What a run records about how it was produced (dfil.engine.provenance, dfil.engine.inputs)."""
 
 from __future__ import annotations
 
 import torch
 
-from dfil.cellconfig import CellConfig
+from dfil.config.cell import CellConfig
 from dfil.engine.inputs import cell_inputs
-from dfil.provenance import library_versions, provenance
+from dfil.engine.provenance import library_versions, provenance
 
 
 def test_library_versions_name_torch_cuda_and_the_optional_libraries():

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from dfil.cli import main
-from dfil.publish import read, repair_staged
+from dfil.render.publish import read, repair_staged
 
 KEYS = ("frog/tiny/dfil/lam0.5/nfull/qure/seed42", "frog/tiny/coral/na/nfull/na/seed42")
 

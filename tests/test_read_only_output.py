@@ -66,7 +66,7 @@ def test_data_writers_on_a_read_only_filesystem_name_the_path(disk, capsys):
 def test_aggregate_and_render_keep_the_last_good_output(tmp_path, disk, capsys):
     """Made once while writable; sealed, the same commands are one line each, and the
     outputs stay byte for byte."""
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
     from dfil.render import load_specs, table_keys
 
     mount, seal = disk
@@ -130,7 +130,7 @@ def test_a_refused_write_names_the_output_and_leaves_no_half_written_file(
     def refuse(src, dst):
         raise OSError(code, os.strerror(code), str(dst))
 
-    monkeypatch.setattr("dfil.atomic.os.replace", refuse)
+    monkeypatch.setattr("dfil.util.atomic.os.replace", refuse)
     out = tmp_path / "cells" / "cell.yaml"
     key = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
     assert main(["grid", "cell", "--config", str(SMOKE), "--key", key, "--out", str(out)]) == 2
@@ -143,7 +143,7 @@ def test_a_refused_write_outside_the_atomic_writers_is_an_input_error_too(capsys
     def refuse(*args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied", "/scratch/run/x.lock")
 
-    monkeypatch.setattr("dfil.grid.load_grid_files", refuse)
+    monkeypatch.setattr("dfil.config.grid.load_grid_files", refuse)
     assert main(["grid", "list", "--config", str(SMOKE)]) == 2
     assert capsys.readouterr().err == (
         "dfil grid: error: /scratch/run/x.lock: permission denied; give this user access to "
@@ -153,8 +153,8 @@ def test_a_refused_write_outside_the_atomic_writers_is_an_input_error_too(capsys
 def test_a_damaged_run_file_in_read_only_results_is_one_line(disk, capsys):
     """Before the DAG is built, a damaged file is moved aside; where results/ cannot
     change, the Snakefile stops with one line naming it (never an OSError traceback)."""
-    from dfil.errors import or_exit
     from dfil.preflight.damage import repair_runs
+    from dfil.util.errors import or_exit
 
     mount, seal = disk
     run = mount / "runs" / "frog" / "seed1"

@@ -2,8 +2,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from dfil.errors import ConfigError
-from dfil.runkey import RunPoint, applicable, format_key, group_points, parse_key, run_key
+from dfil.config.runkey import RunPoint, applicable, format_key, group_points, parse_key, run_key
+from dfil.util.errors import ConfigError
 
 
 def test_parse_key():

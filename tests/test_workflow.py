@@ -77,7 +77,7 @@ REPORT = [f"{SMOKE_OUT}/{f}" for f in (
 
 
 def _smoke_runs() -> list[str]:
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
 
     cells = load_grid_files([ROOT / "config/smoke.yaml"]).cells
     return [f"results/smoke/runs/{key}/metrics.json" for key in cells]

@@ -8,7 +8,7 @@ import re
 
 import yaml
 
-from dfil.pins import write_lock
+from dfil.config.pins import write_lock
 from snakemake_cli import snakemake
 from test_pins import COMMIT_A, hub_grid
 from test_workflow import counts
@@ -106,8 +106,8 @@ def test_ci_hub_grid_reads_one_backbone_and_one_dataset_in_every_cell():
     endpoint), stays valid: several cells, each reading the same two hub repos."""
     import subprocess
 
-    from dfil.grid import Grid
-    from dfil.yamlfile import load_yaml
+    from dfil.config.grid import Grid
+    from dfil.config.yamlfile import load_yaml
     from snakemake_cli import ROOT
 
     grid = Grid(load_yaml(ROOT / "config" / "hub-smoke.yaml"))

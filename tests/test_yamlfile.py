@@ -4,11 +4,11 @@ from pathlib import Path
 
 import pytest
 
-from dfil.cellconfig import load_cell
-from dfil.errors import ConfigError
-from dfil.grid import load_grid_files
+from dfil.config.cell import load_cell
+from dfil.config.grid import load_grid_files
+from dfil.config.yamlfile import load_yaml, loads_yaml
 from dfil.render import load_specs
-from dfil.yamlfile import load_yaml, loads_yaml
+from dfil.util.errors import ConfigError
 from snakemake_cli import snakemake
 
 ROOT = Path(__file__).resolve().parents[1]

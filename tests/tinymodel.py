@@ -1,6 +1,6 @@
 """A tiny random Llama-architecture backbone config for tests (no download)."""
 
-from dfil.cellconfig import BackboneConfig, LoraConfig, ModelConfig
+from dfil.config.cell import BackboneConfig, LoraConfig, ModelConfig
 
 TINY_LLAMA = {
     "model_type": "llama",

@@ -65,12 +65,12 @@ def warm_server(preload: str = "torch,pandas,dfil.cli.jobs,dfil.train.driver,"
 
 
 def install_crash() -> None:
-    """``dfil.grid.group_points`` raises an uncaught TypeError where the environment has
+    """``dfil.config.grid.group_points`` raises an uncaught TypeError where the environment has
     ``WARM_TEST_CRASH`` (a programming error's path: traceback, exit 1), and copies
     ``/proc/self/status`` to the file ``WARM_TEST_STATUS`` names."""
-    import dfil.grid
+    import dfil.config.grid
 
-    real = dfil.grid.group_points
+    real = dfil.config.grid.group_points
 
     def crash_if_asked(*args, **kwargs):
         if os.environ.get("WARM_TEST_CRASH"):
@@ -79,4 +79,4 @@ def install_crash() -> None:
             Path(where).write_text(Path("/proc/self/status").read_text())
         return real(*args, **kwargs)
 
-    dfil.grid.group_points = crash_if_asked
+    dfil.config.grid.group_points = crash_if_asked

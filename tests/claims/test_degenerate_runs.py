@@ -17,9 +17,9 @@ from cells import tiny_cell
 from dfil.claims import judge
 from dfil.claims.degenerate import check
 from dfil.cli import main
+from dfil.config.grid import load_grid_files
 from dfil.contracts.predictions import digest
 from dfil.data.synthetic import write_frog_like
-from dfil.grid import load_grid_files
 from dfil.render.entries import Entry
 from dfil.render.source import Source
 

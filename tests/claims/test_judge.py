@@ -10,7 +10,7 @@ from claim_tables import DFIL, FT, stat, two_rows
 
 from dfil.claims import COLUMNS, declare, judge, merge, verdict_counts
 from dfil.claims.judge import declared_claims, numbers_claims
-from dfil.grid import load_grid_files
+from dfil.config.grid import load_grid_files
 from dfil.plan.claims import _Shapes
 from dfil.render import load_specs, table_names
 from dfil.render.resolve import Resolver

@@ -20,7 +20,7 @@ from dfil.cluster.slurm import (
     site_from_profile,
     slurm_checks,
 )
-from dfil.errors import ConfigError
+from dfil.util.errors import ConfigError
 
 #: A site with a CPU partition, an A100 partition whose nodes also carry an "h100"
 #: feature, and an H100 partition of two node configurations.
@@ -39,7 +39,7 @@ PartitionName=cpu AllowGroups=ALL AllowQos=ALL Default=YES MaxTime=1-00:00:00 St
 PartitionName=h100 AllowGroups=ALL AllowQos=gpu,Long MaxTime=02:00:00 State=UP
 PartitionName=a100 AllowGroups=ALL Default=NO State=UP
 """
-#: A 7b class's job as the grid asks it (dfil.grid.Grid.job_resources).
+#: A 7b class's job as the grid asks it (dfil.config.grid.Grid.job_resources).
 H100_JOB = {"gpu": 1, "gpu_model": "h100", "mem_mb": 32000, "runtime": 120,
             "cpus_per_task": 8}
 #: The project's slurm/config.yaml as Snakemake reads it (SITE SETTINGS filled in).
@@ -284,7 +284,7 @@ def test_the_projects_profiles_merge_as_snakemake_merges_them(tmp_path):
     """slurm/ alone asks for the placeholder account; the slurm-local overlay replaces
     default-resources whole and keeps slurm/'s set-resources."""
     from dfil.cli.preflight import load_profile
-    from dfil.errors import MissingInputError
+    from dfil.util.errors import MissingInputError
     from snakemake_cli import ROOT
 
     alone = site_from_profile(load_profile([ROOT / "slurm"]))
@@ -344,7 +344,7 @@ def test_every_attempt_of_the_paper_grid_fits_a_one_day_partition():
     size, so the 72b-4bit class asks 1050 min on its third attempt too, inside 24 h."""
     from dfil.cli.preflight import largest_jobs
     from dfil.cluster.limits import judge_limits
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
     from snakemake_cli import ROOT
 
     grid = load_grid_files([ROOT / "config/paper.yaml"])

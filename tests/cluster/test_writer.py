@@ -19,7 +19,7 @@ from dfil.cluster.writer import (
     read_holder,
     running_writers,
 )
-from dfil.errors import RunBusyError
+from dfil.util.errors import RunBusyError
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
@@ -135,7 +135,7 @@ def test_a_filesystem_without_locks_runs_unguarded_and_says_so(tmp_path, monkeyp
 def test_a_full_disk_at_the_holder_record_names_the_lock_file(tmp_path, monkeypatch):
     import errno
 
-    from dfil.errors import DiskFullError
+    from dfil.util.errors import DiskFullError
 
     def full(fd, data):
         raise OSError(errno.ENOSPC, "No space left on device")

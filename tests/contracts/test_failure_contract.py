@@ -7,8 +7,8 @@ import pytest
 
 from dfil.contracts.failure import failure_record, is_failure, write_failure
 from dfil.contracts.metrics import read_metrics
-from dfil.errors import MetricsError
 from dfil.results.aggregate import run_rows
+from dfil.util.errors import MetricsError
 
 KEY = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
 

@@ -14,11 +14,11 @@ from dfil.contracts.metrics import (
     validate_metrics,
     write_metrics,
 )
+from dfil.core.methods import METHODS, method_spec
+from dfil.core.quantifiers import QURE_CENTERS
 from dfil.data.synthetic import write_frog_like
 from dfil.engine.predict import Predictions
-from dfil.errors import MetricsError
-from dfil.methods import METHODS, method_spec
-from dfil.quantifiers import QURE_CENTERS
+from dfil.util.errors import MetricsError
 from records import metrics_record
 
 
@@ -91,7 +91,7 @@ class StubScorer:
 @pytest.mark.slow
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_evaluator_writes_a_valid_record_for_every_method(tmp_path, monkeypatch, method):
-    from dfil.cellconfig import config_hash, load_cell
+    from dfil.config.cell import config_hash, load_cell
     from dfil.evaluate import run as evaluate_run_module
 
     write_frog_like(tmp_path / "frog", seed=0, n_easy=48, n_hard=24)

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from dfil.contracts.stale import FORMAT, NAME, read_stale, update_stale
-from dfil.errors import InputError
+from dfil.util.errors import InputError
 
 T0 = datetime.datetime(2026, 11, 25, 4, 0, tzinfo=datetime.timezone.utc)
 T1 = T0 + datetime.timedelta(hours=1)

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from dfil.cli.cost import grid_cost
+from dfil.config.grid import Grid
+from dfil.config.yamlfile import load_yaml
 from dfil.contracts.acceptance import record_path, write_acceptance
 from dfil.cost.acceptance import acceptance_lines, acceptance_table
 from dfil.cost.archs import arch
 from dfil.cost.project import mfu
 from dfil.cost.rates import MEASURED, gpu_of
-from dfil.grid import Grid
-from dfil.yamlfile import load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 H100 = "NVIDIA H100 80GB HBM3"

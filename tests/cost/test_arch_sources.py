@@ -14,8 +14,8 @@ from dfil.cli import main
 from dfil.cli.archs import backbone_arch, grid_archs
 from dfil.cli.preflight import grid_preflight
 from dfil.cluster.checks import Check
+from dfil.config.grid import load_grid_files
 from dfil.cost.archs import ARCHS
-from dfil.grid import load_grid_files
 from dfil.hub.store import file_sizes, snapshot_dir, write_stamp
 
 ROOT = Path(__file__).resolve().parents[2]

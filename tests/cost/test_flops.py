@@ -45,7 +45,7 @@ def test_tiny_counts_match_the_model_transformers_builds():
     torch = pytest.importorskip("torch")
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    from dfil.cellconfig import LoraConfig
+    from dfil.config.cell import LoraConfig
     from dfil.model import apply_lora, count_trainable
 
     spec = dict(TINY_LLAMA)

@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 
 from dfil.cli import main
+from dfil.config.grid import load_grid_files
 from dfil.cost.archs import ARCHS
 from dfil.cost.cells import cell_work, splits
 from dfil.cost.memory import GIB
 from dfil.cost.project import CellWork
 from dfil.cost.table import propose
-from dfil.errors import ConfigError
-from dfil.grid import load_grid_files
+from dfil.util.errors import ConfigError
 from tinymodel import TINY_LLAMA
 
 PAPER = Path(__file__).resolve().parents[2] / "config" / "paper.yaml"

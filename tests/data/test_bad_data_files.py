@@ -7,8 +7,8 @@ import pytest
 
 from dfil.data import load_frog
 from dfil.data.io import dumps_jsonl, read_records
-from dfil.errors import ConfigError, DataError
 from dfil.hub.local import is_hub_id, local_source
+from dfil.util.errors import ConfigError, DataError
 
 GOOD = {"question": "[MASK] of them", "target_percentage_mention": "5 %", "quantifier": "few"}
 

@@ -6,7 +6,7 @@ import pytest
 from dfil.data import format_prompt, load_frog, parse_percentage, split_train_val
 from dfil.data.frog import few_shot_subset, largest_remainder, stratified_counts
 from dfil.data.synthetic import _TOTALS, FROG_CLASS_COUNTS, HARD_TOTALS, write_frog_like
-from dfil.errors import DataError
+from dfil.util.errors import DataError
 from hubrepos import frog_hub_rows
 
 

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from dfil.cli import main
+from dfil.core.quantifiers import QURE_CENTERS
 from dfil.data.probes import ProbeConfig, generate_probes, write_probes
 from dfil.data.probes.common import quantifier, qure_label
-from dfil.quantifiers import QURE_CENTERS
 
 
 @pytest.fixture(scope="module")

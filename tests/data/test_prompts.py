@@ -2,10 +2,10 @@
 
 import pytest
 
-from dfil.cellconfig import CellConfig
+from dfil.config.cell import CellConfig
+from dfil.config.validation import validate
 from dfil.data.prompts import prompt_for, strip_instruction
-from dfil.errors import ConfigError
-from dfil.validation import validate
+from dfil.util.errors import ConfigError
 
 
 def test_compact_frog_prompt_is_the_sentence_and_answer():

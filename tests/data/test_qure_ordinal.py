@@ -5,7 +5,7 @@ import pytest
 from dfil.data import load_qure, load_sst5, load_sts22
 from dfil.data.ordinal import label_proportion, sts22_bucket
 from dfil.data.synthetic import ordinal_standin_records
-from dfil.errors import DataError
+from dfil.util.errors import DataError
 
 
 def test_load_qure_paper_subset(shared_data):

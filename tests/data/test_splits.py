@@ -6,13 +6,13 @@ import shutil
 import pandas as pd
 import pytest
 
-from dfil.cellconfig import CellConfig, DataConfig
+from dfil.config.cell import CellConfig, DataConfig
 from dfil.data import load_frog, load_qure
 from dfil.data.frog import frog_test_source
 from dfil.data.probes import read_probes, write_probes
 from dfil.data.splits import check_test_disjoint, check_unique_ids, normalize_text, overlap_masks
 from dfil.engine.frames import task_frames
-from dfil.errors import ConfigError, DataError
+from dfil.util.errors import ConfigError, DataError
 
 
 def _frame(ids, texts, origins=None):

@@ -7,9 +7,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from dfil.cellconfig import ModelConfig
+from dfil.config.cell import ModelConfig
 from dfil.engine.checkpoint import FORMAT, read_checkpoint, save_checkpoint, tensors_sha256
-from dfil.errors import CheckpointError
+from dfil.util.errors import CheckpointError
 
 
 class _Heads(torch.nn.Module):

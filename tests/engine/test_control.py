@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from dfil.cellconfig import ModelConfig
+from dfil.config.cell import ModelConfig
 from dfil.engine.control import append_proportion, proportion_column
-from dfil.errors import ConfigError
 from dfil.model.dual_path import build_heads
+from dfil.util.errors import ConfigError
 
 
 def test_append_proportion_adds_one_column():
@@ -51,7 +51,7 @@ def test_heads_read_one_more_dimension_for_a_control():
 
 
 def test_control_input_needs_frozen_features():
-    from dfil.cellconfig import check_feature_norm
+    from dfil.config.cell import check_feature_norm
 
     with pytest.raises(ConfigError, match="control_input.*needs model.adapter: none"):
         check_feature_norm(ModelConfig(method="dfil", adapter="lora",

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from dfil.engine.device import SyncGuard, deterministic
-from dfil.errors import CheckpointError
 from dfil.train.resume import restore_rng, rng_state
+from dfil.util.errors import CheckpointError
 
 
 def test_deterministic_sets_torch_and_cublas_then_restores(monkeypatch):

@@ -8,8 +8,8 @@ import json
 import yaml
 
 from cells import tiny_cell
-from dfil.cellconfig import load_cell, to_dict
 from dfil.cli import main
+from dfil.config.cell import load_cell, to_dict
 from dfil.data.synthetic import write_frog_like
 from dfil.engine.features import REQUIRE_CACHED, feature_paths, item_prompts
 from dfil.engine.featuresets import feature_group, feature_jobs, item_sets, reads_features

@@ -9,8 +9,8 @@ import pytest
 from dfil.contracts.metrics import validate_metrics, write_metrics
 from dfil.engine.batching import encode
 from dfil.engine.truncation import truncation, truncation_line
-from dfil.errors import MetricsError
 from dfil.model.backbone import char_tokenizer
+from dfil.util.errors import MetricsError
 from records import metrics_record
 
 PROMPTS = ["abc", "abcdefghij", "a" * 30, "xy"]

@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 from hubids import FROG, TINY
 
-from dfil.errors import GatedRepo
 from dfil.hub import (
     HubError,
     fetch_dataset,
@@ -20,6 +19,7 @@ from dfil.hub import (
 )
 from dfil.hub.errors import Target
 from dfil.hub.online import is_offline
+from dfil.util.errors import GatedRepo
 
 
 def test_branch_resolves_to_the_repos_commit(hub):

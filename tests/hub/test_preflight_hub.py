@@ -15,8 +15,8 @@ import pytest
 import yaml
 from hubids import FROG, TINY
 
+from dfil.config.pins import Pin
 from dfil.hub import fetch_dataset, fetch_model, stamp_path
-from dfil.pins import Pin
 from dfil.preflight.hubcheck import hub_checks, pin_check, size
 
 DOWN = "http://127.0.0.1:9"

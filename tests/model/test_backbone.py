@@ -2,11 +2,11 @@ import pytest
 import torch
 from archs import ARCHS
 
-from dfil.cellconfig import BackboneConfig, LoraConfig
-from dfil.errors import ConfigError
+from dfil.config.cell import BackboneConfig, LoraConfig
 from dfil.model import apply_lora, build_model, count_trainable, load_backbone
 from dfil.model.backbone import backbone_hidden_size, check_arch
 from dfil.model.lora import bnb_4bit_config, lora_target_modules
+from dfil.util.errors import ConfigError
 from tinymodel import TINY_LLAMA, tiny_config
 
 
@@ -130,7 +130,7 @@ def test_qlora_4bit_trains_on_gpu(tmp_path):
     load_backbone(BackboneConfig(arch=arch)).save_pretrained(tmp_path)
     import bitsandbytes as bnb
 
-    from dfil.cellconfig import ModelConfig
+    from dfil.config.cell import ModelConfig
 
     cfg = ModelConfig(backbone=BackboneConfig(name="q", model_id=str(tmp_path), quantized=True),
                       lora=LoraConfig(r=4, alpha=8))

@@ -1,9 +1,9 @@
 import pytest
 import torch
 
-from dfil.cellconfig import LossConfig
+from dfil.config.cell import LossConfig
+from dfil.core.methods import METHODS, method_spec
 from dfil.engine.checkpoint import CheckpointError, load_model, read_checkpoint, save_checkpoint
-from dfil.methods import METHODS, method_spec
 from dfil.model import (
     build_model,
     compute_loss,
@@ -224,7 +224,7 @@ def test_feature_standardizer_keeps_rounding_noise_small():
 
 
 def test_feature_norm_is_saved_not_trained_and_frozen_only(tmp_path):
-    from dfil.cellconfig import HeadsConfig
+    from dfil.config.cell import HeadsConfig
 
     heads = HeadsConfig(feature_norm="standardize")
     cfg = tiny_config("attn_pool", adapter="none", heads=heads)

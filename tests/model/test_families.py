@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dfil.cellconfig import BackboneConfig, LoraConfig
 from dfil.cli import main
+from dfil.config.cell import BackboneConfig, LoraConfig
 from dfil.data.synthetic import write_frog_like
 from dfil.model import apply_lora, count_trainable, load_backbone
 

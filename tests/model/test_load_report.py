@@ -3,7 +3,7 @@
 import torch
 from safetensors.torch import load_file, save_file
 
-from dfil.cellconfig import BackboneConfig
+from dfil.config.cell import BackboneConfig
 from dfil.model import load_backbone
 from dfil.model.load_report import only_unexpected_lm_head
 from tinymodel import TINY_LLAMA

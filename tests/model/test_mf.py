@@ -4,8 +4,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dfil.inference import gaussian_argmax, nearest_center
-from dfil.metrics import pairwise_violations
+from dfil.core.inference import gaussian_argmax, nearest_center
+from dfil.core.metrics import pairwise_violations
+from dfil.core.quantifiers import QURE_CENTERS
 from dfil.model.mf import (
     OrderedGaussianMF,
     ProportionClassifier,
@@ -13,7 +14,6 @@ from dfil.model.mf import (
     centers_from_raw,
     raw_from_centers,
 )
-from dfil.quantifiers import QURE_CENTERS
 
 raw_vectors = st.lists(
     st.floats(-30, 30, allow_nan=False, allow_infinity=False), min_size=8, max_size=8

@@ -5,7 +5,7 @@ import torch
 from archs import arch
 from transformers import AutoConfig, AutoModel
 
-from dfil.cellconfig import LoraConfig, ModelConfig
+from dfil.config.cell import LoraConfig, ModelConfig
 from dfil.model import apply_lora, build_heads, count_trainable
 
 PAPER_COUNTS = {  # Table ablation_detail

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from dfil.cellconfig import BackboneConfig
+from dfil.config.cell import BackboneConfig
 from dfil.model import load_backbone
 from dfil.model.zero_shot import MIN_SHARED_ROWS, option_logprobs, same_length_batches
 from tinymodel import TINY_LLAMA

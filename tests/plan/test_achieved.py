@@ -4,7 +4,7 @@ tables, and planned or not by the grid's plan block (by its id or a place's)."""
 
 import pytest
 
-from dfil.gridfile import PlanRecord
+from dfil.config.gridfile import PlanRecord
 from dfil.plan.achieved import achieved, power_at, standings
 from dfil.plan.claims import PaperClaim, Side
 

@@ -8,8 +8,8 @@ import pytest
 import yaml
 
 from dfil.cli import main
+from dfil.config.grid import Grid, load_grid_files
 from dfil.cost.archs import ARCHS
-from dfil.grid import Grid, load_grid_files
 from dfil.plan import coordinate_hours, make_plan, paper_claims, seed_order
 from dfil.plan.power import MAX_SEEDS
 from dfil.render import load_specs

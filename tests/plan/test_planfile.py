@@ -3,9 +3,9 @@ acceptance cell (smoke.yaml: its cell and its 4-bit backbone are tiny-llama's)."
 
 from __future__ import annotations
 
-from dfil.grid import Grid
+from dfil.config.grid import Grid
+from dfil.config.yamlfile import load_yaml
 from dfil.plan.planfile import plan_config
-from dfil.yamlfile import load_yaml
 from snakemake_cli import ROOT
 
 CELL = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from dfil.config.grid import load_grid_files
 from dfil.data.synthetic import write_frog_like
-from dfil.errors import ConfigError
-from dfil.grid import load_grid_files
 from dfil.preflight.budgets import check_budgets
+from dfil.util.errors import ConfigError
 
 SMOKE = Path(__file__).resolve().parents[2] / "config" / "smoke.yaml"
 

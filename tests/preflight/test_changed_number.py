@@ -15,9 +15,9 @@ import pytest
 
 from dfil.contracts.metrics import digest, read_metrics, write_metrics
 from dfil.contracts.predcheck import accuracy_block, predictions_problem
-from dfil.errors import MetricsError
 from dfil.preflight.damage import repair_runs
 from dfil.results.aggregate import aggregate
+from dfil.util.errors import MetricsError
 from records import metrics_record
 
 KEY = "frog/tiny/dfil/lam0.5/nfull/qure/seed42"

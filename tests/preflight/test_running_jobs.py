@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dfil.grid import load_grid_files
+from dfil.config.grid import load_grid_files
 from dfil.preflight import preflight, running_note
 
 ROOT = Path(__file__).resolve().parents[2]

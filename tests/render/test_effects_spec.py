@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from test_render import SPEC
 
-from dfil.errors import ConfigError
 from dfil.render import check_specs
+from dfil.util.errors import ConfigError
 
 
 def test_effects_must_name_published_cells():

@@ -9,12 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dfil.grid import Grid
-from dfil.quantifiers import FROG_CLASSES
+from dfil.config.grid import Grid
+from dfil.config.runkey import parse_key
+from dfil.config.yamlfile import load_yaml
+from dfil.core.quantifiers import FROG_CLASSES
 from dfil.render import figures, load_specs
 from dfil.render.source import Source
-from dfil.runkey import parse_key
-from dfil.yamlfile import load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = load_specs(ROOT / "config/tables.yaml")

@@ -11,11 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dfil.grid import load_grid_files
+from dfil.config.grid import load_grid_files
+from dfil.config.runkey import parse_key
 from dfil.render import fmt, load_specs
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
-from dfil.runkey import parse_key
 
 ROOT = Path(__file__).resolve().parents[2]
 

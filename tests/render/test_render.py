@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dfil.errors import ConfigError
-from dfil.grid import Grid, load_grid_files
+from dfil.config.grid import Grid, load_grid_files
+from dfil.config.runkey import parse_key
 from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
 from dfil.render.build import render_one, report, resolve_tables, spec_digest
 from dfil.render.figures import FIGURES
@@ -18,7 +18,7 @@ from dfil.render.latex import Tex, environment, render_document
 from dfil.render.pdf import compile_pdf
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
-from dfil.runkey import parse_key
+from dfil.util.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = load_specs(ROOT / "config/tables.yaml")

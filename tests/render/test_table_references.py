@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dfil.errors import ConfigError
+from dfil.config.yamlfile import load_yaml
 from dfil.render import load_specs
 from dfil.render.coordinates import check_coordinates
-from dfil.yamlfile import load_yaml
+from dfil.util.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = ROOT / "config"

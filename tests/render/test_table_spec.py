@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dfil.errors import ConfigError
 from dfil.render import load_specs
 from dfil.render.table_spec import TableSpec, check_specs
+from dfil.util.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = load_specs(ROOT / "config/tables.yaml")

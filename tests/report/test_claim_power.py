@@ -10,8 +10,8 @@ from report_tables import stat
 
 from dfil.claims import judge, with_power
 from dfil.cli import main
-from dfil.grid import load_grid_files
-from dfil.gridfile import PlanRecord
+from dfil.config.grid import load_grid_files
+from dfil.config.gridfile import PlanRecord
 from dfil.plan.achieved import power_at, standings
 from dfil.plan.claims import paper_claims, ran_claims
 from dfil.render import load_specs

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from dfil.grid import Grid
+from dfil.config.grid import Grid
+from dfil.config.runkey import parse_key
 from dfil.report.build import control_results
-from dfil.runkey import parse_key
 
 SMOKE = Path(__file__).resolve().parents[2] / "config" / "smoke.yaml"
 

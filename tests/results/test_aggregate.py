@@ -5,8 +5,8 @@ import pytest
 
 from dfil.cli import main
 from dfil.contracts.metrics import write_metrics
-from dfil.errors import MetricsError, MissingInputError, RefusedError
 from dfil.results.aggregate import COLUMNS, aggregate, check_replaceable, metrics_files
+from dfil.util.errors import MetricsError, MissingInputError, RefusedError
 from records import metrics_record
 
 
@@ -130,7 +130,7 @@ def test_aggregate_cli_with_the_grid_rebuilds_a_grid_shrunk_on_purpose(tmp_path,
     of cells the grid no longer has leave the table without a flag."""
     import yaml
 
-    from dfil.grid import Grid
+    from dfil.config.grid import Grid
 
     grid_file = tmp_path / "grid.yaml"
     smoke = yaml.safe_load(open("config/smoke.yaml"))

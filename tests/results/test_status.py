@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from dfil.config.grid import Grid
 from dfil.contracts.failure import failure_record, write_failure
-from dfil.grid import Grid
 from dfil.results.status import status_lines
 from test_grid import smoke
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 from test_step import examples
 
-from dfil.cellconfig import LossConfig
+from dfil.config.cell import LossConfig
 from dfil.engine.loader import Loader
 from dfil.model import build_model
 from dfil.model.losses import inverse_frequency_weights

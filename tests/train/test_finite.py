@@ -11,11 +11,11 @@ import torch
 from test_step import SyncOps, examples
 
 import dfil.train.step as step_module
-from dfil.cellconfig import CellConfig, TrainConfig
-from dfil.errors import NonFiniteLoss
+from dfil.config.cell import CellConfig, TrainConfig
 from dfil.model import build_model
 from dfil.train.finite import FiniteWatch, check_validation
 from dfil.train.loop import Place, TrainData, train_attempt
+from dfil.util.errors import NonFiniteLoss
 from tinymodel import tiny_config
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dfil.cellconfig import CellConfig, HeadsConfig, TrainConfig
+from dfil.config.cell import CellConfig, HeadsConfig, TrainConfig
 from dfil.model import build_model
 from dfil.train.loop import param_groups
 from tinymodel import tiny_config
@@ -40,9 +40,9 @@ def test_lora_keeps_the_weight_decay_of_every_group_but_the_heads():
 
 
 def test_a_negative_heads_weight_decay_is_refused_with_its_key():
-    from dfil.cellconfig import resolve
-    from dfil.errors import ConfigError
-    from dfil.validation import validate
+    from dfil.config.cell import resolve
+    from dfil.config.validation import validate
+    from dfil.util.errors import ConfigError
 
     with pytest.raises(ConfigError, match=r"train\.weight_decay_heads.*>= 0"):
         resolve(validate(CellConfig, {"train": {"weight_decay_heads": -0.1}}))

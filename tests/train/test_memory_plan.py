@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from dfil.cellconfig import CellConfig, config_hash
-from dfil.errors import CheckpointError
+from dfil.config.cell import CellConfig, config_hash
 from dfil.train.memory import MemoryPlan, applied, next_plan, read_plan, write_plan
+from dfil.util.errors import CheckpointError
 
 
 def cell(batch_size=8, checkpointing=False, adapter="lora") -> CellConfig:

@@ -7,10 +7,10 @@ import math
 import pytest
 import torch
 
-from dfil.errors import CheckpointError
 from dfil.model import build_model
 from dfil.train.resume import FORMAT, AttemptState, written_for
 from dfil.train.step import make_optimizer
+from dfil.util.errors import CheckpointError
 from tinymodel import TINY_LLAMA, tiny_config
 
 

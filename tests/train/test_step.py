@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from dfil.cellconfig import LossConfig
+from dfil.config.cell import LossConfig
 from dfil.engine.batching import Encoded
 from dfil.engine.loader import Loader
 from dfil.engine.predict import forward_batch, predict

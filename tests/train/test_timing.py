@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from cells import run_cli, tiny_cell
-from dfil.cellconfig import load_cell
+from dfil.config.cell import load_cell
+from dfil.config.grid import Grid
 from dfil.contracts.acceptance import read_acceptance, write_acceptance
-from dfil.errors import ConfigError, MetricsError
-from dfil.grid import Grid
 from dfil.train.timing import Timing, prompt_tokens, random_prompts
+from dfil.util.errors import ConfigError, MetricsError
 from test_grid import smoke
 
 
@@ -100,7 +100,7 @@ def test_dfil_acceptance_records_the_tiny_models_steps(tmp_path):
 def test_the_cell_records_run_says_whether_it_trained_and_evaluated(tmp_path):
     from dfil.cli.acceptance import _run_info
     from dfil.contracts.failure import failure_record
-    from dfil.errors import RunFileError
+    from dfil.util.errors import RunFileError
 
     run = tmp_path / "run"
     run.mkdir()

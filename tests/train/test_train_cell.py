@@ -128,7 +128,7 @@ def test_forced_mf_collapse_triggers_remediation(tmp_path, frog_dir):
 
 
 def test_few_shot_budget_turns_stop_gradient_on(tmp_path, frog_dir):
-    from dfil.cellconfig import load_cell
+    from dfil.config.cell import load_cell
 
     path = make_cell(tmp_path, frog_dir)
     data = yaml.safe_load(path.read_text())

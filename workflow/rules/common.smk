@@ -2,7 +2,7 @@
 import shlex
 from types import SimpleNamespace
 
-from dfil.methods import method_spec
+from dfil.core.methods import method_spec
 from dfil.cli.warm import SWITCH_VAR as WARM_SWITCH, start_server, stop_server
 from dfil.cluster.partitions import GPU_PARTITION, job_partition, profile_text
 from dfil.contracts.failure import failure_ahead

@@ -6,7 +6,7 @@
 # and a banner in the published diff.md and diff.html), and a later run that publishes it
 # again takes the mark off. A staged file that does not read as what it is, or that holds
 # fewer entries than the published one from the same runs and config hashes, is refused
-# (dfil.publish); `--config allow_fewer=1` lets the smaller one through.
+# (dfil.render.publish); `--config allow_fewer=1` lets the smaller one through.
 import re
 
 PUBLISHED = [*TABLE_FILES, *REPORT_FILES, PDF_FILE, *AUDIT_FILES, *AGGREGATE_FILES]

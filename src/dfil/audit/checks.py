@@ -32,7 +32,7 @@ import yaml
 from dfil.audit import claims, kinds, severity
 from dfil.audit.kinds import Finding
 from dfil.audit.printed import printed as parse_printed
-from dfil.errors import ConfigError
+from dfil.util.errors import ConfigError
 
 #: The evaluator of each check kind.
 KINDS: dict[str, Callable[[dict, str], Finding]] = {

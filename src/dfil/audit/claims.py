@@ -22,7 +22,7 @@ from dfil.audit.printed import (
     printed,
     printed_range,
 )
-from dfil.inference import nearest_center
+from dfil.core.inference import nearest_center
 
 
 def arithmetic(inputs: dict, text: str) -> Finding:

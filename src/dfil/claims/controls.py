@@ -1,6 +1,6 @@
 """Positive controls: whether an effect can appear on the grid that ran (pure).
 
-A control (the grid's ``controls:``, :class:`dfil.gridfile.Control`) trains its family's
+A control (the grid's ``controls:``, :class:`dfil.config.gridfile.Control`) trains its family's
 cells through the same path and heads, differing only in the input: the item's true
 proportion appended to the frozen features (:mod:`dfil.engine.control`). With it, heads,
 composing and metrics that work must move the declared metric in the declared direction

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 from dfil import __version__
-from dfil.atomic import write_error
 from dfil.cli.acceptance import add_acceptance_parser
 from dfil.cli.commands import (
     cmd_aggregate,
@@ -28,7 +27,8 @@ from dfil.cli.features import add_features_parser
 from dfil.cli.hub import add_hub_parser
 from dfil.cli.jobs import cmd_evaluate, cmd_train
 from dfil.cli.warm import add_warm_parser, forward
-from dfil.errors import InputError
+from dfil.util.atomic import write_error
+from dfil.util.errors import InputError
 
 #: What every subcommand's exit status means; ``train`` adds 143, 4 and 3.
 EXIT_CODES = ("exit codes: 0 done; 2 bad input, a damaged or missing file, a full disk, a "
@@ -279,7 +279,7 @@ def _table_commands(sub) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run a subcommand. An input error (:class:`dfil.errors.InputError`: a bad config key,
+    """Run a subcommand. An input error (:class:`dfil.util.errors.InputError`: a bad config key,
     a damaged or missing file, a full disk, a read-only output) is one line and exit 2;
     anything else is a bug and keeps its traceback. A warm server's child may run it."""
     if (code := forward(argv)) is not None:
@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except InputError as err:
         return _input_error(args.command, err)
-    except Exception as err:  # a full disk or a read-only output met outside dfil.atomic
+    except Exception as err:  # a full disk or a read-only output met outside dfil.util.atomic
         if (named := write_error(err)) is None:
             raise
         return _input_error(args.command, named)

@@ -48,12 +48,13 @@ def _run_info(run: Path) -> dict:
 
 def cmd_acceptance(args: argparse.Namespace) -> int:
     from dfil import __version__
-    from dfil.cellconfig import load_cell
+    from dfil.config.cell import load_cell
     from dfil.contracts.acceptance import write_acceptance
     from dfil.cost.rates import gpu_of
     from dfil.engine.device import deterministic, pick_device
-    from dfil.errors import UsageError
-    from dfil.provenance import device_name, git_commit, peak_memory_mb
+    from dfil.engine.provenance import device_name, peak_memory_mb
+    from dfil.util.commit import git_commit
+    from dfil.util.errors import UsageError
 
     if args.steps < 1:
         raise UsageError(f"--steps {args.steps}: time at least one step")

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfil.errors import InputError
+from dfil.util.errors import InputError
 
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
@@ -81,7 +81,7 @@ def backbone_arch(backbone: dict, results: str, catalogue: bool = False) -> Arch
 
 
 def grid_archs(grid, catalogue: bool = False) -> dict[str, Arch]:
-    """The :class:`Arch` of each backbone the cells of :class:`dfil.grid.Grid` ``grid``
+    """The :class:`Arch` of each backbone the cells of :class:`dfil.config.grid.Grid` ``grid``
     read, by backbone name."""
     out: dict[str, Arch] = {}
     for cell in grid.cells.values():

@@ -7,7 +7,7 @@ import argparse
 import json
 from pathlib import Path
 
-from dfil.errors import ConfigError, MissingInputError, UsageError
+from dfil.util.errors import ConfigError, MissingInputError, UsageError
 
 
 def cmd_probes(args: argparse.Namespace) -> int:
@@ -30,7 +30,7 @@ def cmd_synth_frog(args: argparse.Namespace) -> int:
 def _lock(grid, args: argparse.Namespace) -> None:
     """``dfil grid lock``: every branch or tag the grid's hub entries name, resolved on the
     hub (HF_ENDPOINT) and written to the grid's lock file."""
-    from dfil.pins import lock_pins, named_pins
+    from dfil.config.pins import lock_pins, named_pins
 
     files = ' '.join(map(str, args.config))
     _require(grid.spec.lock, f"{files}: the grid names no lock file (key lock:, e.g. "
@@ -48,7 +48,7 @@ def cmd_fetch_backbone(args: argparse.Namespace) -> int:
 
     path = fetch_backbone(args.name, force=args.force)
     if args.stamp:
-        from dfil.atomic import atomic_write_bytes
+        from dfil.util.atomic import atomic_write_bytes
 
         atomic_write_bytes(args.stamp, f"{path}\n".encode())
     print(path)
@@ -58,9 +58,9 @@ def cmd_fetch_backbone(args: argparse.Namespace) -> int:
 def cmd_grid(args: argparse.Namespace) -> int:
     import yaml
 
-    from dfil.atomic import atomic_write_bytes
-    from dfil.grid import Grid, load_grid_files
-    from dfil.gridfile import grid_schema
+    from dfil.config.grid import Grid, load_grid_files
+    from dfil.config.gridfile import grid_schema
+    from dfil.util.atomic import atomic_write_bytes
 
     if args.action == "schema":
         print(json.dumps(grid_schema(), indent=2))
@@ -123,8 +123,8 @@ def _cell_from_json(args: argparse.Namespace) -> None:
     """``dfil grid cell --json``: the cell exactly as the DAG resolved it (Snakemake passes
     it as a parameter, so a config edit that changes it reruns this job and everything
     downstream), written to ``--out``."""
-    from dfil.atomic import atomic_write_bytes
-    from dfil.cellconfig import dump_cell
+    from dfil.config.cell import dump_cell
+    from dfil.util.atomic import atomic_write_bytes
 
     cell = cell_of_json(args.json)
     _require(args.out, "dfil grid cell --json needs --out")
@@ -133,8 +133,8 @@ def _cell_from_json(args: argparse.Namespace) -> None:
 
 def cell_of_json(text: str):
     """The resolved :class:`CellConfig` of a cell given as JSON (``--json``)."""
-    from dfil.cellconfig import CellConfig, resolve
-    from dfil.validation import validate
+    from dfil.config.cell import CellConfig, resolve
+    from dfil.config.validation import validate
 
     try:
         return resolve(validate(CellConfig, json.loads(text)))
@@ -150,9 +150,9 @@ def _require(ok, message: str) -> None:
 
 
 def cmd_aggregate(args: argparse.Namespace) -> int:
-    from dfil.atomic import atomic_path
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
     from dfil.results.aggregate import aggregate, check_replaceable, metrics_files
+    from dfil.util.atomic import atomic_path
 
     grid_keys = load_grid_files(args.config).cells if args.config else None
     table = aggregate(metrics_files(args.runs, args.metrics), args.runs)
@@ -170,8 +170,8 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     import shutil
 
-    from dfil.atomic import atomic_copytree, atomic_path
-    from dfil.publish import check_replace, check_staged
+    from dfil.render.publish import check_replace, check_staged
+    from dfil.util.atomic import atomic_copytree, atomic_path
 
     if not args.staged.exists():
         raise MissingInputError(f"{args.staged}: nothing staged to publish")
@@ -190,7 +190,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
 def cmd_render(args: argparse.Namespace) -> int:
     from dfil.claims.degenerate import check
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
     from dfil.render import file_stem, load_specs, table_names
     from dfil.render.build import render_to
     from dfil.render.coordinates import check_coordinates
@@ -214,7 +214,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from dfil.claims.degenerate import check
-    from dfil.grid import load_grid_files
+    from dfil.config.grid import load_grid_files
     from dfil.plan.achieved import standings
     from dfil.plan.claims import ran_claims
     from dfil.render import load_specs
@@ -250,10 +250,10 @@ def cmd_pdf(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from dfil.atomic import atomic_path
     from dfil.audit import evaluate_all, read_checks_file, summary
     from dfil.audit import report as audit_report
     from dfil.audit.checks import severity_counts
+    from dfil.util.atomic import atomic_path
 
     doc = read_checks_file(args.checks)
     outcomes = evaluate_all(doc["checks"])

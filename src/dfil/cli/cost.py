@@ -14,7 +14,7 @@ def missing_lines(archs) -> list[str]:
 
 def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
               missing: bool = True) -> str:
-    """The cost table, its range and resource proposal of a :class:`dfil.grid.Grid`, its
+    """The cost table, its range and resource proposal of a :class:`dfil.config.grid.Grid`, its
     backbones' architectures (:func:`dfil.cli.archs.grid_archs`; ``catalogue``: the
     offline shapes where none is fetched or declared) labelled with their sources, and
     (``missing``) a line for each backbone without one; the cells of those are left out,

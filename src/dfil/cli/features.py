@@ -24,12 +24,12 @@ def add_features_parser(command, sub) -> None:
 
 
 def cmd_features(args: argparse.Namespace) -> int:
-    from dfil.atomic import atomic_write_json
     from dfil.cli.commands import cell_of_json
     from dfil.engine.device import deterministic, pick_device
     from dfil.engine.features import cache_item_set
     from dfil.engine.featuresets import ITEM_SETS, item_sets
-    from dfil.errors import UsageError
+    from dfil.util.atomic import atomic_write_json
+    from dfil.util.errors import UsageError
 
     started = time.perf_counter()
     cell = cell_of_json(args.json)
@@ -47,6 +47,6 @@ def cmd_features(args: argparse.Namespace) -> int:
 
 
 def cell_dict(cell) -> dict:
-    from dfil.cellconfig import to_dict
+    from dfil.config.cell import to_dict
 
     return to_dict(cell)

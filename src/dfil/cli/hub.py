@@ -21,11 +21,11 @@ def cmd_hub(args: argparse.Namespace) -> int:
     if args.action == "resolve":
         print(resolve_revision(args.repo, args.revision, kind=args.kind, label=args.label))
         return 0
-    from dfil.atomic import atomic_write_json
     from dfil.cli.jobs import recording
     from dfil.contracts.failure import REFUSED
-    from dfil.errors import GatedRepo
     from dfil.hub import cache_root
+    from dfil.util.atomic import atomic_write_json
+    from dfil.util.errors import GatedRepo
 
     cache = args.cache or cache_root()
     try:

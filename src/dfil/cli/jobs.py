@@ -24,7 +24,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from dfil.errors import (
+from dfil.util.errors import (
     GatedRepo,
     InputError,
     MissingInputError,
@@ -61,7 +61,7 @@ def recording() -> bool:
 
 def _record(args, stage: str, reason: str, err: BaseException) -> int:
     """Write the failure record in place of the job's output; exit status 0."""
-    from dfil.cellconfig import config_hash, load_cell
+    from dfil.config.cell import config_hash, load_cell
     from dfil.contracts.failure import DETERMINISTIC, GATED, failure_record, write_failure
     from dfil.contracts.rundir import CELL, SUMMARY
 

@@ -3,18 +3,17 @@ runs them (:mod:`dfil.plan`)."""
 
 from __future__ import annotations
 
-from dfil.errors import ConfigError
 from dfil.plan.power import MAX_SEEDS
+from dfil.util.errors import ConfigError
 
 
 def grid_plan(grid, args) -> str:
-    """The plan's table for ``grid`` (a :class:`dfil.grid.Grid`) and the budget
+    """The plan's table for ``grid`` (a :class:`dfil.config.grid.Grid`) and the budget
     ``args.gpu_hours`` (with ``args``' power, alpha, claims, GPU, cost end and tables);
     writes the plan's grid file to ``args.out`` unless it plans nothing. Every backbone
     needs an architecture (:mod:`dfil.cli.archs`): a plan prices each run it may draw."""
     import yaml
 
-    from dfil.atomic import atomic_write_bytes
     from dfil.cli.archs import grid_archs
     from dfil.cli.cost import missing_lines
     from dfil.plan import (
@@ -28,6 +27,7 @@ def grid_plan(grid, args) -> str:
         select,
     )
     from dfil.render import load_specs
+    from dfil.util.atomic import atomic_write_bytes
 
     budget, out, optimistic = args.gpu_hours, args.out, args.optimistic
     if budget < 0:

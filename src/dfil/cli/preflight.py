@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dfil.errors import InputError, MissingInputError
+from dfil.util.errors import InputError, MissingInputError
 
 #: The exit status of a preflight with a problem (0: every check ok or skipped).
 FAILED = 3
@@ -17,7 +17,7 @@ FAILED = 3
 def load_profile(paths: list[Path]) -> dict:
     """Snakemake profiles (directories holding config.yaml, or the files), merged as
     Snakemake merges several ``--profile``s: a later one's keys replace an earlier's."""
-    from dfil.yamlfile import load_yaml
+    from dfil.config.yamlfile import load_yaml
 
     merged: dict = {}
     for path in paths:
@@ -43,7 +43,7 @@ def largest_jobs(grid) -> dict[str, dict]:
 
 
 def plan_lines(record) -> str:
-    """What a grid file's ``plan:`` block (:class:`dfil.gridfile.PlanRecord`) planned and
+    """What a grid file's ``plan:`` block (:class:`dfil.config.gridfile.PlanRecord`) planned and
     for how many GPU-hours, on which GPU and end of the cost range."""
     from dfil.plan.table import recorded_coverage
 
@@ -54,7 +54,7 @@ def plan_lines(record) -> str:
 
 def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
                    catalogue: bool = False) -> int:
-    """Run every check of :class:`dfil.grid.Grid` ``grid`` against this host, print one
+    """Run every check of :class:`dfil.config.grid.Grid` ``grid`` against this host, print one
     line each and the cost table; :data:`FAILED` if any check found a problem. A backbone
     without an architecture (:mod:`dfil.cli.archs`) is a skipped cost check naming the
     fix; its cells are left out of the table."""

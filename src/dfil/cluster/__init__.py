@@ -11,7 +11,7 @@ Three things are easily all called a "lock"; here each has its own name:
   the holder record (pid, host, command, SLURM job) a second writer is refused with
   (:mod:`.writer`);
 - a grid's *pins*: the commit each hub revision resolves to, in the grid's lock file
-  (:mod:`dfil.pins`, outside this package: it is part of the grid).
+  (:mod:`dfil.config.pins`, outside this package: it is part of the grid).
 
 SLURM's durations (:mod:`.durations`); whether a SIGTERM is the job's time limit
 (:mod:`.timelimit`); ``dfil grid preflight``'s check lines (:mod:`.checks`), the nodes

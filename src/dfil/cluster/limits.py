@@ -1,7 +1,7 @@
 """Does each size class's job fit the GPU partitions it goes to (pure): its runtime under
 the partition's time limit, its memory, CPUs and GPUs on one node.
 
-Every attempt of a job asks the same (:meth:`dfil.grid.Grid.job_resources`): a job stopped
+Every attempt of a job asks the same (:meth:`dfil.config.grid.Grid.job_resources`): a job stopped
 at its time limit continues from its checkpoint in a job of the same size, so no retry
 asks more than the first attempt. A request past a partition's limits is refused by
 sbatch or, where the site does not enforce limits at submission, pends for ever

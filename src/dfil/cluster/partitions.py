@@ -5,7 +5,7 @@ The profile names both among its default resources: ``slurm_partition``, the par
 every job without a GPU, and :data:`GPU_PARTITION`, the one of jobs with a GPU. A job
 that will only record a failure (a gated repo's refused fetch among its inputs, or a
 failed training before its evaluation) asks for no GPU
-(:meth:`dfil.grid.Grid.job_resources`), so it queues on the CPU partition with the light
+(:meth:`dfil.config.grid.Grid.job_resources`), so it queues on the CPU partition with the light
 jobs instead of waiting for a GPU it would not use.
 """
 

@@ -36,7 +36,7 @@ from dfil.cluster.limits import (
 )
 from dfil.cluster.nodes import SINFO, NodeGroup, parse_sinfo
 from dfil.cluster.partitions import GPU_PARTITION
-from dfil.errors import ConfigError
+from dfil.util.errors import ConfigError
 
 #: The profile's executor setting that asks every job for a QOS (the plugin's ``--slurm-qos``).
 QOS_SETTING = "slurm-qos"

@@ -4,7 +4,7 @@
 an exclusive ``flock``) for as long as they run, and write who they are into it (pid, host,
 command, SLURM job, start). A second writer of the same directory (a rerun started while a
 job of a killed Snakemake still runs, a SLURM job submitted again for a cell whose first
-job runs on) fails at once with :class:`dfil.errors.RunBusyError` naming the holder,
+job runs on) fails at once with :class:`dfil.util.errors.RunBusyError` naming the holder,
 instead of mixing its files with the first one's. The kernel releases the lock when the
 holder dies, however it dies, so a killed writer never blocks the next one; the file then
 still names it, and a holder that ends empties it. On NFS (and Lustre mounted with
@@ -30,7 +30,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from dfil.cluster.dirlock import process_start
-from dfil.errors import DiskFullError, RunBusyError
+from dfil.util.errors import DiskFullError, RunBusyError
 
 WRITER_FILE = ".writer.lock"
 #: ``flock`` unsupported by the filesystem: the run goes on unguarded, and says so.

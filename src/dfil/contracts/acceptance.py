@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 
-from dfil.atomic import atomic_write_json
 from dfil.contracts import packaged_schema, schema_problem
-from dfil.errors import MetricsError
+from dfil.util.atomic import atomic_write_json
+from dfil.util.errors import MetricsError
 
 #: Where a grid's acceptance records live, below its results directory.
 DIRECTORY = "acceptance"

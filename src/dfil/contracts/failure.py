@@ -29,9 +29,9 @@ from functools import cache
 from pathlib import Path
 
 from dfil import __version__
-from dfil.atomic import atomic_write_json
 from dfil.contracts import packaged_schema, schema_problem
-from dfil.errors import MetricsError
+from dfil.util.atomic import atomic_write_json
+from dfil.util.errors import MetricsError
 
 KEY = "failed"
 REASONS = ("OOM", "TIMEOUT", "non-finite loss", "gated", "error")
@@ -94,7 +94,7 @@ def failure_ahead(paths: Iterable[str | Path]) -> str | None:
 def failure_record(cell: str, config_hash: str, failed: Mapping) -> dict:
     """A failure record (validated): ``failed`` holds reason, stage, message (made one
     line), log and attempt; the time and SLURM's job id (if any) are added."""
-    from dfil.provenance import git_commit
+    from dfil.util.commit import git_commit
 
     record = {"cell": cell, "config_hash": config_hash,
               KEY: {**failed, "message": " ".join(str(failed.get("message", "")).split()),

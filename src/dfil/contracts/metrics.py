@@ -22,10 +22,10 @@ from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
 
-from dfil.atomic import atomic_write_bytes
 from dfil.contracts import packaged_schema, schema_problem
 from dfil.contracts.failure import is_failure, validate_failure
-from dfil.errors import MetricsError, did_you_mean
+from dfil.util.atomic import atomic_write_bytes
+from dfil.util.errors import MetricsError, did_you_mean
 
 #: The key of the record's content digest.
 DIGEST = "digest"

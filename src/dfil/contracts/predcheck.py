@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from dfil.contracts.predictions import PATHS
-from dfil.metrics import pairwise_violations
+from dfil.core.metrics import pairwise_violations
 
 #: The accuracy blocks of metrics.json that predictions.parquet determines: block -> set.
 CHECKED = {"test": "test", "qure": "qure"}

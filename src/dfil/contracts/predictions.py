@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dfil.errors import RunFileError
+from dfil.util.errors import RunFileError
 
 COLUMNS = ["set", "id", "gold", "p_true", "p_hat", "main_label", "mf_label",
            "ensemble_label"]

@@ -1,7 +1,7 @@
 """The files of a run directory: the names that training writes and evaluation and
 aggregation read.
 
-``results/<grid>/runs/<key>/`` (key: :mod:`dfil.runkey`) holds the resolved cell, the
+``results/<grid>/runs/<key>/`` (key: :mod:`dfil.config.runkey`) holds the resolved cell, the
 training outputs, and after evaluation the metrics (schema: :mod:`dfil.contracts.metrics`),
 the per-example predictions and the learned membership functions.
 """
@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from dfil.errors import RunFileError
+from dfil.util.errors import RunFileError
 
 CELL = "cell.yaml"
 #: Best checkpoint by validation loss: LoRA adapter, heads and MF (safetensors).

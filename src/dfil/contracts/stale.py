@@ -19,8 +19,8 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from dfil.atomic import atomic_write_json
-from dfil.errors import RunFileError
+from dfil.util.atomic import atomic_write_json
+from dfil.util.errors import RunFileError
 
 FORMAT = "dfil-stale/1"
 NAME = "stale.json"

@@ -21,7 +21,7 @@ from dfil.cost.rates import (
     TOKENIZER_FACTOR,
     TRAIN_ROWS,
 )
-from dfil.errors import ConfigError
+from dfil.util.errors import ConfigError
 
 #: Tasks without a row in rates.PROMPTS read their prompts like this one's.
 PROMPT_LIKE = {"ordinal_standin": "sst5"}

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dfil.core.quantifiers import FROG_CLASSES
 from dfil.data.io import read_records
 from dfil.data.splits import check_unique_ids
-from dfil.errors import DataError
-from dfil.paths import path_problem
-from dfil.quantifiers import FROG_CLASSES
+from dfil.util.errors import DataError
+from dfil.util.paths import path_problem
 
 FROG_HUB_ID = "GAIR/FRoG"
 SPLITS = ("easy", "hard")

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from dfil.atomic import atomic_write_bytes
-from dfil.errors import DataError
-from dfil.paths import path_problem
+from dfil.util.atomic import atomic_write_bytes
+from dfil.util.errors import DataError
+from dfil.util.paths import path_problem
 
 
 def read_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:

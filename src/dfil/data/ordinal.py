@@ -14,7 +14,7 @@ import pandas as pd
 
 from dfil.data.io import parquet_records, prepared_split, read_records
 from dfil.data.splits import check_unique_ids
-from dfil.errors import DataError
+from dfil.util.errors import DataError
 
 SST5_HUB_ID = "SetFit/sst5"
 STS22_HUB_ID = "mteb/sts22-crosslingual-sts"

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from dfil.core.quantifiers import FROG_CLASSES
 from dfil.data.frog import parse_percentage
 from dfil.data.io import parquet_records, prepared_split, read_records
 from dfil.data.splits import check_unique_ids
-from dfil.errors import DataError
-from dfil.quantifiers import FROG_CLASSES
+from dfil.util.errors import DataError
 
 QURE_HUB_ID = "billli/QuRe"
 #: Rows of the paper's transfer set: QuRe's sentences quantified by few/some/most/all.

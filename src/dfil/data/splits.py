@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from dfil.errors import DataError
+from dfil.util.errors import DataError
 
 _SPACE = re.compile(r"\s+")
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from dfil.contracts.digests import write_dir_stamp
+from dfil.core.quantifiers import FROG_CLASSES
 from dfil.data.frog import largest_remainder
 from dfil.data.io import write_jsonl
 from dfil.data.probes.common import draw_fraction
-from dfil.digests import write_dir_stamp
-from dfil.quantifiers import FROG_CLASSES
 
 #: Table dataset_stats: easy-split class counts (train + val) = hard-split counts.
 FROG_CLASS_COUNTS = (31, 106, 518, 402, 202, 486, 199, 100)
@@ -105,7 +105,7 @@ def frog_like_records(n: int, form: str, seed: int, prefix: str,
 def write_frog_like(out_dir: str | Path, seed: int = 0, n_easy: int = 2044,
                     n_hard: int = 2044, hard_form: str = "unseen_totals") -> dict[str, str]:
     """Write ``easy.jsonl`` and ``hard.jsonl`` (hub layout) to ``out_dir`` and, last, their
-    sha256 stamp (:mod:`dfil.digests`); returns the sha256s by form.
+    sha256 stamp (:mod:`dfil.contracts.digests`); returns the sha256s by form.
 
     Defaults give Table dataset_stats's sizes: easy 2,044 (-> 1,636 train / 408 val), hard
     2,044. The same seed gives byte-identical files. ``hard_form``: see

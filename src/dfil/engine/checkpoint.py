@@ -19,11 +19,11 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, safe_open, save_file
 
-from dfil.atomic import atomic_path
-from dfil.cellconfig import ModelConfig, load_cell, to_dict
+from dfil.config.cell import ModelConfig, load_cell, to_dict
+from dfil.config.validation import validate
 from dfil.contracts.rundir import BEST, CELL
-from dfil.errors import CheckpointError, ConfigError
-from dfil.validation import validate
+from dfil.util.atomic import atomic_path
+from dfil.util.errors import CheckpointError, ConfigError
 
 #: /2: the metadata carries ``tensors_sha256``; /1 files (no hash) are refused.
 FORMAT = "dfil-checkpoint/2"

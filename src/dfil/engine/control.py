@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from dfil.errors import ConfigError
+from dfil.util.errors import ConfigError
 
 
 def proportion_column(columns: Sequence[str], text: str, given: str | None = None) -> str:

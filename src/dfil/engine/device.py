@@ -15,7 +15,7 @@ import sys
 
 import torch
 
-from dfil.errors import ConfigError
+from dfil.util.errors import ConfigError
 
 
 def pick_device() -> torch.device:

@@ -19,19 +19,19 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from dfil.atomic import atomic_path
-from dfil.cellconfig import CellConfig, to_dict
+from dfil.config.cell import CellConfig, to_dict
+from dfil.core.methods import method_spec
 from dfil.data.prompts import prompt_for
 from dfil.engine.batching import Encoded, encode, encode_ids
 from dfil.engine.control import append_proportion, proportion_column
 from dfil.engine.device import autocast_dtype
 from dfil.engine.frames import probe_sets, qure_frame, task_frames
 from dfil.engine.predict import frozen_states
-from dfil.errors import MissingInputError
-from dfil.methods import method_spec
 from dfil.model.backbone import load_tokenizer
 from dfil.model.dual_path import build_model
 from dfil.model.embedded import cache_dir
+from dfil.util.atomic import atomic_path
+from dfil.util.errors import MissingInputError
 
 # Part of every feature-cache key: bump it when what a cached file holds changes.
 FEATURE_CACHE_FORMAT = 3

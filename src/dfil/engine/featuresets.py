@@ -22,7 +22,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 
-from dfil.methods import method_spec
+from dfil.core.methods import method_spec
 
 #: Every item set, in the order a group's jobs are listed.
 ITEM_SETS = ("train", "val", "test", "probes", "qure")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from dfil.cellconfig import CellConfig
+from dfil.config.cell import CellConfig
 from dfil.data import few_shot_subset, load_frog, load_sst5, load_sts22, split_train_val
 from dfil.data.frog import frog_test_source
 from dfil.data.ordinal import label_proportion
@@ -21,8 +21,8 @@ from dfil.data.synthetic import (
     ORDINAL_STANDIN_TEST,
     ordinal_standin_records,
 )
-from dfil.errors import ConfigError
 from dfil.hub import local_source
+from dfil.util.errors import ConfigError
 
 
 def task_frames(cell: CellConfig) -> dict[str, pd.DataFrame]:

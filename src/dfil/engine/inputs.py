@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dfil.cellconfig import CellConfig
-from dfil.digests import NAME as DIR_STAMP
-from dfil.digests import read_dir_stamp, sha256_of
+from dfil.config.cell import CellConfig
+from dfil.contracts.digests import NAME as DIR_STAMP
+from dfil.contracts.digests import read_dir_stamp, sha256_of
 from dfil.hub import cache_root, parse_hub_source, stamp_path
 
 #: Tasks made in place from a seed: their ``data.source`` (the grid's default) is not read.

@@ -13,14 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from dfil.core.inference import softmax
 from dfil.engine.batching import Encoded, batches, padded, token_rows
 from dfil.engine.device import autocast, progress, sync_guard
 from dfil.engine.loader import Batch, Loader, to_device
-from dfil.errors import ConfigError
-from dfil.inference import softmax
 from dfil.model.attention import takes_varlen
 from dfil.model.backbone import hidden_size
 from dfil.model.objective import main_class_probs, rank_labels
+from dfil.util.errors import ConfigError
 
 
 @dataclass

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dfil.inference import ensemble, gaussian_argmax, mf_labels, nearest_center, shift_factor
-from dfil.metrics import pairwise_violations
+from dfil.core.inference import ensemble, gaussian_argmax, mf_labels, nearest_center, shift_factor
+from dfil.core.metrics import pairwise_violations
 
 
 def path_labels(preds, centers, alpha: float | None) -> dict[str, np.ndarray]:

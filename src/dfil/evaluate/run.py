@@ -16,23 +16,23 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dfil.atomic import atomic_path, atomic_write_json
-from dfil.cellconfig import config_hash, load_cell
+from dfil.config.cell import config_hash, load_cell
 from dfil.contracts.failure import is_failure, write_failure
 from dfil.contracts.metrics import write_metrics
 from dfil.contracts.predcheck import accuracy_block
 from dfil.contracts.predictions import COLUMNS as PREDICTION_COLUMNS
 from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY, read_run_json
+from dfil.core.methods import method_spec
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import probe_sets, qure_frame, task_frames
 from dfil.engine.inputs import stamped_inputs
+from dfil.engine.provenance import provenance
 from dfil.engine.truncation import truncation_line
-from dfil.errors import MissingInputError, RefusedError
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
-from dfil.methods import method_spec
 from dfil.model.dual_path import build_mf
-from dfil.provenance import provenance
+from dfil.util.atomic import atomic_path, atomic_write_json
+from dfil.util.errors import MissingInputError, RefusedError
 
 
 def _rows(set_name, ids, gold, p_true, preds, labels) -> pd.DataFrame:

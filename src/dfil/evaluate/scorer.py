@@ -10,18 +10,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from dfil.cellconfig import CellConfig
+from dfil.config.cell import CellConfig
+from dfil.core.inference import softmax
+from dfil.core.methods import method_spec
+from dfil.core.quantifiers import FROG_CLASSES
 from dfil.engine.checkpoint import load_trained
 from dfil.engine.device import autocast, autocast_dtype
 from dfil.engine.features import Columns, LazyTokenizer, cell_prompts, encode_frame
 from dfil.engine.predict import Predictions, heads_centers, heads_widths, predict
 from dfil.engine.truncation import truncation
-from dfil.inference import softmax
-from dfil.methods import method_spec
 from dfil.model.backbone import load_backbone
 from dfil.model.dual_path import count_trainable
 from dfil.model.zero_shot import option_logprobs
-from dfil.quantifiers import FROG_CLASSES
 
 
 class Scorer:

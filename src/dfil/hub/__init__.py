@@ -13,7 +13,6 @@ Cache layout under the configured ``cache_dir`` (its location is in no cell's ha
 fetch so GPU jobs never write into the cache), ``stamps/`` and ``locks/``.
 """
 
-from dfil.errors import HubError
 from dfil.hub.fetch import MODEL_FILES, fetch_dataset, fetch_model, resolve_revision
 from dfil.hub.local import (
     cache_root,
@@ -24,6 +23,7 @@ from dfil.hub.local import (
 )
 from dfil.hub.online import OFFLINE_FLAGS, online
 from dfil.hub.store import fetched_path, read_stamp, snapshot_dir, stamp_path
+from dfil.util.errors import HubError
 
 __all__ = [
     "MODEL_FILES",

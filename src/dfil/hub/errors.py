@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dfil.errors import GatedRepo, HubError
+from dfil.util.errors import GatedRepo, HubError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 TOKEN_FIX = ("give this machine a token with access: `export HF_TOKEN=hf_...` (a read token "

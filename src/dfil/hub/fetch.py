@@ -26,7 +26,6 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dfil.errors import GatedRepo, HubError
 from dfil.hub.errors import Target, explain
 from dfil.hub.online import online
 from dfil.hub.prepare import prepare_splits
@@ -43,6 +42,7 @@ from dfil.hub.store import (
     write_stamp,
 )
 from dfil.hub.verify import check, digests
+from dfil.util.errors import GatedRepo, HubError
 
 #: What a backbone needs: its config, safetensors weights (never pickles) and tokenizer
 #: files. Leaves out duplicates some repos carry (Mistral's consolidated.safetensors,

@@ -17,9 +17,9 @@ import os
 import re
 from pathlib import Path
 
-from dfil.errors import ConfigError
 from dfil.hub.store import fetched_path
-from dfil.paths import path_problem
+from dfil.util.errors import ConfigError
+from dfil.util.paths import path_problem
 
 HUB_PREFIX = "hub:"
 _SOURCE = re.compile(r"hub:([^/@\s]+/[^/@\s]+)@([0-9a-f]{40})")
@@ -61,9 +61,9 @@ def is_hub_id(source: str) -> bool:
 
 def local_source(source: str, label: str = "", key: str = "data.source") -> str:
     """A dataset source as a local path: a ``hub:`` source's prepared splits in the cache
-    (:class:`~dfil.errors.HubError` naming the fetch if they are not there), anything else
+    (:class:`~dfil.util.errors.HubError` naming the fetch if they are not there), anything else
     as given. A path that cannot be read (missing, a symlink loop or a dangling link:
-    :func:`dfil.paths.path_problem`) is a :class:`ConfigError` naming ``key``, never a
+    :func:`dfil.util.paths.path_problem`) is a :class:`ConfigError` naming ``key``, never a
     hub lookup: jobs read hub datasets only once fetched, so a bare hub id
     (``GAIR/FRoG``, :func:`is_hub_id`) that is no local path is refused the same way."""
     pinned = parse_hub_source(source)

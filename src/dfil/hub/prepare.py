@@ -16,8 +16,8 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from dfil.errors import HubError
 from dfil.hub.errors import Target
+from dfil.util.errors import HubError
 
 
 def split_file(config: str | None, split: str) -> str:

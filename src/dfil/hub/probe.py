@@ -5,7 +5,7 @@ many bytes its fetch would still download (the preflight's question; nothing is 
 asks for the repo's file list with sizes at the revision (``HfApi.repo_info(...,
 files_metadata=True)``, i.e. ``model_info``/``dataset_info``) and, for a gated repo, either
 refuses at once where there is no token or asks for one file's metadata, which a token
-without access is refused. Errors are :class:`~dfil.errors.HubError` lines from
+without access is refused. Errors are :class:`~dfil.util.errors.HubError` lines from
 :func:`dfil.hub.errors.explain`, naming the backbone or dataset and the fix.
 """
 
@@ -23,7 +23,7 @@ from dfil.hub.store import snapshot_dir
 def probe(target: Target) -> tuple[str, list[RemoteFile]]:
     """The commit ``target``'s revision names and the files its fetch downloads (a
     backbone's :data:`~dfil.hub.fetch.MODEL_FILES`, a dataset's every file);
-    :class:`~dfil.errors.HubError` when the hub refuses, lacks the repo or the revision,
+    :class:`~dfil.util.errors.HubError` when the hub refuses, lacks the repo or the revision,
     or cannot be reached."""
     from huggingface_hub import HfApi, get_token
 

@@ -19,8 +19,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from dfil.atomic import current_umask
-from dfil.errors import HubError
+from dfil.util.atomic import current_umask
+from dfil.util.errors import HubError
 
 
 def is_shared(cache: Path) -> bool:

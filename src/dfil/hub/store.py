@@ -10,7 +10,7 @@ half-way leaves no stamp, so :func:`fetched_path` refuses it and names the comma
 finishes it; a file removed from the cache after the fetch is refused the same way. Paths
 are recomputed from ``cache_dir`` on every read, so a cache moved as a whole still reads.
 A fetch that a gated repo refused leaves ``<commit>.gated.json`` there instead, so a job
-that needs it fails as gated (:class:`~dfil.errors.GatedRepo`), not as never fetched.
+that needs it fails as gated (:class:`~dfil.util.errors.GatedRepo`), not as never fetched.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dfil.atomic import atomic_write_json
-from dfil.errors import GatedRepo, HubError
 from dfil.hub.errors import Target
+from dfil.util.atomic import atomic_write_json
+from dfil.util.errors import GatedRepo, HubError
 
 STAMP_FIELDS = ("kind", "repo", "revision", "commit", "path", "files")
 

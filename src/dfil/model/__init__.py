@@ -2,7 +2,7 @@
 
 Imports torch at module level (transformers and peft inside the functions that load a
 backbone); knows nothing of files or configs on disk beyond the embedded backbone's cache
-(:mod:`dfil.model.embedded`). The method table is :mod:`dfil.methods`, which is pure.
+(:mod:`dfil.model.embedded`). The method table is :mod:`dfil.core.methods`, which is pure.
 """
 
 from dfil.model.backbone import (

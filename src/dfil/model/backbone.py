@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from dfil.cellconfig import BackboneConfig
-from dfil.errors import ConfigError, did_you_mean
+from dfil.config.cell import BackboneConfig
 from dfil.hub import local_model
 from dfil.model.attention import choose as choose_attention
 from dfil.model.embedded import resolve_model_id
 from dfil.model.load_report import quiet_expected_lm_head
+from dfil.util.errors import ConfigError, did_you_mean
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel

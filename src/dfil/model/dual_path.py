@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from dfil.cellconfig import BackboneConfig, HeadsConfig, ModelConfig, check_feature_norm
-from dfil.methods import MethodSpec, method_spec
+from dfil.config.cell import BackboneConfig, HeadsConfig, ModelConfig, check_feature_norm
+from dfil.core.methods import MethodSpec, method_spec
 from dfil.model.attention import known_layout, takes_varlen
 from dfil.model.backbone import (
     backbone_hidden_size,

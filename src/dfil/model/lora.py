@@ -18,8 +18,8 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from dfil.cellconfig import LoraConfig
-from dfil.errors import ConfigError
+from dfil.config.cell import LoraConfig
+from dfil.util.errors import ConfigError
 
 _SEPARATE = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj"}
 #: model_type -> logical target -> module name, for families whose names differ from

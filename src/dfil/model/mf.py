@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from dfil.quantifiers import CENTER_LOW, CENTER_SPAN, DELTA_EPS, QURE_CENTERS
+from dfil.core.quantifiers import CENTER_LOW, CENTER_SPAN, DELTA_EPS, QURE_CENTERS
 
 #: Smallest softmax share given to a target delta of 0 (the QuRe c_0 = 0.02 case), so that
 #: delta_raw stays finite and the center can still move (note R-qure-init).

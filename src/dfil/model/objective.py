@@ -7,8 +7,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from dfil.cellconfig import LossConfig
-from dfil.methods import MethodSpec
+from dfil.config.cell import LossConfig
+from dfil.core.methods import MethodSpec
 from dfil.model.dual_path import HeadOutputs
 from dfil.model.losses import (
     LossTerms,

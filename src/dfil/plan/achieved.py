@@ -64,7 +64,7 @@ class Standings:
 
 def standings(claims: list[PaperClaim], record=None) -> Standings:
     """:func:`achieved` of each claim at the level of the grid's ``plan:`` block ``record``
-    (:class:`dfil.gridfile.PlanRecord`; None: no plan, and :data:`ALPHA`), saying whether
+    (:class:`dfil.config.gridfile.PlanRecord`; None: no plan, and :data:`ALPHA`), saying whether
     the plan took each: by its id or the id of any place it is printed at (a plan made
     where two places' runs differed may name either)."""
     if record is None:

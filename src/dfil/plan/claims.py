@@ -24,12 +24,12 @@ import pandas as pd
 
 from dfil.claims import Declared, merge
 from dfil.claims.judge import declared_claims
-from dfil.errors import ConfigError
 from dfil.render import table_names
 from dfil.render.entries import Entry, Table
 from dfil.render.fmt import parse_published
 from dfil.render.resolve import Resolver
 from dfil.render.source import Sample, Source
+from dfil.util.errors import ConfigError
 
 #: Seeds of a run that has none (zero-shot scoring): one deterministic run.
 UNSEEDED = "na"
@@ -180,6 +180,6 @@ def ran_claims(tables: Sequence[Table], specs: Mapping) -> list[PaperClaim]:
 
 def paper_claims(grid, specs: Mapping) -> list[PaperClaim]:
     """Every claim of the tables ``specs`` (``config/tables.yaml``) on ``grid`` (a
-    :class:`dfil.grid.Grid`): sides, printed numbers and cells, in table order."""
+    :class:`dfil.config.grid.Grid`): sides, printed numbers and cells, in table order."""
     resolver = Resolver(specs, _Shapes(grid))
     return _claims_of([resolver.table(name) for name in table_names(specs)], specs)

@@ -9,7 +9,7 @@ extended by the seeds a plan adds, so that the tables that read a set read them.
 is left out: the source grid's acceptance run (same name, same ``results/<name>/``) is the
 plan's. Its positive controls (``controls:``) are left out: they name groups that a plan
 regroups, so a plan runs none. Its ``plan:`` block (:func:`plan_record`,
-:class:`dfil.gridfile.PlanRecord`) says what the plan was asked and which claims it
+:class:`dfil.config.gridfile.PlanRecord`) says what the plan was asked and which claims it
 planned.
 """
 
@@ -18,9 +18,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
+from dfil.config.runkey import RunPoint, applicable, format_key
 from dfil.plan.budget import Plan
 from dfil.plan.price import coordinate
-from dfil.runkey import RunPoint, applicable, format_key
 
 
 def plan_record(plan: Plan, gpu: str | None, end: str) -> dict:
@@ -35,7 +35,7 @@ def plan_record(plan: Plan, gpu: str | None, end: str) -> dict:
 def plan_config(config: dict, grid, runs: Iterable[str], order: list[int],
                 record: dict | None = None) -> dict:
     """The grid file running ``runs`` (run keys, their seeds a prefix of ``order``) of
-    ``grid`` (a :class:`dfil.grid.Grid` built from ``config``), with ``record`` as its
+    ``grid`` (a :class:`dfil.config.grid.Grid` built from ``config``), with ``record`` as its
     ``plan:`` block (:func:`plan_record`; None: none)."""
     runs = list(runs)
     seeds: dict[str, list[int]] = {}

@@ -23,7 +23,7 @@ def coordinate(key: str) -> str:
 
 def coordinate_hours(grid, archs: Mapping[str, Mapping | None], gpu: str | None = None,
                      end: str = "pessimistic") -> dict[str, float]:
-    """GPU-hours of one run of each coordinate of ``grid`` (a :class:`dfil.grid.Grid`)
+    """GPU-hours of one run of each coordinate of ``grid`` (a :class:`dfil.config.grid.Grid`)
     whose backbone has an architecture in ``archs`` (backbone name -> config dict, None
     for none known: those coordinates are left out), projected on ``gpu`` (default: each
     size class's ``gpu_model`` the cost model knows, else an H100, as ``dfil grid cost``),

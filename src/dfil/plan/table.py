@@ -49,7 +49,7 @@ def coverage(plan: Plan) -> str:
 
 def recorded_coverage(record) -> str:
     """:func:`coverage_line` of a grid file's ``plan:`` block
-    (:class:`dfil.gridfile.PlanRecord`)."""
+    (:class:`dfil.config.gridfile.PlanRecord`)."""
     return coverage_line(len(record.claims), record.considered, record.power,
                          record.budget, record.projected)
 

@@ -19,13 +19,13 @@ from pathlib import Path
 
 from dfil.cluster.dirlock import incomplete_hint, other_snakemakes, takes_lock
 from dfil.cluster.writer import running_writers
-from dfil.errors import ConfigError
-from dfil.grid import Grid
-from dfil.methods import method_spec
+from dfil.config.grid import Grid
+from dfil.core.methods import method_spec
 from dfil.preflight.budgets import check_budgets
 from dfil.preflight.damage import repair_runs
 from dfil.preflight.featurestamps import stale_stamps
 from dfil.preflight.targets import target_notes
+from dfil.util.errors import ConfigError
 
 
 def preflight(grid: Grid, argv: list[str], workdir: str | Path, config_files: Iterable[str],

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dfil.cellconfig import CellConfig, resolve
+from dfil.config.cell import CellConfig, resolve
+from dfil.config.grid import Grid
+from dfil.config.validation import validate
 from dfil.data.frog import stratified_counts
 from dfil.engine.frames import task_frames
-from dfil.errors import ConfigError, InputError
-from dfil.grid import Grid
-from dfil.validation import validate
+from dfil.util.errors import ConfigError, InputError
 
 
 def _data_exists(cell: CellConfig) -> bool:

@@ -21,7 +21,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfil.atomic import write_error
 from dfil.cluster.writer import is_alive, read_holder
 from dfil.contracts.failure import is_failure
 from dfil.contracts.metrics import digest_problem
@@ -34,6 +33,7 @@ from dfil.contracts.rundir import (
     SUMMARY,
     TRAINING_OUTPUTS,
 )
+from dfil.util.atomic import write_error
 
 #: What evaluation writes, and what training writes (moved aside to retrain from scratch).
 EVALUATION, TRAINING = EVALUATION_OUTPUTS, TRAINING_OUTPUTS
@@ -90,7 +90,7 @@ def numbers_problem(run_dir: Path) -> str | None:
 def checkpoint_problem(run_dir: Path) -> str | None:
     """What is wrong with the run's checkpoint (None: it reads and matches its hash)."""
     from dfil.engine.checkpoint import read_checkpoint  # torch: only for a damaged run
-    from dfil.errors import CheckpointError
+    from dfil.util.errors import CheckpointError
 
     try:
         read_checkpoint(run_dir / BEST)

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from dfil.cluster.checks import Check
-from dfil.errors import HubError
+from dfil.config.pins import Pin, unlocked_error
 from dfil.hub.errors import Target
 from dfil.hub.probe import RemoteFile, missing_bytes, probe
 from dfil.hub.store import stamp_problem
-from dfil.pins import Pin, unlocked_error
+from dfil.util.errors import HubError
 
 #: Free space kept beyond the downloads (the prepared parquet splits, logs, the rest of
 #: the filesystem's users): the check asks for the downloads x this factor.

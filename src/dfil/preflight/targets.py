@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-from dfil.errors import did_you_mean
+from dfil.util.errors import did_you_mean
 
-#: Parts of a run key (``dfil.runkey``): task/backbone/method/lam/n/init/seed.
+#: Parts of a run key (``dfil.config.runkey``): task/backbone/method/lam/n/init/seed.
 KEY_PARTS = 7
 
 

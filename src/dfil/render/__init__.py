@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dfil.errors import ConfigError
+from dfil.config.yamlfile import load_yaml
 from dfil.render.entries import Table
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
 from dfil.render.table_spec import check_specs
-from dfil.yamlfile import load_yaml
+from dfil.util.errors import ConfigError
 
 
 def load_specs(path: str | Path) -> dict:

@@ -11,16 +11,16 @@ from pathlib import Path
 import pandas as pd
 
 from dfil import __version__
-from dfil.atomic import atomic_path
-from dfil.errors import MissingInputError
-from dfil.grid import Grid
-from dfil.provenance import git_commit
+from dfil.config.grid import Grid
 from dfil.render import file_stem, table_keys, table_names
 from dfil.render.entries import Table
 from dfil.render.latex import environment, render_document, render_table
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
 from dfil.results.aggregate import aggregate, run_hashes
+from dfil.util.atomic import atomic_path
+from dfil.util.commit import git_commit
+from dfil.util.errors import MissingInputError
 
 
 def _write_text(path: Path, text: str) -> None:
@@ -58,7 +58,7 @@ def render_one(specs: dict, source: Source, name: str, config_files: list[str],
 
 def spec_digest(spec: dict) -> str:
     """The first 12 hex digits of the sha256 of a table's ``config/tables.yaml`` entry: a
-    table made from an edited entry is a new table (:mod:`dfil.publish`)."""
+    table made from an edited entry is a new table (:mod:`dfil.render.publish`)."""
     text = json.dumps(spec, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from dfil.config.validation import validate
+from dfil.config.yamlfile import load_yaml
 from dfil.cost.archs import ARCHS
-from dfil.errors import ConfigError
 from dfil.render.table_spec import TablesFile, selectors, unknown
-from dfil.validation import validate
-from dfil.yamlfile import load_yaml
+from dfil.util.errors import ConfigError
 
 #: A selector's key -> (the grid section that declares its names, also the name of the
 #: render map that maps them; its name in messages).

@@ -2,7 +2,7 @@
 tables, and the row operations applied once every entry is resolved (pure).
 
 "Entry" here is a table's cell; a grid's cell (one training run) is
-:class:`dfil.grid.Cell`. Entries are values: a step that changes one (a row operation,
+:class:`dfil.config.grid.Cell`. Entries are values: a step that changes one (a row operation,
 bold) builds a new one.
 """
 

@@ -15,10 +15,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dfil.atomic import atomic_path  # noqa: E402
-from dfil.quantifiers import FROG_CLASSES  # noqa: E402
+from dfil.core.quantifiers import FROG_CLASSES  # noqa: E402
 from dfil.render.figure_data import Drawn, paper_centers, paper_value, seed_order  # noqa: E402
 from dfil.render.source import Source  # noqa: E402
+from dfil.util.atomic import atomic_path  # noqa: E402
 
 #: The DFIL cell of Table centers_detail (7B, lambda 0.1, QuRe init).
 MAIN = {"task": "frog", "backbone": "qwen2.5-7b", "method": "dfil", "lam": 0.1,

@@ -9,8 +9,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from dfil.atomic import atomic_write_bytes
-from dfil.errors import LatexError
+from dfil.util.atomic import atomic_write_bytes
+from dfil.util.errors import LatexError
 
 #: Where to get pdflatex without root, or with it (workflow/setup.sh gives the same advice).
 GET_TEX = ("`module load texlive` where the site has it, TeX Live's user install "

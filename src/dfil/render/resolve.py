@@ -36,7 +36,6 @@ import pandas as pd
 
 from dfil import stats
 from dfil.contracts.failure import NOT_RUN
-from dfil.errors import ConfigError
 from dfil.render.baselines import baseline_entry, baseline_metric, like_row
 from dfil.render.entries import Entry, Row, Table, dash_reason, sides_degenerate
 from dfil.render.finish import finish, union
@@ -45,6 +44,7 @@ from dfil.render.probe_sizes import probe_note
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
 from dfil.results.origin import origin_note
+from dfil.util.errors import ConfigError
 
 #: An entry spec's kind: the first of these keys it holds (``stat`` when none).
 KINDS = ("tex", "ref", "holm", "ratio", "delta", "test", "wins")

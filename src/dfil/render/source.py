@@ -17,11 +17,11 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from dfil.config.grid import Grid
+from dfil.config.runkey import FIELDS, RunPoint, applicable, fmt_lambda, format_key
 from dfil.contracts.failure import failure_words
-from dfil.errors import ConfigError, MetricsError
-from dfil.grid import Grid
 from dfil.results.aggregate import failure_reason
-from dfil.runkey import FIELDS, RunPoint, applicable, fmt_lambda, format_key
+from dfil.util.errors import ConfigError, MetricsError
 
 #: The coordinates of a cell (everything in a run key but the seed).
 COORDS = FIELDS[:-1]

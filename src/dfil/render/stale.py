@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dfil.atomic import atomic_path
 from dfil.contracts.stale import NAME, read_stale
 from dfil.pages import with_banner
+from dfil.util.atomic import atomic_path
 
 #: The stale banner's slot in diff.md (markdown comments: invisible when rendered).
 MD_OPEN, MD_CLOSE = "<!-- stale-banner -->\n", "<!-- /stale-banner -->\n"

@@ -15,11 +15,9 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, ConfigDict, Field, RootModel
 
-from dfil.cellconfig import MethodName, MfInitName
-from dfil.contracts.metrics import measure_problem
-from dfil.errors import ConfigError, did_you_mean
-from dfil.gridfile import Budget
-from dfil.validation import (
+from dfil.config.cell import MethodName, MfInitName
+from dfil.config.gridfile import Budget
+from dfil.config.validation import (
     NonEmpty,
     NonNegative,
     NonNegativeReal,
@@ -30,6 +28,8 @@ from dfil.validation import (
     as_tuple,
     validate,
 )
+from dfil.contracts.metrics import measure_problem
+from dfil.util.errors import ConfigError, did_you_mean
 
 #: How an entry prints (:meth:`dfil.render.entries.Entry.render`).
 Format = Literal["ms", "mean", "std", "signed", "center", "int", "pct", "p", "n", "text"]

@@ -9,13 +9,13 @@ from pathlib import Path
 import pandas as pd
 
 from dfil.claims import control_result
-from dfil.grid import Grid
-from dfil.provenance import git_commit
+from dfil.config.grid import Grid
+from dfil.config.runkey import FIELDS, RunPoint, format_key
 from dfil.render.entries import Table
 from dfil.render.text import template_heads
 from dfil.report import site
 from dfil.results.status import unfinished
-from dfil.runkey import FIELDS, RunPoint, format_key
+from dfil.util.commit import git_commit
 
 
 @dataclass(frozen=True)

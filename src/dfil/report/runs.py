@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dfil.contracts import rundir
 from dfil.contracts.metrics import measures, read_metrics
-from dfil.errors import InputError
+from dfil.util.errors import InputError
 
 #: Training-log series drawn, and their names on the page.
 CURVES = {"train_total": "training loss", "val_loss": "validation loss",

@@ -15,12 +15,12 @@ import pandas as pd
 
 from dfil import claims as claims_mod
 from dfil import pages
-from dfil.atomic import atomic_path
 from dfil.render import compare, text
 from dfil.render.entries import Table
 from dfil.render.latex import substitution_note
 from dfil.render.names import labels
 from dfil.report import diff, feeds, flags, numbers, runs
+from dfil.util.atomic import atomic_path
 
 #: Verdict colours, shared by the legend and every table (one per verdict word).
 COLOURS = {"reproduced": "#c8ecc8", "contradicted": "#f8c9c9", "inconclusive": "#fff1b8",

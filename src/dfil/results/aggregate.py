@@ -1,6 +1,6 @@
 """Run directories -> one tidy long-format table of numbers (pure: json, pandas).
 
-One row per (run, measurement): the run key's parts (:func:`dfil.runkey.parse_key`), the
+One row per (run, measurement): the run key's parts (:func:`dfil.config.runkey.parse_key`), the
 metric as a dotted path into ``metrics.json`` (``test.mf.acc``,
 ``test.main.per_class_acc.3``, ``csmc.mf.by_domain.finance``), its value, and provenance
 (run directory, config hash, package version, git commit, and the library versions as one
@@ -24,14 +24,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from dfil.config.runkey import FIELDS, RunPoint, format_key, parse_key
 from dfil.contracts.failure import KEY, is_failure
 from dfil.contracts.metrics import measures, read_metrics
 from dfil.contracts.predcheck import predictions_problem
 from dfil.contracts.predictions import baselines, prediction_facts, read_predictions
 from dfil.contracts.rundir import ASIDE, METRICS, PREDICTIONS
-from dfil.errors import MetricsError, MissingInputError, RefusedError
 from dfil.results.origin import versions_text
-from dfil.runkey import FIELDS, RunPoint, format_key, parse_key
+from dfil.util.errors import MetricsError, MissingInputError, RefusedError
 
 COLUMNS = [*FIELDS, "metric", "value", "run_dir", "config_hash", "package_version",
            "git_commit", "libraries"]

@@ -2,7 +2,7 @@
 versions (pure: no torch).
 
 Each ``metrics.json`` records the git commit of the code and the versions of the libraries
-that made it (:func:`dfil.provenance.library_versions`); the aggregate carries both, the
+that made it (:func:`dfil.engine.provenance.library_versions`); the aggregate carries both, the
 versions as one canonical text per run (:func:`versions_text`, column ``libraries``). A
 table whose runs differ in either compares numbers that a change of code or of a library
 may have moved, so the table says so in its notes (:func:`origin_note`). Runs that cannot

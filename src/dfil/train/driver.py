@@ -17,8 +17,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from dfil.atomic import atomic_write_bytes, atomic_write_json
-from dfil.cellconfig import CellConfig, config_hash, dump_cell, load_cell, with_stop_grad_p
+from dfil.config.cell import CellConfig, config_hash, dump_cell, load_cell, with_stop_grad_p
 from dfil.contracts.rundir import (
     ATTEMPT1_BEST,
     ATTEMPTS,
@@ -28,20 +27,21 @@ from dfil.contracts.rundir import (
     SUMMARY,
     read_run_json,
 )
+from dfil.core.methods import method_spec
 from dfil.engine.checkpoint import read_checkpoint
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
 from dfil.engine.frames import task_frames
 from dfil.engine.inputs import stamped_inputs
+from dfil.engine.provenance import provenance
 from dfil.engine.truncation import truncation, truncation_line
-from dfil.errors import CheckpointError, OutOfMemory
-from dfil.methods import method_spec
 from dfil.model.attention import describe as describe_attention
 from dfil.model.dual_path import build_model
-from dfil.provenance import provenance
 from dfil.train.loop import Place, TrainData, train_attempt
 from dfil.train.memory import MemoryPlan, applied, next_plan, read_plan, write_plan
 from dfil.train.superseded import supersede, trained_for
+from dfil.util.atomic import atomic_write_bytes, atomic_write_json
+from dfil.util.errors import CheckpointError, OutOfMemory
 
 FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (last token; "
                "every token for attention pooling), no LoRA")

@@ -3,7 +3,7 @@ device anyway (an epoch's end, a signal's save), so watching adds no host sync p
 
 A loss that is NaN or infinite once poisons every later step through the weights; a
 retry of the same config diverges the same way, so training stops at the first read
-after it (:class:`~dfil.errors.NonFiniteLoss`, which ``dfil train`` records instead of
+after it (:class:`~dfil.util.errors.NonFiniteLoss`, which ``dfil train`` records instead of
 retrying) rather than training every epoch on ``nan`` to end without a best checkpoint.
 """
 
@@ -13,7 +13,7 @@ import math
 
 import torch
 
-from dfil.errors import NonFiniteLoss
+from dfil.util.errors import NonFiniteLoss
 
 #: The watch's value while every step has been finite.
 NONE = torch.iinfo(torch.int64).max

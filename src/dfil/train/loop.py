@@ -20,22 +20,22 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from dfil.atomic import atomic_write_bytes
-from dfil.cellconfig import CellConfig, config_hash
+from dfil.config.cell import CellConfig, config_hash
 from dfil.contracts.rundir import BEST, LOG, RESUME
+from dfil.core.inference import mf_labels
 from dfil.data.io import dumps_jsonl
 from dfil.engine.batching import Encoded, batches, epoch_order, grouped_batches
 from dfil.engine.checkpoint import save_checkpoint
 from dfil.engine.device import autocast_dtype, progress, sync_guard
 from dfil.engine.loader import Loader
 from dfil.engine.predict import Collector, heads_centers, layout_for, outputs
-from dfil.errors import Preempted
-from dfil.inference import mf_labels
 from dfil.model.losses import inverse_frequency_weights
 from dfil.model.objective import compute_loss
 from dfil.train.finite import FiniteWatch, check_validation
 from dfil.train.resume import AttemptState, StopFlag
 from dfil.train.step import StepSetup, make_optimizer, train_step
+from dfil.util.atomic import atomic_write_bytes
+from dfil.util.errors import Preempted
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from dfil.atomic import atomic_write_json
-from dfil.cellconfig import CellConfig
-from dfil.errors import CheckpointError
+from dfil.config.cell import CellConfig
+from dfil.util.atomic import atomic_write_json
+from dfil.util.errors import CheckpointError
 
 #: The run directory's memory plan (read at every start of ``dfil train``).
 PLAN = "memory_plan.json"

@@ -20,9 +20,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from dfil.atomic import atomic_path
 from dfil.engine.checkpoint import load_into, trained_state
-from dfil.errors import CheckpointError
+from dfil.util.atomic import atomic_path
+from dfil.util.errors import CheckpointError
 
 #: The layout of ``resume.pt``; bump it when what :meth:`AttemptState.save` writes changes.
 FORMAT = "dfil-resume/1"

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, fields
 import torch
 from torch import nn
 
-from dfil.cellconfig import LossConfig
+from dfil.config.cell import LossConfig
+from dfil.core.methods import MethodSpec
 from dfil.engine.device import autocast
 from dfil.engine.loader import Batch
 from dfil.engine.predict import forward_batch
-from dfil.methods import MethodSpec
 from dfil.model.losses import LossTerms
 from dfil.model.objective import compute_loss, loss_denominators
 

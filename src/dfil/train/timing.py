@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from dfil.cellconfig import CellConfig
+from dfil.config.cell import CellConfig
 from dfil.cost.rates import PROMPTS
 from dfil.engine.batching import Encoded, batches
 from dfil.engine.device import autocast_dtype

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfil.atomic import atomic_write_json
 from dfil.data.io import read_records, write_jsonl
 from dfil.data.probes.compositional import EXCLUDED_PAIRS, TRIPLES, compositional_records
 from dfil.data.probes.csmc import csmc_records
 from dfil.data.probes.entailment import entailment_records
 from dfil.data.probes.ipr import ipr_records
 from dfil.data.probes.naturalistic import naturalistic_records
-from dfil.errors import DataError
+from dfil.util.atomic import atomic_write_json
+from dfil.util.errors import DataError
 
 PROBE_SETS = ("compositional", "csmc", "ipr", "entailment", "naturalistic")
 

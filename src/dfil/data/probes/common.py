@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from dfil.inference import nearest_center
-from dfil.quantifiers import FROG_CLASSES, QURE_CENTERS, class_index
+from dfil.core.inference import nearest_center
+from dfil.core.quantifiers import FROG_CLASSES, QURE_CENTERS, class_index
 
 #: How each quantifier reads in running text ("[Q] of the ...").
 SURFACE = {

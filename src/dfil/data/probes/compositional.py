@@ -12,6 +12,7 @@ import itertools
 
 import numpy as np
 
+from dfil.core.quantifiers import QURE_CENTERS
 from dfil.data.probes.common import (
     SURFACE,
     draw_fraction,
@@ -19,7 +20,6 @@ from dfil.data.probes.common import (
     label_fields,
     quantifier,
 )
-from dfil.quantifiers import QURE_CENTERS
 
 Q1_CHOICES = ("few", "some", "moderate", "most", "all")
 Q2_CHOICES = ("few", "most", "all")

@@ -14,8 +14,8 @@ import itertools
 
 import numpy as np
 
+from dfil.core.quantifiers import FROG_CLASSES
 from dfil.data.probes.common import draw_in_cell
-from dfil.quantifiers import FROG_CLASSES
 
 SCENARIOS = {
     "clinical": (

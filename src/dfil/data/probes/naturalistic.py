@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from dfil.core.quantifiers import QURE_CENTERS
 from dfil.data.probes.common import SURFACE, draw_fraction, label_fields, quantifier
-from dfil.quantifiers import QURE_CENTERS
 
 #: domain -> (population, first event, its holders, second event)
 DOMAINS = {

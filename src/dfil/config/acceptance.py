@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dfil.errors import ConfigError
-from dfil.methods import method_spec
-from dfil.validation import Count, StrictModel
+from dfil.config.validation import Count, StrictModel
+from dfil.core.methods import method_spec
+from dfil.util.errors import ConfigError
 
 
 class Acceptance(StrictModel):
@@ -29,7 +29,7 @@ def _backbone(cell) -> str:
 
 
 def check_acceptance(spec: Acceptance | None, cells: Mapping) -> None:
-    """The acceptance run's cell is one of ``cells`` (the grid's :class:`dfil.grid.Cell`
+    """The acceptance run's cell is one of ``cells`` (the grid's :class:`dfil.config.grid.Cell`
     by key) and its 4-bit backbone one some of them train: :class:`ConfigError` naming the
     key."""
     if spec is None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from dfil.errors import ConfigError
-from dfil.runkey import RunPoint, format_key, group_points
+from dfil.config.runkey import RunPoint, format_key, group_points
+from dfil.util.errors import ConfigError
 
 
 def control_pairs(grid, name: str) -> list[tuple[str, str]]:
     """(control key, reference key) of each cell of control ``name``'s group in ``grid``
-    (a :class:`dfil.grid.Grid`), paired with the reference group's cell at the same
+    (a :class:`dfil.config.grid.Grid`), paired with the reference group's cell at the same
     coordinates but the variant; a :class:`ConfigError` unless each pair's resolved
     configs differ only in ``model.heads.control_input`` (none for the reference)."""
     control = grid.spec.controls[name]

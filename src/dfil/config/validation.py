@@ -5,7 +5,7 @@ Every config file the project reads (a cell, a grid, the declared tables) is val
 by models derived from :class:`StrictModel`: strict types (``"16"`` is not 16, ``42.0`` is
 not 42, ``true`` is not 1; an int is taken where a float is asked), frozen instances, no
 unknown key (with the closest known one suggested). :func:`validate` turns pydantic's
-``ValidationError`` into a :class:`dfil.errors.ConfigError` whose message reads
+``ValidationError`` into a :class:`dfil.util.errors.ConfigError` whose message reads
 ``train.epochs: must be >= 1, got 0``; the caller prefixes the file.
 """
 
@@ -24,7 +24,7 @@ from pydantic import (
 )
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from dfil.errors import ConfigError, did_you_mean
+from dfil.util.errors import ConfigError, did_you_mean
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")

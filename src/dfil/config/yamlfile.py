@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from dfil.errors import ConfigError
+from dfil.util.errors import ConfigError
 
 _MERGE = "tag:yaml.org,2002:merge"
 

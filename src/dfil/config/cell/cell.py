@@ -15,13 +15,13 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field
 
-from dfil.cellconfig.data import DataConfig
-from dfil.cellconfig.evaluation import EvalConfig
-from dfil.cellconfig.model import ModelConfig, check_feature_norm, check_mf_init, check_revision
-from dfil.cellconfig.train import TrainConfig
-from dfil.errors import ConfigError
-from dfil.validation import StrictModel, validate
-from dfil.yamlfile import load_yaml
+from dfil.config.cell.data import DataConfig
+from dfil.config.cell.evaluation import EvalConfig
+from dfil.config.cell.model import ModelConfig, check_feature_norm, check_mf_init, check_revision
+from dfil.config.cell.train import TrainConfig
+from dfil.config.validation import StrictModel, validate
+from dfil.config.yamlfile import load_yaml
+from dfil.util.errors import ConfigError
 
 
 class CellConfig(StrictModel):

@@ -1,10 +1,10 @@
 """What a grid file (``config/<grid>.yaml``) may hold: strict, frozen pydantic models of its
 sections, the cross-references between them, and its JSON Schema (pure Python).
 
-:class:`dfil.grid.Grid` validates a grid with :class:`GridFile` and
+:class:`dfil.config.grid.Grid` validates a grid with :class:`GridFile` and
 :func:`check_references`; ``config/schema.json`` is :func:`grid_schema` (``dfil grid
 schema``), so editors and CI check a grid by the same rules. A partial cell (``defaults``,
-a task's, variant's or group's ``cell:``) is a :class:`~dfil.cellconfig.CellConfig` of
+a task's, variant's or group's ``cell:``) is a :class:`~dfil.config.cell.CellConfig` of
 which only the keys given count (``model_dump(exclude_unset=True)``): any subset of keys,
 none unknown, each with its type and bounds.
 """
@@ -17,10 +17,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Discriminator, Field, Tag, create_model
 from pydantic_core import PydanticCustomError
 
-from dfil.cellconfig import BackboneConfig, CellConfig, MethodName, MfInitName
-from dfil.errors import ConfigError
-from dfil.gridacceptance import Acceptance
-from dfil.validation import (
+from dfil.config.acceptance import Acceptance
+from dfil.config.cell import BackboneConfig, CellConfig, MethodName, MfInitName
+from dfil.config.validation import (
     Count,
     NonEmpty,
     NonNegative,
@@ -28,6 +27,7 @@ from dfil.validation import (
     StrictModel,
     TupleOf,
 )
+from dfil.util.errors import ConfigError
 
 #: Names that become parts of run-directory paths and Snakemake wildcards (the grid's
 #: name, backbones, tasks, variants): no braces, shell characters, separators or spaces.

@@ -3,10 +3,10 @@ Python): ``CellConfig`` and its sections, ``model`` (backbone, LoRA, heads, loss
 checkpoint needs to rebuild its model), ``data``, ``train`` and ``eval``.
 
 YAML holds overrides only; every key has a default, none is unknown, and an error names
-the file and the dotted key (:mod:`dfil.validation`).
+the file and the dotted key (:mod:`dfil.config.validation`).
 """
 
-from dfil.cellconfig.cell import (
+from dfil.config.cell.cell import (
     CellConfig,
     config_hash,
     dump_cell,
@@ -15,9 +15,9 @@ from dfil.cellconfig.cell import (
     to_dict,
     with_stop_grad_p,
 )
-from dfil.cellconfig.data import DataConfig
-from dfil.cellconfig.evaluation import EvalConfig
-from dfil.cellconfig.model import (
+from dfil.config.cell.data import DataConfig
+from dfil.config.cell.evaluation import EvalConfig
+from dfil.config.cell.model import (
     BackboneConfig,
     HeadsConfig,
     LoraConfig,
@@ -27,7 +27,7 @@ from dfil.cellconfig.model import (
     ModelConfig,
     check_feature_norm,
 )
-from dfil.cellconfig.train import TrainConfig
+from dfil.config.cell.train import TrainConfig
 
 __all__ = [
     "BackboneConfig",

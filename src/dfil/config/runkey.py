@@ -15,8 +15,8 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
-from dfil.errors import ConfigError
-from dfil.methods import METHODS, method_spec
+from dfil.core.methods import METHODS, method_spec
+from dfil.util.errors import ConfigError
 
 #: The parts of a key, in path order.
 FIELDS = ("task", "backbone", "method", "variant", "lam", "budget", "init", "seed")
@@ -89,7 +89,7 @@ def parse_key(key: str) -> dict[str, str]:
 
 
 def group_points(group, seed_sets) -> list[RunPoint]:
-    """The cells' coordinates of a grid ``group`` (a :class:`dfil.gridfile.Group`), in key
+    """The cells' coordinates of a grid ``group`` (a :class:`dfil.config.gridfile.Group`), in key
     form: every combination of its tasks, backbones, methods, lambdas, budgets, inits and
     seeds (its list, or the set of ``seed_sets`` it names)."""
     seeds = seed_sets[group.seeds] if isinstance(group.seeds, str) else group.seeds

@@ -12,14 +12,21 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_serializer
 
-from dfil.errors import ConfigError
-from dfil.methods import METHODS
-from dfil.quantifiers import CENTER_LOW, CENTER_SPAN, QURE_CENTERS
-from dfil.validation import Count, NonNegative, NonNegativeReal, PositiveReal, StrictModel, TupleOf
+from dfil.config.validation import (
+    Count,
+    NonNegative,
+    NonNegativeReal,
+    PositiveReal,
+    StrictModel,
+    TupleOf,
+)
+from dfil.core.methods import METHODS
+from dfil.core.quantifiers import CENTER_LOW, CENTER_SPAN, QURE_CENTERS
+from dfil.util.errors import ConfigError
 
 #: The MF initialisations a grid names (``inits:``); a cell may also give its centers.
 MfInitName = Literal["qure", "uniform"]
-#: A method's name (:data:`dfil.methods.METHODS`).
+#: A method's name (:data:`dfil.core.methods.METHODS`).
 MethodName = Literal[tuple(METHODS)]  # type: ignore[valid-type]
 
 
@@ -146,7 +153,7 @@ class ModelConfig(StrictModel):
 
 def check_feature_norm(model: ModelConfig) -> None:
     """Feature standardisation is for frozen features: refused with a LoRA adapter, by a
-    grid's cells (:func:`dfil.cellconfig.resolve`) and by :func:`dfil.model.build_model`."""
+    grid's cells (:func:`dfil.config.cell.resolve`) and by :func:`dfil.model.build_model`."""
     if model.heads.feature_norm != "none" and model.adapter != "none":
         raise ConfigError(f"model.heads.feature_norm: {model.heads.feature_norm!r} "
                           "standardises frozen features and needs model.adapter: none, got "

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import yaml
 
-from dfil.atomic import atomic_write_bytes
-from dfil.errors import ConfigError, did_you_mean
-from dfil.yamlfile import load_yaml
+from dfil.config.yamlfile import load_yaml
+from dfil.util.atomic import atomic_write_bytes
+from dfil.util.errors import ConfigError, did_you_mean
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
 KINDS = ("model", "dataset")

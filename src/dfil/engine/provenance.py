@@ -1,30 +1,20 @@
-"""What every metrics file records about how it was produced: package version, git
-commit, device and GPU, wall time, peak memory, the versions of the libraries that ran it,
-and the commits of the hub repos it read."""
+"""What every metrics file records about how it was produced, measured in the process that
+ran it: package version, git commit, device and GPU, wall time, peak memory, the versions of
+the libraries that ran it, and the commits of the hub repos it read."""
 
 from __future__ import annotations
 
 import platform
 import resource
-import subprocess
-from pathlib import Path
+from importlib.metadata import PackageNotFoundError, version
+
+import torch
 
 from dfil import __version__
-
-
-def git_commit() -> str:
-    """HEAD of the repository this package runs from, or "unknown" outside a checkout."""
-    try:
-        out = subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse",
-                              "HEAD"], capture_output=True, text=True, timeout=10, check=True)
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
+from dfil.util.commit import git_commit
 
 
 def device_name(device) -> str:
-    import torch  # here, so that rendering (git_commit) stays free of torch
-
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     return f"cpu ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)"
@@ -32,8 +22,6 @@ def device_name(device) -> str:
 
 def peak_memory_mb(device) -> dict:
     """Peak resident memory of this process and, on CUDA, peak allocated GPU memory."""
-    import torch
-
     out = {"peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
     if device.type == "cuda":
         out["peak_gpu_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
@@ -49,10 +37,6 @@ LIBRARIES = {"transformers": "transformers", "peft": "peft", "bitsandbytes": "bi
 
 def library_versions() -> dict[str, str | None]:
     """torch, its CUDA build, and :data:`LIBRARIES`, each its version or None."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    import torch
-
     out: dict[str, str | None] = {"torch": torch.__version__, "cuda": torch.version.cuda}
     for key, dist in LIBRARIES.items():
         try:
@@ -67,8 +51,6 @@ def provenance(device, wall_seconds: float, inputs: dict | None = None,
     """The provenance block of a train summary or ``metrics.json``: ``inputs`` are the
     pinned repos the run read (model and dataset commits), ``extra`` what else the caller
     records (e.g. the memory plan a training ran with)."""
-    import torch
-
     gpu = torch.cuda.get_device_name(device) if device.type == "cuda" else None
     return {"package_version": __version__, "git_commit": git_commit(),
             "torch": torch.__version__, "device": device_name(device), "gpu": gpu,

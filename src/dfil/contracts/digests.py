@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dfil.atomic import atomic_write_json
 from dfil.hub.verify import digests
+from dfil.util.atomic import atomic_write_json
 
 NAME = "dfil-sha256.json"
 FORMAT = "dfil-sha256/1"

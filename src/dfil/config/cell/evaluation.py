@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from dfil.validation import Count, Share, StrictModel, TupleOf
+from dfil.config.validation import Count, Share, StrictModel, TupleOf
 
 
 class EvalConfig(StrictModel):

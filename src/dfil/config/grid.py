@@ -2,13 +2,13 @@
 seed) expanded into cells, each trained once however many tables it feeds (pure Python).
 
 A grid config (``config/paper.yaml``, ``config/config.yaml``, ``config/smoke.yaml``) is
-validated by the models of :mod:`dfil.gridfile`. A cell's run directory is
-``results/<name>/runs/<key>``, its key built by :func:`dfil.runkey.format_key`.
+validated by the models of :mod:`dfil.config.gridfile`. A cell's run directory is
+``results/<name>/runs/<key>``, its key built by :func:`dfil.config.runkey.format_key`.
 
 Hub repos are pinned: a backbone entry's ``revision`` and a ``datasets:`` entry's become
 the commit the cell's config holds (``model.backbone.revision``; a source
 ``hub:<repo>@<commit>``), through the grid's lock file where they name a branch
-(:mod:`dfil.pins`). A grid whose branches are not locked still expands (to list its
+(:mod:`dfil.config.pins`). A grid whose branches are not locked still expands (to list its
 cells, project its cost, lock it) with those repos unpinned; :meth:`Grid.require_locked`
 refuses it where cells are built.
 """
@@ -21,16 +21,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dfil.cellconfig import CellConfig, resolve, to_dict
-from dfil.errors import ConfigError
-from dfil.gridacceptance import acceptance_runs, check_acceptance
-from dfil.gridcontrols import control_pairs
-from dfil.gridfile import GridFile, Group, check_references
+from dfil.config.acceptance import acceptance_runs, check_acceptance
+from dfil.config.cell import CellConfig, resolve, to_dict
+from dfil.config.controls import control_pairs
+from dfil.config.gridfile import GridFile, Group, check_references
+from dfil.config.pins import Pin, read_lock, unlocked_error
+from dfil.config.runkey import RunPoint, format_key, group_points
+from dfil.config.validation import validate
+from dfil.config.yamlfile import load_yaml
 from dfil.hub.local import hub_source
-from dfil.pins import Pin, read_lock, unlocked_error
-from dfil.runkey import RunPoint, format_key, group_points
-from dfil.validation import validate
-from dfil.yamlfile import load_yaml
+from dfil.util.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ class Cell:
 
 class Grid:
     """An expanded, validated grid config. ``config`` is the grid as given (what the
-    rules read); ``spec`` is it validated (:class:`dfil.gridfile.GridFile`)."""
+    rules read); ``spec`` is it validated (:class:`dfil.config.gridfile.GridFile`)."""
 
     def __init__(self, config: Mapping, results_root: str = "results", files=()):
         try:
@@ -76,7 +76,7 @@ class Grid:
 
     def control_pairs(self, name: str) -> list[tuple[str, str]]:
         """(control key, reference key) of control ``name``'s cells
-        (:func:`dfil.gridcontrols.control_pairs`)."""
+        (:func:`dfil.config.controls.control_pairs`)."""
         return control_pairs(self, name)
 
     def _add(self, gname: str, group: Group, point: RunPoint) -> None:
@@ -215,7 +215,7 @@ class Grid:
         limit resumes from its checkpoint, so it needs no more time than the first. A job
         that will only record a failure (``failure``: its reason,
         :func:`dfil.contracts.failure.failure_ahead`) gets the ``cpu`` class too."""
-        from dfil.methods import method_spec
+        from dfil.core.methods import method_spec
 
         trains = method_spec(self.cell(key).config["model"]["method"]).trains
         gpu = (stage != "train" or trains) and failure is None
@@ -228,7 +228,7 @@ class Grid:
 
 
     def acceptance(self) -> dict[str, tuple[str, str]]:
-        """``snakemake acceptance``'s runs (:func:`dfil.gridacceptance.acceptance_runs`)."""
+        """``snakemake acceptance``'s runs (:func:`dfil.config.acceptance.acceptance_runs`)."""
         return acceptance_runs(self.spec.acceptance, self.cells)
 
 

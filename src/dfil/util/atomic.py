@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dfil.errors import DiskFullError, WriteRefusedError
+from dfil.util.errors import DiskFullError, WriteRefusedError
 
 #: A write the filesystem refused: no permission, or a read-only filesystem.
 WRITE_REFUSED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
@@ -42,9 +42,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     cluster filesystem are readable by whoever the user's umask lets read them.
 
     A write that runs out of space (ENOSPC, in the caller's writes or here, also where a
-    library wrapped it: :func:`is_disk_full`) raises :class:`dfil.errors.DiskFullError`
+    library wrapped it: :func:`is_disk_full`) raises :class:`dfil.util.errors.DiskFullError`
     naming ``path``; a write the filesystem refuses (:func:`write_refused`: a read-only
-    location) raises :class:`dfil.errors.WriteRefusedError` naming it. The temporary
+    location) raises :class:`dfil.util.errors.WriteRefusedError` naming it. The temporary
     file is removed.
     """
     path = Path(path)

@@ -35,7 +35,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dfil.errors import RefusedError, RunFileError
+from dfil.util.errors import RefusedError, RunFileError
 
 #: The config key (``snakemake --config allow_fewer=1``) and the ``dfil publish`` flag that
 #: let a file with fewer entries replace the published one.

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from dfil.validation import Count, NonNegative, StrictModel
+from dfil.config.validation import Count, NonNegative, StrictModel
 
 
 class DataConfig(StrictModel):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from dfil.errors import ConfigError
+from dfil.util.errors import ConfigError
 
 Main = Literal["classifier", "coral", "corn"]
 MF = Literal["ordered", "unordered", "linear"]

@@ -1,0 +1,3 @@
+"""What every stage leans on and nothing here leans on a stage: the error classes that
+``dfil`` reports as one line (:mod:`.errors`), the one atomic writer (:mod:`.atomic`), and
+why an input path cannot be read, in words an error ends with (:mod:`.paths`)."""
