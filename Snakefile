@@ -107,12 +107,10 @@ if (
 
 onsuccess:
     mark_stale()
-    warm_stop()
 
 
 onerror:
     mark_stale(log)
-    warm_stop()
 
 
 rule all_tables:
@@ -155,10 +153,7 @@ rule paper_audit:
 # With keep-going (the slurm profile's), a cell's last attempt records its failure in place
 # of its outputs and the tables are built from the cells that finished (dfil.cli.jobs);
 # jobs, local or SLURM's, inherit the variable. Execution settings exist from onstart on.
-# A local run's jobs start in a child of the warm server, which has imported the libraries
-# once (DFIL_WARM=0: each job imports them itself).
 onstart:
     set_last_attempt(
         workflow.execution_settings.keep_going, workflow.execution_settings.retries
     )
-    warm_start()

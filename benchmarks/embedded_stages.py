@@ -68,34 +68,6 @@ def per_stage(jobs: pd.DataFrame, imports: dict[str, float]) -> pd.DataFrame:
     return table.drop(columns=["start", "end"]).round(1)
 
 
-#: The stage of a command the warm server ran, by its ``dfil`` subcommand.
-COMMAND_STAGES = {"fetch-backbone": "data", "synth-frog": "data", "probes": "data",
-                  "features": "features", "grid": "train", "train": "train",
-                  "evaluate": "evaluate", "aggregate": "aggregate", "render": "render",
-                  "report": "report", "pdf": "report", "audit": "audit"}
-
-
-def served_peaks(warm_log: Path) -> dict[str, float]:
-    """Peak RSS (MB) of the warm server's children by stage, from its log (``pid N: dfil
-    <command> ...`` at the fork, ``pid N: exit 0 (peak RSS M MB, ...)`` at the end): a
-    served job's benchmark file measures its client, a relay of a few MB."""
-    text = warm_log.read_text(errors="replace") if warm_log.exists() else ""
-    command = dict(re.findall(r"pid (\d+): dfil (\S+)", text))
-    peaks: dict[str, float] = {}
-    for pid, mb in re.findall(r"pid (\d+): (?:exit|signal) -?\d+ \(peak RSS (\d+) MB", text):
-        stage = COMMAND_STAGES.get(command.get(pid, ""), "other")
-        peaks[stage] = max(peaks.get(stage, 0.0), float(mb))
-    return peaks
-
-
-def served_counts(warm_log: Path) -> tuple[int, int, str]:
-    """(commands the warm server ran, commands it refused, its first refusal's reason)."""
-    text = warm_log.read_text(errors="replace") if warm_log.exists() else ""
-    refusals = re.findall(r"dfil warm: refused .*?: (\S+=.*)$", text, re.M)
-    return (len(re.findall(r"pid \d+: dfil ", text)), len(refusals),
-            refusals[0] if refusals else "")
-
-
 def import_seconds(log_dir: Path) -> dict[str, float]:
     """Seconds of top-level Python imports (``-X importtime``'s cumulative column) in the
     jobs' logs, by stage."""
@@ -103,8 +75,6 @@ def import_seconds(log_dir: Path) -> dict[str, float]:
     for log in log_dir.rglob("*.log"):
         rel = log.relative_to(log_dir).parts
         stage = LOG_STAGES.get(rel[0], "data" if len(rel) == 1 else rel[0])
-        if rel == ("warm.log",):  # the warm server's one import of everything
-            stage = "warm server"
         if len(rel) == 1 and rel[0][:-4] in ("aggregate", "report", "pdf", "audit"):
             stage = "report" if rel[0] != "aggregate.log" else "aggregate"
         micro = 0
@@ -230,18 +200,6 @@ def main(argv=None) -> int:
         return 1
     imports = import_seconds(results / "logs")
     table = per_stage(jobs, imports)
-    warm_log = results / "logs" / "warm.log"
-    served, refused, why = served_counts(warm_log)
-    if served or refused:
-        print(f"warm server: {served} commands served, {refused} refused"
-              + (f" (first: {why})" if refused else ""))
-    if peaks := served_peaks(warm_log):
-        # Served jobs: peak RSS is the server's child's (its client's is a relay's).
-        table["peak_rss_mb"] = [
-            max(peaks.get(stage, 0.0), rss) if stage != "all" else max([*peaks.values(), rss])
-            for (stage, _), rss in table["peak_rss_mb"].items()]
-        print(f"warm server: imports {imports.get('warm server', 0.0):.1f} s once; peak RSS "
-              "of served jobs from its log")
     print(table.to_string())
     if wall is not None:
         print(f"end-to-end wall time {wall:.0f} s ({wall / 60:.1f} min)")

@@ -68,24 +68,7 @@ def test_embedded_stages_sums_imports_and_finds_the_critical_path(tmp_path):
         "import time:        50 |        700 |   torch.nn\n"
         "import time:        10 |        500 | json\nepoch 1 done\n")
     (logs / "probes.log").write_text("import time:         5 |     250000 | numpy\n")
-    # The warm server's log: its one import, and its children's peak RSS by command.
-    (logs / "warm.log").write_text(
-        "import time:       100 |    3000000 | torch\n"
-        "23:05:01 dfil warm: pid 7: dfil train --cell c.yaml --out runs/a\n"
-        "23:05:02 dfil warm: pid 8: dfil features --json {} --items test\n"
-        "23:05:03 dfil warm: pid 9: dfil train --cell d.yaml --out runs/b\n"
-        "23:05:04 dfil warm: pid 7: exit 0 (peak RSS 512 MB, CPU 3.1 s)\n"
-        "23:05:05 dfil warm: pid 9: signal 15 (peak RSS 640 MB, CPU 1.0 s)\n"
-        "23:05:06 dfil warm: pid 8: exit 1 (peak RSS 1024 MB, CPU 9.9 s)\n")
-    assert bench["import_seconds"](logs) == {"train": 0.002, "data": 0.25, "warm server": 3.0}
-    assert bench["served_peaks"](logs / "warm.log") == {"train": 640.0, "features": 1024.0}
-    assert bench["served_peaks"](tmp_path / "none.log") == {}
-    assert bench["served_counts"](logs / "warm.log") == (3, 0, "")
-    with open(logs / "warm.log", "a") as log:
-        log.write("23:05:07 dfil warm: refused evaluate --run r: OMP_NUM_THREADS=2 (the "
-                  "server's: 1)\n")
-    assert bench["served_counts"](logs / "warm.log") == (
-        3, 1, "OMP_NUM_THREADS=2 (the server's: 1)")
+    assert bench["import_seconds"](logs) == {"train": 0.002, "data": 0.25}
     import pandas as pd
 
     jobs = pd.DataFrame({"job": ["probes/probes", "train_cell/k", "frozen_features/g/train",

@@ -19,7 +19,6 @@ from dfil.contracts.metrics import write_metrics
 from dfil.data.synthetic import write_frog_like
 from hubrepos import tiny_model_files
 from records import metrics_record
-from warmserver import warm_server
 
 #: Runs ``dfil`` on each argument list of argv[1] (JSON), then prints sys.modules (JSON).
 JOBS = """
@@ -49,16 +48,6 @@ def test_help_imports_no_library():
     mods = loaded(["--help"], code=JOBS.replace("assert main(argv) == 0, argv",
                                                 "try:\n        main(argv)\n"
                                                 "    except SystemExit:\n        pass"))
-    assert not mods & {*HEAVY, "numpy", "pandas", "yaml"}
-
-
-def test_a_command_handed_to_the_warm_server_imports_no_library_here():
-    """The client (``DFIL_WARM_SOCKET`` set) relays; the server's child imports."""
-    smoke = str(ROOT / "config" / "smoke.yaml")
-    with warm_server(preload="torch") as (socket, log, _):
-        mods = loaded(["grid", "list", "--config", smoke],
-                      env={"DFIL_WARM_SOCKET": str(socket)})
-        assert f"dfil grid list --config {smoke}" in log.read_text()
     assert not mods & {*HEAVY, "numpy", "pandas", "yaml"}
 
 

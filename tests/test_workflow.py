@@ -2,7 +2,6 @@
 needed for -n), the embedded default, and one cell's chain."""
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -259,53 +258,3 @@ def test_a_refused_publish_keeps_the_published_file(paper_dry):
     published = re.findall(r"^\s+output: (paper_tables/paper/\S+)(.*)$", paper_dry, re.M)
     assert len(published) >= 29 + 2
     assert all("(update)" in flags for _, flags in published), published[:3]
-
-
-@pytest.mark.slow
-def test_a_local_run_serves_its_jobs_from_the_warm_server(tmp_path, monkeypatch):
-    """A dry run starts no server and plans what it plans without one; a real local run
-    starts it, its jobs run as its children (its log names each), and it is stopped and
-    its socket removed at the end; a run under the SLURM executor, or with DFIL_WARM=0,
-    starts none."""
-    import shutil
-
-    work = tmp_path / "wf"
-    work.mkdir()
-    shutil.copy(ROOT / "Snakefile", work)
-    for d in ("workflow", "config"):
-        shutil.copytree(ROOT / d, work / d)
-    keys = ["frog/tiny-llama/ft_compose/lam0/nfull/uniform/seed42",
-            "frog/tiny-llama/finetune+fewshot/lamna/n16/na/seed42"]
-    targets = [f"results/smoke/runs/{k}/cell.yaml" for k in keys]
-    args = (*targets, "--cores", "2", "--configfile", "config/smoke.yaml")
-    log = work / "results" / "smoke" / "logs" / "warm.log"
-    def plan() -> dict:
-        out = snakemake(*args, "-n", cwd=work)
-        return counts(out.stdout + out.stderr)
-
-    monkeypatch.setenv("DFIL_WARM", "0")
-    planned = plan()
-    monkeypatch.delenv("DFIL_WARM")
-    assert plan() == planned == {
-        "cell_config": 2, "total": 2}
-    assert not log.exists()
-    out = snakemake(*args, cwd=work)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert all((work / t).is_file() for t in targets)
-    text = log.read_text()
-    assert text.count(": dfil grid cell --json ") == 2
-    assert len(re.findall(r": exit 0 \(peak RSS \d+ MB, CPU \d+\.\d s\)\n", text)) == 2
-    socket = re.search(r"serving (\S+)", text).group(1)
-    assert "stopping (SIGTERM)" in text and not Path(socket).parent.exists()
-    # Under the SLURM executor (its commands are the failing stubs; these local rules
-    # run here all the same) no server starts.
-    log.unlink()
-    out = snakemake(*args, "--forcerun", "cell_config", "--executor", "slurm", "--jobs", "1",
-                    cwd=work)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert "Finished jobid" in out.stderr and not log.exists()
-    # DFIL_WARM=0: a local run starts none.
-    monkeypatch.setenv("DFIL_WARM", "0")
-    out = snakemake(*args, "--forcerun", "cell_config", cwd=work)
-    assert out.returncode == 0, out.stderr[-3000:]
-    assert not log.exists()

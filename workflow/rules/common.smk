@@ -3,7 +3,6 @@ import shlex
 from types import SimpleNamespace
 
 from dfil.core.methods import method_spec
-from dfil.cli.warm import SWITCH_VAR as WARM_SWITCH, start_server, stop_server
 from dfil.cluster.partitions import GPU_PARTITION, job_partition, profile_text
 from dfil.contracts.failure import failure_ahead
 from dfil.engine.featuresets import (
@@ -239,24 +238,3 @@ def acceptance_resource(name, default=0):
     return lambda wildcards: GRID.job_resources(acceptance_key(wildcards), "train").get(
         name, default
     )
-
-
-#: The warm server of a local run (dfil.cli.warm): started in onstart, stopped at the end.
-WARM = {}
-
-
-def warm_start():
-    """Start the warm server for a local run's jobs unless DFIL_WARM=0 (never under a
-    cluster executor, a dry run or --touch): they inherit its socket's path."""
-    if (
-        workflow.is_main_process
-        and workflow.local_exec
-        and not workflow.dryrun
-        and not workflow.touch
-        and os.environ.get(WARM_SWITCH, "1") != "0"
-    ):
-        WARM["server"] = start_server(Path(f"{RES}/logs/warm.log"))
-
-
-def warm_stop():
-    stop_server(WARM.pop("server", None))

@@ -26,7 +26,6 @@ from dfil.cli.commands import (
 from dfil.cli.features import add_features_parser
 from dfil.cli.hub import add_hub_parser
 from dfil.cli.jobs import cmd_evaluate, cmd_train
-from dfil.cli.warm import add_warm_parser, forward
 from dfil.util.atomic import write_error
 from dfil.util.errors import InputError
 
@@ -106,8 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="e.g. smollm2-135m")
     p.add_argument("--force", action="store_true", help="convert again even if cached")
     p.add_argument("--stamp", type=Path, help="also write the converted path to this file")
-    for add_parser in (add_hub_parser, add_features_parser, add_acceptance_parser,
-                       add_warm_parser):
+    for add_parser in (add_hub_parser, add_features_parser, add_acceptance_parser):
         add_parser(_command, sub)
     return parser
 
@@ -281,9 +279,7 @@ def _table_commands(sub) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run a subcommand. An input error (:class:`dfil.util.errors.InputError`: a bad config key,
     a damaged or missing file, a full disk, a read-only output) is one line and exit 2;
-    anything else is a bug and keeps its traceback. A warm server's child may run it."""
-    if (code := forward(argv)) is not None:
-        return code
+    anything else is a bug and keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
