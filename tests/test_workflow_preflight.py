@@ -17,12 +17,15 @@ SINFO = "cpu (null) (null) infinite 19284 2\\ngpu gpu:h100:2(S:0) (null) infinit
 #: workflow/slurm-local.sh's partitions: gpu takes only the QOS gpu.
 SCONTROL = ("PartitionName=cpu Default=YES AllowQos=normal,gpu State=UP\\n"
             "PartitionName=gpu AllowQos=gpu State=UP\\n")
+#: The QOS and their limits (``sacctmgr show qos``): gpu lets a user hold 2 GPUs.
+QOS = "normal||||\\ngpu|02:00:00|gres/gpu=2||\\n"
 SLURM_LOCAL = ("--profile", "slurm", "--profile", "workflow/profiles/slurm-local")
 
 
 def site(tmp_path, accounts: str):
-    """A copy of the workflow and a PATH whose sinfo/sacctmgr answer as a cluster with
-    ``accounts`` for this user; returns (work dir, environment, sbatch's call log)."""
+    """A copy of the workflow and a PATH whose sinfo/scontrol/sacctmgr answer as a cluster
+    with ``accounts`` (``sacctmgr show assoc``'s lines) for this user; returns (work dir,
+    environment, sbatch's call log)."""
     work = tmp_path / "wf"
     work.mkdir()
     shutil.copy(ROOT / "Snakefile", work)
@@ -32,7 +35,9 @@ def site(tmp_path, accounts: str):
     shims.mkdir()
     calls = tmp_path / "sbatch-calls"
     # sacct: the executor plugin refuses to start on a host without it (or squeue)
-    scripts = {"sinfo": f"printf '{SINFO}'", "sacctmgr": f"printf '{accounts}'",
+    sacctmgr = (f"case $4 in assoc) printf '{accounts}';; qos) printf '{QOS}';; "
+                "user) echo dfil-local;; esac")
+    scripts = {"sinfo": f"printf '{SINFO}'", "sacctmgr": sacctmgr,
                "scontrol": f"printf '{SCONTROL}'",
                "sbatch": f'echo "$@" >> {calls}; exit 1', "sacct": "exit 0"}
     for name, body in scripts.items():
@@ -50,7 +55,7 @@ def run(work, environ, *args) -> subprocess.CompletedProcess:
 
 
 def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
-    work, environ, calls = site(tmp_path, "dfil-local|gpu,normal\\n")
+    work, environ, calls = site(tmp_path, "dfil-local||gpu,normal|normal||\\n")
     done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout + done.stderr
@@ -58,12 +63,13 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
     for line in ("skipped  hub    the grid reads no hub backbone or dataset",
                  "ok       slurm  partition cpu (default-resources.slurm_partition) exists",
                  "ok       slurm  class tiny: gpu_model h100 is a GPU type in partition gpu",
-                 "ok       slurm  class tiny: each attempt (30 min, 4000 MB, 1 GPU) fits "
-                 "partition gpu",
-                 "ok       slurm  account dfil-local is one of",
-                 "ok       slurm  qos gpu (default-resources.qos) is one dfil-local may use",
-                 "ok       slurm  partition gpu (default-resources.gpu_partition) allows qos "
-                 "gpu (default-resources.qos)"):
+                 *(f"ok       slurm  rule {rule} (class tiny): partition gpu (default-"
+                   "resources.gpu_partition), account dfil-local (default-resources."
+                   "slurm_account), qos gpu (default-resources.qos): allowed, and its job (30 "
+                   "min, 4000 MB, 1 GPU) within the partition's and the QOS's limits"
+                   for rule in ("train_cell", "evaluate_cell", "frozen_features",
+                                "acceptance_run")),
+                 "ok       slurm  light jobs (every other rule) (class cpu): partition cpu"):
         assert line in out
     assert "preflight: all 8 checks ok" in out
     assert not calls.exists(), "preflight submitted a job"
@@ -71,11 +77,14 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
 
 
 def test_a_failed_check_fails_the_target_once(tmp_path):
-    work, environ, calls = site(tmp_path, "proj-ml\\n")
+    work, environ, calls = site(tmp_path, "proj-ml|||||\\n")
     done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
     out = done.stdout + done.stderr
     assert done.returncode != 0
-    assert "PROBLEM  slurm  account 'dfil-local' is not one of" in out
+    assert ("PROBLEM  slurm  rule train_cell (class tiny): partition gpu (default-resources."
+            "gpu_partition), account dfil-local (default-resources.slurm_account), qos gpu "
+            "(default-resources.qos): account dfil-local (default-resources.slurm_account) is "
+            "no association of the user on this partition") in out
     assert out.count("localrule preflight:") == 1, "a failed check is not retried"
     assert not calls.exists()
 
@@ -83,7 +92,7 @@ def test_a_failed_check_fails_the_target_once(tmp_path):
 def test_an_unlocked_grid_is_checked_not_refused(tmp_path):
     """A real run of this grid stops before its DAG (test_workflow_hub); its preflight
     runs and names the lock command among its problems."""
-    work, environ, _ = site(tmp_path, "dfil-local\\n")
+    work, environ, _ = site(tmp_path, "dfil-local|||||\\n")
     environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # no hub: its check fails, fast
     grid = grid_file(tmp_path, lock=False)
     done = run(work, environ, "--cores", "1", "--configfile", str(grid))

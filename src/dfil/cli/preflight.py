@@ -29,16 +29,33 @@ def load_profile(paths: list[Path]) -> dict:
     return merged
 
 
-def largest_jobs(grid) -> dict[str, dict]:
-    """Each GPU size class's largest job (training's or evaluation's, over the grid's
-    cells of that class): what each of its attempts asks."""
-    out: dict[str, dict] = {}
-    for key, cell in grid.cells.items():
-        for stage in ("train", "evaluate"):
-            job = grid.job_resources(key, stage)
-            size = cell.size if job.get("gpu", 0) else None
-            if size and job["runtime"] >= out.get(size, {}).get("runtime", -1):
-                out[size] = job
+def rule_jobs(grid) -> dict[str, dict[str, dict]]:
+    """Each rule's largest job per size class (what each of its attempts asks), as the
+    workflow's rules ask them: training and evaluation of every cell, the frozen-feature
+    pass (its cell's evaluation's), the acceptance run (its cell's training's), and the
+    light jobs of every other rule (the ``cpu`` class). A GPU rule's job that asks no GPU
+    (a method that trains nothing) is a light job."""
+    from dfil.cluster.rules import LIGHT
+    from dfil.engine.featuresets import feature_jobs
+
+    out: dict[str, dict[str, dict]] = {}
+
+    def add(rule: str, key: str, stage: str) -> None:
+        job = grid.job_resources(key, stage)
+        if not job.get("gpu", 0):
+            return
+        size = grid.cells[key].size
+        if job["runtime"] >= out.setdefault(rule, {}).get(size, {}).get("runtime", -1):
+            out[rule][size] = job
+
+    for key in grid.cells:
+        add("train_cell", key, "train")
+        add("evaluate_cell", key, "evaluate")
+    for key in feature_jobs({k: c.config for k, c in grid.cells.items()}).values():
+        add("frozen_features", key, "evaluate")
+    for key, _ in grid.acceptance().values():
+        add("acceptance_run", key, "train")
+    out[LIGHT] = {"cpu": dict(grid.config["resources"]["cpu"])}
     return out
 
 
@@ -73,7 +90,7 @@ def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
     else:
         checks.append(Check("hub", "skipped", "the grid reads no hub backbone or dataset"))
     site = site_from_profile(load_profile(profiles)) if profiles else None
-    checks += slurm_checks(site, largest_jobs(grid))
+    checks += slurm_checks(site, rule_jobs(grid))
     checks += [Check("cost", "skipped", line)
                for line in missing_lines(grid_archs(grid, catalogue))]
     try:
