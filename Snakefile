@@ -78,6 +78,7 @@ include: "workflow/rules/render.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/publish.smk"
 include: "workflow/rules/preflight.smk"
+include: "workflow/rules/submit.smk"
 include: "workflow/rules/acceptance.smk"
 
 
@@ -156,9 +157,11 @@ rule paper_audit:
 # of its outputs and the tables are built from the cells that finished (dfil.cli.jobs);
 # jobs, local or SLURM's, inherit the variable. Execution settings exist from onstart on.
 # A local run's jobs start in a child of the warm server, which has imported the libraries
-# once (DFIL_WARM=0: each job imports them itself).
+# once (DFIL_WARM=0: each job imports them itself); a SLURM run's are submitted through
+# the workflow's sbatch (submit.smk).
 onstart:
     set_last_attempt(
         workflow.execution_settings.keep_going, workflow.execution_settings.retries
     )
     warm_start()
+    submit_through_workflow_sbatch()

@@ -19,5 +19,6 @@ SLURM's durations (:mod:`.durations`); whether a SIGTERM is the job's time limit
 (:mod:`.limits`), which partition, account and QOS each rule's jobs carry
 (:mod:`.rules`), the limits the site enforces (:mod:`.policy`) and each rule's job against
 them (:mod:`.fit`), and the profile's site against all of them (:mod:`.slurm`); the
+``sbatch`` a SLURM run submits with, waiting out a queue limit (:mod:`.submit`); the
 partition a training or evaluation job goes to (:mod:`.partitions`).
 """
