@@ -168,6 +168,18 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
 
 
+def site_nodes(run: Runner = _run) -> list[NodeGroup] | None:
+    """This host's SLURM nodes as ``sinfo`` lists them; None off SLURM, or where sinfo
+    fails or prints what it was not asked."""
+    if shutil.which("sinfo") is None:
+        return None
+    done = run(list(SINFO))
+    try:
+        return None if done.returncode else parse_sinfo(done.stdout)
+    except ValueError:
+        return None
+
+
 def _ask(run: Runner, command: list[str], what: str, parse):
     """``command``'s parsed output, or the check saying why ``what`` was not checked."""
     shown = " ".join(command)
