@@ -1,6 +1,7 @@
-"""``snakemake preflight --profile slurm``: a local rule that runs ``dfil grid preflight``
-with the profile's account and partitions, submits nothing, fails once (no retry) when a
-check fails, and runs on a grid whose branches are not locked yet (reporting them).
+"""``snakemake preflight --profile slurm``: ``dfil grid preflight`` with the profile's
+account and partitions, run inside Snakemake before any DAG is built: it submits nothing,
+fails once with the preflight's status when a check fails, and runs on a grid whose
+branches are not locked yet (reporting them); a dry run shows the rule.
 
 SLURM's commands are shell scripts printing hand-written SLURM 22.05 output (the real
 cluster of workflow/slurm-local.sh is not started); ``sbatch`` records any call."""
@@ -59,7 +60,7 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
     done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout + done.stderr
-    assert "localrule preflight:" in out
+    assert "Building DAG" not in out, "the checks run before any DAG is built"
     for line in ("skipped  hub    the grid reads no hub backbone or dataset",
                  "ok       slurm  partition cpu (default-resources.slurm_partition) exists",
                  "ok       slurm  class tiny: gpu_model h100 is a GPU type in partition gpu",
@@ -85,7 +86,8 @@ def test_a_failed_check_fails_the_target_once(tmp_path):
             "gpu_partition), account dfil-local (default-resources.slurm_account), qos gpu "
             "(default-resources.qos): account dfil-local (default-resources.slurm_account) is "
             "no association of the user on this partition") in out
-    assert out.count("localrule preflight:") == 1, "a failed check is not retried"
+    assert done.returncode == 3, "the preflight's own status: a check found a problem"
+    assert out.count("PROBLEM  slurm  rule train_cell") == 1, "a failed check runs once"
     assert not calls.exists()
 
 
@@ -102,3 +104,13 @@ def test_an_unlocked_grid_is_checked_not_refused(tmp_path):
     assert "Run `dfil grid lock --config" in out
     assert "PROBLEM  hub    backbone tiny-llama (org/tiny): cannot reach the hub" in out
     assert "no slurm_account or slurm_partition in the profile (none given with --profile" in out
+
+
+def test_a_dry_run_shows_the_rule_and_runs_no_check(tmp_path):
+    work, environ, calls = site(tmp_path, "dfil-local||gpu,normal|normal||\\n")
+    done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml", "-n")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    assert "preflight" in out and "dfil grid preflight --config" in out
+    assert "PROBLEM" not in out and "ok       slurm" not in out
+    assert not calls.exists()

@@ -69,6 +69,41 @@ def plan_lines(record) -> str:
             f"plan: GPU-hours on {on}, the cost model's {record.end} end")
 
 
+class _Tee:
+    """Writes to each of ``streams``."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+def preflight_here(config: dict, configfiles: list, profiles: list[str]) -> int:
+    """``snakemake preflight``: :func:`grid_preflight` in the Snakemake process, on the
+    grid of its ``config`` (read from ``configfiles``), its lines printed and kept in
+    ``results/<grid>/logs/preflight.log``; its exit status (2: a grid file's error, one
+    line naming it)."""
+    import contextlib
+    import sys
+
+    from dfil.config.grid import grid_of
+    from dfil.util.errors import or_exit
+
+    grid = or_exit(grid_of, config, configfiles, False)
+    path = Path(grid.results) / "logs" / "preflight.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as kept, \
+            contextlib.redirect_stdout(_Tee(sys.stdout, kept)):
+        return grid_preflight(grid, [Path(p) for p in profiles])
+
+
 def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
                    catalogue: bool = False) -> int:
     """Run every check of :class:`dfil.config.grid.Grid` ``grid`` against this host, print one
