@@ -26,6 +26,7 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import pwd
 import re
 import shlex
 import subprocess
@@ -123,7 +124,8 @@ def refusal_words(record: dict) -> str:
 
 
 def _queued() -> bool:
-    user = os.environ.get("USER") or os.environ.get("LOGNAME") or ""
+    """Whether this user has jobs in SLURM's queue (``squeue`` failing: assumed so)."""
+    user = pwd.getpwuid(os.getuid()).pw_name
     done = subprocess.run(["squeue", "-h", "-u", user, "-o", "%i"], capture_output=True,
                           text=True, check=False)
     return done.returncode != 0 or bool(done.stdout.strip())
