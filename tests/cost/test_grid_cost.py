@@ -129,9 +129,11 @@ def test_proposals_keep_the_grids_gpu_and_fit_the_sites_nodes(paper):
     assert "site: a100 nodes of 16000 MB and 8 CPUs (sinfo)" in text
     assert "  7b: none fits on a100: the weights once" in text
     assert "h100" not in text.split("7b:")[1].split("\n")[0]
-    # a site without the grid's GPU type fits nothing of it
+    # a site without the grid's GPU type fits nothing of it; a class naming none takes
+    # the site's
     h100 = propose(works, models={"small": "h100"}, nodes=nodes)["small"]
     assert h100.misfit == "no node of this site has a h100 GPU (its GPU types: a100)"
+    assert propose(works, nodes=nodes)["small"].gpu_model == "a100"
     # a GPU too small for the class's step even with checkpointing: none fits
     fits = propose(works, models={"32b": "a100", "72b-4bit": "a100"})
     assert fits["32b"].misfit is None and fits["32b"].checkpointing
@@ -142,5 +144,10 @@ def test_a_grid_gpu_too_small_for_the_step_fits_nothing():
     from dfil.cost.table import _gpu
 
     big = Memory(weights=70 * GIB, lora=0.0, activations=10 * GIB)  # 80 GiB
-    assert _gpu(big, big, "a100") is None  # over 85% of 79.5 GiB, with checkpointing too
-    assert _gpu(big, big, None) == ("h200", False)  # under 85% of 139.8 GiB
+    assert _gpu(big, big, "a100") == ("a100", True, False)  # over 85% of 79.5 GiB
+    assert _gpu(big, big, None) == ("h200", False, True)  # under 85% of 139.8 GiB
+    # a class naming no GPU takes the site's smallest that fits
+    small = Memory(weights=10 * GIB, lora=0.0, activations=5 * GIB)
+    assert _gpu(small, small, None, frozenset({"h200", "a100", "mi300"})) == (
+        "a100", False, True)
+    assert _gpu(big, big, None, frozenset({"a100"})) == ("a100", True, False)

@@ -4,7 +4,8 @@ SLURM for, derived from the projection.
 Proposal rules (each a stated choice, for ``resources:`` in config/paper.yaml):
 
 - GPU: the class's own ``gpu_model`` where the grid names one the cost model knows, else
-  an 80 GB H100 and, where that does not fit, an H200. A GPU fits when the class's largest
+  the site's GPU types from the smallest (where ``nodes`` are read), else an 80 GB H100
+  and, where that does not fit, an H200. A GPU fits when the class's largest
   training step at batch 8 and its longest prompt (computed, :mod:`dfil.cost.memory`)
   takes at most 85% of its usable memory (the rest for allocator fragmentation, kernels'
   workspaces and bitsandbytes' dequantised weights), without gradient checkpointing or
@@ -73,17 +74,21 @@ def _largest(works: list[CellWork], checkpointing: bool) -> Memory:
     return max(steps, key=lambda m: m.total)
 
 
-def _gpu(plain: Memory, ckpt: Memory, model: str | None) -> tuple[str, bool] | None:
-    """(GPU, checkpointing) of a class's training step by the module doc's rule; None
-    where the grid's ``model`` fits in neither way."""
-    ladder = [model] if model in GPU_GIB else ["h100", "h200"]
+def _gpu(plain: Memory, ckpt: Memory, model: str | None,
+         site: frozenset[str] = frozenset()) -> tuple[str, bool, bool]:
+    """(GPU, checkpointing, fits) of a class's training step by the module doc's rule:
+    the grid's ``model``, else the smallest the cost model knows of the ``site``'s GPU
+    types, else an H100 or an H200; the last one tried, with checkpointing, where none
+    fits (an H200 off any site counts as fitting: the largest GPU there is)."""
+    known = sorted((t for t in site if t in GPU_GIB), key=lambda t: GPU_GIB[t])
+    ladder = [model] if model in GPU_GIB else (known or ["h100", "h200"])
     for gpu in ladder:
         usable = HEADROOM * GPU_GIB[gpu] * GIB
         if plain.total <= usable:
-            return gpu, False
+            return gpu, False, True
         if ckpt.total <= usable:
-            return gpu, True
-    return None if model in GPU_GIB else ("h200", True)
+            return gpu, True, True
+    return ladder[-1], True, not (model in GPU_GIB or known)
 
 
 def _site(gpu: str, need_mb: float, mem_mb: int, nodes: list[NodeGroup] | None
@@ -123,13 +128,11 @@ def propose(works: Iterable[CellWork], trainer: str = "packed",
             continue
         plain, ckpt = _largest(group, False), _largest(group, True)
         model = (models or {}).get(size)
-        chosen = _gpu(plain, ckpt, model)
-        misfit = None
-        if chosen is None:
-            misfit = (f"its training step needs {ckpt.total / GIB:.1f} GiB with gradient "
-                      f"checkpointing > {HEADROOM:.0%} of a {model}'s {GPU_GIB[model]} GiB")
-            chosen = (model, True)
-        gpu, checkpointing = chosen
+        types = frozenset().union(*(n.gpu_types for n in nodes or []))
+        gpu, checkpointing, fits = _gpu(plain, ckpt, model, types)
+        misfit = None if fits else (
+            f"its training step needs {ckpt.total / GIB:.1f} GiB with gradient "
+            f"checkpointing > {HEADROOM:.0%} of a {gpu}'s {GPU_GIB[gpu]} GiB")
         costs = [project(replace(w, checkpointing=checkpointing), gpu, trainer, table)
                  for w in group]
         longest = {k: max(getattr(c, k) for c in costs) for k in ("train_s", "eval_s")}
