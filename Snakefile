@@ -26,9 +26,7 @@ from dfil.cli.jobs import set_last_attempt
 from dfil.config.grid import grid_of
 from dfil.config.pins import unlocked_note
 from dfil.cluster.dirlock import lock_hint, other_snakemakes, takes_lock
-from dfil.preflight import preflight
 from dfil.preflight.targets import asks_for, preflight_profiles
-from dfil.render.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged
 
 min_version("8.20")  # pyproject's requirement
 
@@ -43,6 +41,19 @@ if not workflow.configfiles:
     configfile: "config/config.yaml"
 
 
+# `snakemake preflight` (its only target, no dry run): the checks run here, in this
+# process, on the grid of the config, and Snakemake ends with their status (3: a
+# problem); no DAG is built, nothing is submitted, the lines are kept in
+# results/<grid>/logs/preflight.log too.
+PREFLIGHT_PROFILES = preflight_profiles(sys.argv)
+if PREFLIGHT_PROFILES is not None and workflow.is_main_process:
+    from dfil.cli.preflight import preflight_here
+
+    sys.exit(preflight_here(config, workflow.configfiles, PREFLIGHT_PROFILES))
+
+from dfil.preflight import preflight
+from dfil.render.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged
+
 # `--config allow_fewer=1` lets publishing replace a file with one holding fewer entries
 # from the same runs (publish.smk); it is a setting of this run, not of the grid.
 ALLOW_FEWER = bool(config.pop(ALLOW_KEY, False))
@@ -50,16 +61,10 @@ ALLOW_FEWER = bool(config.pop(ALLOW_KEY, False))
 # Each config file read strictly (duplicate keys), then validated; errors name the files.
 # A run that runs jobs refuses hub branches without a commit in the grid's lock file; a
 # dry run (or --unlock, --list-rules...) shows its plan with the branches and says so;
-# `snakemake preflight` (its only target) runs no job that reads them, and reports them.
-PREFLIGHT_PROFILES = preflight_profiles(sys.argv)
-LOCKED = takes_lock(sys.argv) and PREFLIGHT_PROFILES is None
+# `snakemake preflight` (above) runs no job that reads them, and reports them.
+LOCKED = takes_lock(sys.argv)
 GRID = or_exit(grid_of, config, workflow.configfiles, LOCKED)
-if (
-    not LOCKED
-    and PREFLIGHT_PROFILES is None
-    and workflow.is_main_process
-    and (_unlocked := GRID.unlocked())
-):
+if not LOCKED and workflow.is_main_process and (_unlocked := GRID.unlocked()):
     print(unlocked_note(_unlocked, GRID.spec.lock, GRID.files), file=sys.stderr)
 RES = GRID.results
 
@@ -78,6 +83,7 @@ include: "workflow/rules/render.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/publish.smk"
 include: "workflow/rules/preflight.smk"
+include: "workflow/rules/submit.smk"
 include: "workflow/rules/acceptance.smk"
 
 
@@ -153,7 +159,9 @@ rule paper_audit:
 # With keep-going (the slurm profile's), a cell's last attempt records its failure in place
 # of its outputs and the tables are built from the cells that finished (dfil.cli.jobs);
 # jobs, local or SLURM's, inherit the variable. Execution settings exist from onstart on.
+# A SLURM run's jobs are submitted through the workflow's sbatch (submit.smk).
 onstart:
     set_last_attempt(
         workflow.execution_settings.keep_going, workflow.execution_settings.retries
     )
+    submit_through_workflow_sbatch()

@@ -20,7 +20,7 @@ OVERLAY = ROOT / "workflow" / "profiles" / "slurm-local"
 
 
 @pytest.mark.parametrize("script", [SCRIPT, *(ROOT / ".ci" / name for name in (
-    "slurm-smoke", "slurm-timeout", "hub-smoke", "site-users"))])
+    "slurm-smoke", "slurm-timeout", "slurm-site2", "hub-smoke", "site-users"))])
 def test_scripts_parse(script):
     out = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -1,6 +1,7 @@
-"""``snakemake preflight --profile slurm``: a local rule that runs ``dfil grid preflight``
-with the profile's account and partitions, submits nothing, fails once (no retry) when a
-check fails, and runs on a grid whose branches are not locked yet (reporting them).
+"""``snakemake preflight --profile slurm``: ``dfil grid preflight`` with the profile's
+account and partitions, run inside Snakemake before any DAG is built: it submits nothing,
+fails once with the preflight's status when a check fails, and runs on a grid whose
+branches are not locked yet (reporting them); a dry run shows the rule.
 
 SLURM's commands are shell scripts printing hand-written SLURM 22.05 output (the real
 cluster of workflow/slurm-local.sh is not started); ``sbatch`` records any call."""
@@ -17,12 +18,15 @@ SINFO = "cpu (null) (null) infinite 19284 2\\ngpu gpu:h100:2(S:0) (null) infinit
 #: workflow/slurm-local.sh's partitions: gpu takes only the QOS gpu.
 SCONTROL = ("PartitionName=cpu Default=YES AllowQos=normal,gpu State=UP\\n"
             "PartitionName=gpu AllowQos=gpu State=UP\\n")
+#: The QOS and their limits (``sacctmgr show qos``): gpu lets a user hold 2 GPUs.
+QOS = "normal||||\\ngpu|02:00:00|gres/gpu=2||\\n"
 SLURM_LOCAL = ("--profile", "slurm", "--profile", "workflow/profiles/slurm-local")
 
 
 def site(tmp_path, accounts: str):
-    """A copy of the workflow and a PATH whose sinfo/sacctmgr answer as a cluster with
-    ``accounts`` for this user; returns (work dir, environment, sbatch's call log)."""
+    """A copy of the workflow and a PATH whose sinfo/scontrol/sacctmgr answer as a cluster
+    with ``accounts`` (``sacctmgr show assoc``'s lines) for this user; returns (work dir,
+    environment, sbatch's call log)."""
     work = tmp_path / "wf"
     work.mkdir()
     shutil.copy(ROOT / "Snakefile", work)
@@ -32,7 +36,9 @@ def site(tmp_path, accounts: str):
     shims.mkdir()
     calls = tmp_path / "sbatch-calls"
     # sacct: the executor plugin refuses to start on a host without it (or squeue)
-    scripts = {"sinfo": f"printf '{SINFO}'", "sacctmgr": f"printf '{accounts}'",
+    sacctmgr = (f"case $4 in assoc) printf '{accounts}';; qos) printf '{QOS}';; "
+                "user) echo dfil-local;; esac")
+    scripts = {"sinfo": f"printf '{SINFO}'", "sacctmgr": sacctmgr,
                "scontrol": f"printf '{SCONTROL}'",
                "sbatch": f'echo "$@" >> {calls}; exit 1', "sacct": "exit 0"}
     for name, body in scripts.items():
@@ -50,20 +56,21 @@ def run(work, environ, *args) -> subprocess.CompletedProcess:
 
 
 def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
-    work, environ, calls = site(tmp_path, "dfil-local|gpu,normal\\n")
+    work, environ, calls = site(tmp_path, "dfil-local||gpu,normal|normal||\\n")
     done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     out = done.stdout + done.stderr
-    assert "localrule preflight:" in out
+    assert "Building DAG" not in out, "the checks run before any DAG is built"
     for line in ("skipped  hub    the grid reads no hub backbone or dataset",
                  "ok       slurm  partition cpu (default-resources.slurm_partition) exists",
                  "ok       slurm  class tiny: gpu_model h100 is a GPU type in partition gpu",
-                 "ok       slurm  class tiny: each attempt (30 min, 4000 MB, 1 GPU) fits "
-                 "partition gpu",
-                 "ok       slurm  account dfil-local is one of",
-                 "ok       slurm  qos gpu (default-resources.qos) is one dfil-local may use",
-                 "ok       slurm  partition gpu (default-resources.gpu_partition) allows qos "
-                 "gpu (default-resources.qos)"):
+                 *(f"ok       slurm  rule {rule} (class tiny): partition gpu (default-"
+                   "resources.gpu_partition), account dfil-local (default-resources."
+                   "slurm_account), qos gpu (default-resources.qos): allowed, and its job (30 "
+                   "min, 4000 MB, 1 GPU) within the partition's and the QOS's limits"
+                   for rule in ("train_cell", "evaluate_cell", "frozen_features",
+                                "acceptance_run")),
+                 "ok       slurm  light jobs (every other rule) (class cpu): partition cpu"):
         assert line in out
     assert "preflight: all 8 checks ok" in out
     assert not calls.exists(), "preflight submitted a job"
@@ -71,19 +78,23 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
 
 
 def test_a_failed_check_fails_the_target_once(tmp_path):
-    work, environ, calls = site(tmp_path, "proj-ml\\n")
+    work, environ, calls = site(tmp_path, "proj-ml|||||\\n")
     done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
     out = done.stdout + done.stderr
     assert done.returncode != 0
-    assert "PROBLEM  slurm  account 'dfil-local' is not one of" in out
-    assert out.count("localrule preflight:") == 1, "a failed check is not retried"
+    assert ("PROBLEM  slurm  rule train_cell (class tiny): partition gpu (default-resources."
+            "gpu_partition), account dfil-local (default-resources.slurm_account), qos gpu "
+            "(default-resources.qos): account dfil-local (default-resources.slurm_account) is "
+            "no association of the user on this partition") in out
+    assert done.returncode == 3, "the preflight's own status: a check found a problem"
+    assert out.count("PROBLEM  slurm  rule train_cell") == 1, "a failed check runs once"
     assert not calls.exists()
 
 
 def test_an_unlocked_grid_is_checked_not_refused(tmp_path):
     """A real run of this grid stops before its DAG (test_workflow_hub); its preflight
     runs and names the lock command among its problems."""
-    work, environ, _ = site(tmp_path, "dfil-local\\n")
+    work, environ, _ = site(tmp_path, "dfil-local|||||\\n")
     environ["HF_ENDPOINT"] = "http://127.0.0.1:9"  # no hub: its check fails, fast
     grid = grid_file(tmp_path, lock=False)
     done = run(work, environ, "--cores", "1", "--configfile", str(grid))
@@ -93,3 +104,13 @@ def test_an_unlocked_grid_is_checked_not_refused(tmp_path):
     assert "Run `dfil grid lock --config" in out
     assert "PROBLEM  hub    backbone tiny-llama (org/tiny): cannot reach the hub" in out
     assert "no slurm_account or slurm_partition in the profile (none given with --profile" in out
+
+
+def test_a_dry_run_shows_the_rule_and_runs_no_check(tmp_path):
+    work, environ, calls = site(tmp_path, "dfil-local||gpu,normal|normal||\\n")
+    done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml", "-n")
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    assert "preflight" in out and "dfil grid preflight --config" in out
+    assert "PROBLEM" not in out and "ok       slurm" not in out
+    assert not calls.exists()

@@ -4,14 +4,10 @@ format of SLURM 22.05 (Debian's slurm-wlm): ``sinfo -h -o "%R %G %f"`` and ``sac
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from dfil.cluster import slurm as cluster
-from dfil.cluster.accounting import judge_account, judge_qos, parse_qos
 from dfil.cluster.checks import Check, problems, summary
-from dfil.cluster.limits import judge_allow_qos, parse_allow_qos, partition_qos
 from dfil.cluster.nodes import NodeGroup, gpu_types, parse_sinfo
 from dfil.cluster.slurm import (
     Site,
@@ -29,15 +25,6 @@ cpu (null) (null)
 a100 gpu:a100:4(S:0-1) a100,ib,h100
 h100 gpu:h100:8(S:0-1),nvme:1 h100,hopper
 h100 gpu:h100:4(S:0) h100
-"""
-#: One association per partition limit: the account repeats, each with the QOS it may use.
-SACCTMGR = "proj-ml|normal,long\nproj-ml|normal\nsandbox|\n"
-#: ``scontrol -o show partition`` (fields cut): cpu allows every QOS, h100 only
-#: ``gpu`` and ``long``, a100 lists no AllowQos (all).
-SCONTROL = """\
-PartitionName=cpu AllowGroups=ALL AllowQos=ALL Default=YES MaxTime=1-00:00:00 State=UP
-PartitionName=h100 AllowGroups=ALL AllowQos=gpu,Long MaxTime=02:00:00 State=UP
-PartitionName=a100 AllowGroups=ALL Default=NO State=UP
 """
 #: A 7b class's job as the grid asks it (dfil.config.grid.Grid.job_resources).
 H100_JOB = {"gpu": 1, "gpu_model": "h100", "mem_mb": 32000, "runtime": 120,
@@ -78,19 +65,15 @@ def test_parse_sinfo_names_a_line_it_cannot_read():
         parse_sinfo("cpu (null) (null)\ngpu gpu:h100:2\n")
 
 
-def test_parse_qos_dedups_and_lowercases_accounts():
-    assert set(parse_qos(SACCTMGR)) == {"proj-ml", "sandbox"}
-    assert parse_qos("Proj-ML|\n\n") == {"proj-ml": set()}
-    assert parse_qos("") == {}
-
-
 def test_site_from_profile_keeps_each_partitions_key():
     site = site_from_profile(PROFILE)
     assert site.accounts == {"default-resources.slurm_account": "proj-ml"}
     assert site.partitions == {"default-resources.slurm_partition": "cpu",
                                "set-resources.train_cell.slurm_partition": "h100",
                                "set-resources.evaluate_cell.slurm_partition": "h100"}
-    assert site.gpu_partitions() == {"h100"}
+    # frozen_features and acceptance_run take a GPU too: without their own partition or
+    # the profile's gpu_partition, their jobs go to the default one.
+    assert site.gpu_partitions() == {"h100", "cpu"}
     # No partition for the GPU rules: their jobs go to the default one.
     bare = site_from_profile({"default-resources": {"slurm_partition": "'batch'"}})
     assert bare.gpu_partitions() == {"batch"} and bare.accounts == {}
@@ -107,7 +90,7 @@ def test_site_from_profile_reads_snakemakes_list_form_and_per_rule_accounts():
                           "evaluate_cell:slurm_partition=gpu"]})
     assert listed.accounts == {"default-resources.slurm_account": "proj-ml",
                                "set-resources.train_cell.slurm_account": "gpu-acct"}
-    assert listed.gpu_partitions() == {"gpu"}
+    assert listed.gpu_partitions() == {"gpu", "cpu"}
     with pytest.raises(ConfigError, match=r"profile key set-resources: 'slurm_partition=gpu' "
                                           r"is not rule:name=value"):
         site_from_profile({"set-resources": ["slurm_partition=gpu"]})
@@ -152,49 +135,6 @@ def test_any_gpu_needs_a_gpu_somewhere():
     assert "no node in partition cpu has a GPU GRES" in checks[0].text
 
 
-def test_account_judged_against_the_users_associations():
-    assert judge_account("proj-ml", {"proj-ml"}, "ada").status == "ok"
-    bad = judge_account("your-account", {"proj-ml", "sandbox"}, "ada")
-    assert bad.status == "problem"
-    assert "account 'your-account' is not one of ada's (proj-ml, sandbox): set " \
-           "slurm_account in the SITE SETTINGS block" in bad.text
-    assert judge_account("proj-ml", set(), "ada").status == "skipped"
-    assert judge_account(None, {"proj-ml"}, "ada").status == "problem"
-
-
-def _fake_slurm(monkeypatch, outputs: dict[str, tuple[int, str, str]]):
-    """sinfo and sacctmgr on PATH, answering ``outputs[command] = (rc, stdout, stderr)``;
-    returns the commands run."""
-    monkeypatch.setattr(cluster.shutil, "which", lambda name: f"/usr/bin/{name}")
-    calls = []
-
-    def run(cmd):
-        calls.append(cmd)
-        rc, out, err = outputs[cmd[0]]
-        return subprocess.CompletedProcess(cmd, rc, out, err)
-    return run, calls
-
-
-def test_slurm_checks_run_sinfo_and_sacctmgr(monkeypatch):
-    monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
-    run, calls = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""),
-                                           "sacctmgr": (0, SACCTMGR, ""),
-                                           "scontrol": (0, SCONTROL, "")})
-    profile = {**PROFILE, "default-resources": {**PROFILE["default-resources"],
-                                                "qos": "long"}}
-    checks = slurm_checks(site_from_profile(profile), {"7b": H100_JOB}, run)
-    assert [c.status for c in checks] == ["ok"] * 9
-    assert calls == [["sinfo", "-h", "-o", "%R %G %f %l %m %c"],
-                     ["scontrol", "-o", "show", "partition"],
-                     ["sacctmgr", "-n", "-P", "show", "assoc", "user=ada",
-                      "format=account,qos"]]
-
-
-def test_parse_qos_gathers_each_accounts_qos_over_its_associations():
-    assert parse_qos(SACCTMGR) == {"proj-ml": {"normal", "long"}, "sandbox": set()}
-    assert parse_qos("Proj-ML|Normal\n") == {"proj-ml": {"normal"}}
-
-
 def test_site_from_profile_reads_the_qos_resource_and_the_plugins_setting():
     site = site_from_profile({**PROFILE, "slurm-qos": "long",
                               "default-resources": {**PROFILE["default-resources"],
@@ -205,65 +145,33 @@ def test_site_from_profile_reads_the_qos_resource_and_the_plugins_setting():
     assert site_from_profile(PROFILE).qos == {}
 
 
-def test_qos_judged_against_the_accounts_associations():
-    site = Site({"default-resources.slurm_account": "proj-ml"}, {},
-                qos={"default-resources.qos": "normal", "set-resources.train_cell.qos": "debug"})
-    # by name
-    debug, normal = judge_qos(site.accounts.values(), site.qos, parse_qos(SACCTMGR), "ada")
-    assert debug == Check("slurm", "problem", "qos debug (set-resources.train_cell.qos) is "
-                          "not one proj-ml may use (long, normal): set qos in the SITE "
-                          "SETTINGS block of the slurm profile (slurm/config.yaml); `sacctmgr "
-                          "show assoc user=$USER format=account,qos` lists them")
-    assert normal == Check("slurm", "ok", "qos normal (default-resources.qos) is one proj-ml "
-                           "may use")
-    sandbox = Site({"default-resources.slurm_account": "sandbox"}, {},
-                   qos={"slurm-qos": "normal"})
-    (skipped,) = judge_qos(sandbox.accounts.values(), sandbox.qos, parse_qos(SACCTMGR), "ada")
-    assert skipped.status == "skipped" and "lists no QOS for ada under sandbox" in skipped.text
-    assert judge_qos([], {}, parse_qos(SACCTMGR), "ada") == []
-
-
-def test_slurm_checks_report_a_qos_the_account_may_not_use(monkeypatch):
-    monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
-    run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""),
-                                       "sacctmgr": (0, SACCTMGR, ""),
-                                       "scontrol": (1, "", "down")})
-    profile = {**PROFILE, "default-resources": {**PROFILE["default-resources"],
-                                                "qos": "premium"}}
-    checks = slurm_checks(site_from_profile(profile), {"7b": H100_JOB}, run)
-    assert [c.status for c in checks] == ["ok"] * 4 + ["skipped", "ok", "problem"]
-    assert "`scontrol -o show partition` failed (down)" in checks[4].text
-    assert checks[-1].line().startswith("PROBLEM")
-    assert "qos premium (default-resources.qos) is not one proj-ml may use" in checks[-1].text
-
-
 def test_not_a_slurm_host_is_skipped(monkeypatch):
     monkeypatch.setattr(cluster.shutil, "which", lambda name: None)
-    checks = slurm_checks(site_from_profile(PROFILE), {"7b": H100_JOB})
+    checks = slurm_checks(site_from_profile(PROFILE), {"train_cell": {"7b": H100_JOB}})
     assert checks == [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): "
                                                 "skipped")]
     assert not problems(checks)
 
 
-def test_an_unreachable_controller_is_a_problem(monkeypatch):
+def test_an_unreachable_controller_is_a_problem(fake_slurm):
     error = "slurm_load_partitions: Unable to contact slurm controller (connect failure)"
-    run, _ = _fake_slurm(monkeypatch, {"sinfo": (1, "", error)})
+    run, _ = fake_slurm({"sinfo": (1, "", error)})
     checks = slurm_checks(site_from_profile(PROFILE), {}, run)
     assert [c.status for c in checks] == ["problem"]
     assert error in checks[0].text
 
 
-def test_unreadable_sinfo_output_is_a_problem_not_a_traceback(monkeypatch):
-    run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, "PARTITION GRES\ncpu (null)\n", "")})
+def test_unreadable_sinfo_output_is_a_problem_not_a_traceback(fake_slurm):
+    run, _ = fake_slurm({"sinfo": (0, "PARTITION GRES\ncpu (null)\n", "")})
     checks = slurm_checks(site_from_profile(PROFILE), {}, run)
     assert [c.status for c in checks] == ["problem"]
     assert "sinfo output line 1: expected 'partition gres features timelimit memory cpus'" \
         in checks[0].text
 
 
-def test_without_a_profile_only_gpu_types_are_checked(monkeypatch):
-    run, calls = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, "")})
-    checks = slurm_checks(None, {"7b": H100_JOB}, run)
+def test_without_a_profile_only_gpu_types_are_checked(fake_slurm):
+    run, calls = fake_slurm({"sinfo": (0, SINFO, "")})
+    checks = slurm_checks(None, {"train_cell": {"7b": H100_JOB}}, run)
     assert [c.status for c in checks] == ["ok", "ok", "skipped"]
     assert "gpu_model h100 is a GPU type in any partition" in checks[0].text
     assert len(calls) == 1
@@ -342,13 +250,14 @@ def test_every_attempt_of_the_paper_grid_fits_a_one_day_partition():
     """Each class's largest job is its configured request, whatever the profile's retries:
     a job stopped at its time limit continues from its checkpoint in a job of the same
     size, so the 72b-4bit class asks 1050 min on its third attempt too, inside 24 h."""
-    from dfil.cli.preflight import largest_jobs
+    from dfil.cli.preflight import rule_jobs
     from dfil.cluster.limits import judge_limits
+    from dfil.cluster.slurm import _by_class
     from dfil.config.grid import load_grid_files
     from snakemake_cli import ROOT
 
     grid = load_grid_files([ROOT / "config/paper.yaml"])
-    jobs = largest_jobs(grid)
+    jobs = _by_class(rule_jobs(grid))
     resources = grid.config["resources"]
     assert set(jobs) == {s for s, r in resources.items() if r.get("gpu")} & {
         c.size for c in grid.cells.values()}
@@ -382,59 +291,3 @@ def test_site_flags_go_through_the_plugins_resources_not_slurm_extra():
         assert not re.search(r"--(qos|constraint)[^\n]*slurm_extra", text), doc
 
 
-def test_parse_allow_qos_reads_each_partitions_allowqos():
-    assert parse_allow_qos(SCONTROL) == {"cpu": None, "h100": {"gpu", "long"}, "a100": None}
-    assert parse_allow_qos("\n") == {}
-    with pytest.raises(ValueError, match="scontrol output line 1: no PartitionName= field"):
-        parse_allow_qos("Partition gpu\n")
-
-
-def test_partition_qos_is_the_rules_own_else_the_defaults_else_the_plugins():
-    qos = {"default-resources.qos": "normal", "set-resources.train_cell.qos": "gpu",
-           "slurm-qos": "long"}
-    assert partition_qos("set-resources.train_cell.slurm_partition", qos) == (
-        "gpu", "set-resources.train_cell.qos")
-    assert partition_qos("set-resources.evaluate_cell.slurm_partition", qos) == (
-        "normal", "default-resources.qos")
-    assert partition_qos("default-resources.slurm_partition", {"slurm-qos": "long"}) == (
-        "long", "slurm-qos")
-    assert partition_qos("default-resources.slurm_partition", {}) is None
-
-
-def test_allow_qos_a_qos_the_partition_refuses_is_a_problem_with_the_fix():
-    partitions = {"default-resources.slurm_partition": "cpu",
-                  "set-resources.train_cell.slurm_partition": "h100",
-                  "set-resources.evaluate_cell.slurm_partition": "gone"}
-    allowed = parse_allow_qos(SCONTROL)
-    cpu, h100 = judge_allow_qos(partitions, {"default-resources.qos": "normal"}, allowed)
-    assert cpu == Check("slurm", "ok", "partition cpu (default-resources.slurm_partition) "
-                        "allows every QOS")
-    assert h100 == Check(
-        "slurm", "problem", "partition h100 (set-resources.train_cell.slurm_partition): qos "
-        "normal (default-resources.qos) is not one of the QOS it allows (gpu, long): set qos "
-        "(default-resources or the rule's) in the SITE SETTINGS block of the slurm profile "
-        "(slurm/config.yaml) to one of them; `scontrol show partition` lists each "
-        "partition's AllowQos")
-    assert h100.line().startswith("PROBLEM  slurm  partition h100")
-    (ok,) = judge_allow_qos({"set-resources.train_cell.slurm_partition": "h100"},
-                            {"set-resources.train_cell.qos": "GPU"}, allowed)
-    assert ok.text == ("partition h100 (set-resources.train_cell.slurm_partition) allows "
-                       "qos GPU (set-resources.train_cell.qos)")
-    (none,) = judge_allow_qos({"set-resources.train_cell.slurm_partition": "h100"}, {},
-                              allowed)
-    assert none.status == "problem" and "the profile sets no qos" in none.text
-
-
-def test_allow_qos_unreadable_scontrol_is_a_problem_and_none_is_skipped(monkeypatch):
-    monkeypatch.setattr(cluster.getpass, "getuser", lambda: "ada")
-    run, _ = _fake_slurm(monkeypatch, {"sinfo": (0, SINFO, ""), "sacctmgr": (0, SACCTMGR, ""),
-                                       "scontrol": (0, "garbage\n", "")})
-    checks = slurm_checks(site_from_profile(PROFILE), {}, run)
-    assert [c.text for c in checks if c.status == "problem"] == [
-        "`scontrol -o show partition`: scontrol output line 1: no PartitionName= field in "
-        "'garbage'"]
-    monkeypatch.setattr(cluster.shutil, "which",
-                        lambda name: None if name == "scontrol" else f"/usr/bin/{name}")
-    checks = slurm_checks(site_from_profile(PROFILE), {}, run)
-    assert Check("slurm", "skipped", "no scontrol on PATH: the partitions' AllowQos not "
-                 "checked") in checks

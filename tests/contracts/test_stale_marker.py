@@ -8,7 +8,14 @@ import json
 
 import pytest
 
-from dfil.contracts.stale import FORMAT, NAME, read_stale, update_stale
+from dfil.contracts.stale import (
+    FORMAT,
+    NAME,
+    published_before,
+    read_stale,
+    stale_note,
+    update_stale,
+)
 from dfil.util.errors import InputError
 
 T0 = datetime.datetime(2026, 11, 25, 4, 0, tzinfo=datetime.timezone.utc)
@@ -60,3 +67,21 @@ def test_a_good_run_that_leaves_files_stale_keeps_naming_the_failed_run(tmp_path
     record = update_stale(path, [], ["a.tex"], "good.log", now=T1)
     assert record == {"format": FORMAT, "since": T0.isoformat(), "updated": T0.isoformat(),
                       "log": "failed.log", "stale": ["b.tex"]}
+
+
+def test_only_files_an_earlier_build_published_are_stale(tmp_path):
+    """A first build that fails publishes nothing: its files are missing, not stale, and
+    no marker is written; after a good build, a failed one marks the files it left."""
+    old = tmp_path / "T01.tex"
+    never = tmp_path / "T02.tex"
+    assert published_before([old, never]) == set()
+    assert stale_note(2, update_stale(tmp_path / NAME, published_before([old, never]), [])) \
+        == ("dfil: the rebuild failed before publishing 2 file(s); no earlier build "
+            "published them, so none is marked stale")
+    assert not (tmp_path / NAME).exists()
+    old.write_text("x")
+    marker = update_stale(tmp_path / NAME, published_before([old, never]), [], now=T0)
+    assert marker["stale"] == [str(old)]
+    assert stale_note(2, marker) == ("dfil: the rebuild failed before publishing 2 file(s); "
+                                     "1 published file(s) are from the last good build and "
+                                     "marked stale")

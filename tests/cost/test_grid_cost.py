@@ -106,3 +106,48 @@ def test_the_cost_command_prints_the_table_and_the_proposal(capsys):
     assert len(rows) == 5
     assert float(total.split()[-1]) == pytest.approx(sum(float(r[6]) for r in rows), abs=0.3)
     assert "32b: {gpu: 1, gpu_model: h100" in out and "gradient checkpointing" in out
+
+
+def test_proposals_keep_the_grids_gpu_and_fit_the_sites_nodes(paper):
+    """On a site of two-A100 nodes with 16 GB and 8 CPUs, a grid asking a100: the small
+    class gets the a100, 16000 MB and 8 CPUs; the 7b class's bf16 weights (15.0 GB) and
+    4 GB need 19010 MB: no fit, said. Without a site, the grid's h100 stays."""
+    from dfil.cluster.nodes import parse_sinfo
+    from dfil.cost.table import format_proposals
+
+    works = [cell_work(c.key, c.size, c.config, catalogued(c)) for c in paper.cells.values()]
+    nodes = parse_sinfo("standard* (null) (null) 2-00:00:00 16000 8\n"
+                        "accel gpu:a100:2(S:0) (null) 2-00:00:00 16000 8\n")
+    proposals = propose(works, models={s: "a100" for s in ("small", "7b")}, nodes=nodes)
+    small, big = proposals["small"], proposals["7b"]
+    assert (small.gpu_model, small.mem_mb, small.cpus_per_task, small.misfit) == (
+        "a100", 16000, 8, None)
+    assert big.misfit == ("the weights once and 4000 MB need 19010 MB of host memory > the "
+                          "16000 MB of this site's largest node with a100 GPUs")
+    text = format_proposals(proposals)
+    assert "  small: {gpu: 1, gpu_model: a100, mem_mb: 16000, cpus_per_task: 8, " in text
+    assert "site: a100 nodes of 16000 MB and 8 CPUs (sinfo)" in text
+    assert "  7b: none fits on a100: the weights once" in text
+    assert "h100" not in text.split("7b:")[1].split("\n")[0]
+    # a site without the grid's GPU type fits nothing of it; a class naming none takes
+    # the site's
+    h100 = propose(works, models={"small": "h100"}, nodes=nodes)["small"]
+    assert h100.misfit == "no node of this site has a h100 GPU (its GPU types: a100)"
+    assert propose(works, nodes=nodes)["small"].gpu_model == "a100"
+    # a GPU too small for the class's step even with checkpointing: none fits
+    fits = propose(works, models={"32b": "a100", "72b-4bit": "a100"})
+    assert fits["32b"].misfit is None and fits["32b"].checkpointing
+
+
+def test_a_grid_gpu_too_small_for_the_step_fits_nothing():
+    from dfil.cost.memory import Memory
+    from dfil.cost.table import _gpu
+
+    big = Memory(weights=70 * GIB, lora=0.0, activations=10 * GIB)  # 80 GiB
+    assert _gpu(big, big, "a100") == ("a100", True, False)  # over 85% of 79.5 GiB
+    assert _gpu(big, big, None) == ("h200", False, True)  # under 85% of 139.8 GiB
+    # a class naming no GPU takes the site's smallest that fits
+    small = Memory(weights=10 * GIB, lora=0.0, activations=5 * GIB)
+    assert _gpu(small, small, None, frozenset({"h200", "a100", "mi300"})) == (
+        "a100", False, True)
+    assert _gpu(big, big, None, frozenset({"a100"})) == ("a100", True, False)

@@ -40,7 +40,8 @@ def test_another_grids_target_and_an_unknown_table_are_named():
 
 def test_preflight_profiles_only_for_a_preflight_only_command_line(monkeypatch):
     """The profiles as Snakemake resolves them (a name, a directory, $SNAKEMAKE_PROFILE);
-    None where another target is asked for too (that run refuses unlocked branches)."""
+    None where another target is asked for too (that run refuses unlocked branches), or
+    in a dry run."""
     from dfil.preflight.targets import preflight_profiles
 
     monkeypatch.chdir(ROOT)
@@ -50,6 +51,8 @@ def test_preflight_profiles_only_for_a_preflight_only_command_line(monkeypatch):
     assert preflight_profiles(["snakemake", "preflight", "--cores", "1"]) == []
     assert preflight_profiles(["snakemake", "preflight", "all_tables", *both]) is None
     assert preflight_profiles(["snakemake", "all_tables", *both]) is None
+    # a dry run runs no check: it shows the rule
+    assert preflight_profiles(["snakemake", "preflight", "-n", *both]) is None
     monkeypatch.setenv("SNAKEMAKE_PROFILE", "slurm")
     assert preflight_profiles(["snakemake", "preflight"]) == ["slurm/config.yaml"]
 

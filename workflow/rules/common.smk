@@ -12,7 +12,7 @@ from dfil.engine.featuresets import (
     reads_features,
 )
 from dfil.contracts.stale import NAME as STALE_NAME
-from dfil.contracts.stale import update_stale
+from dfil.contracts.stale import published_before, stale_note, update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
 from dfil.render.coordinates import check_coordinates
 from dfil.render.pdf import pdflatex, skipped_note
@@ -144,16 +144,18 @@ def mark_stale(log=None):
         if job.rule.name in ("publish", "publish_run_pages"):
             done = not dag.needrun(job) or dag.finished(job)
             (published if done else failed).update(map(str, job.output))
-    marker = update_stale(f"{TABLES_OUT}/{STALE_NAME}", failed, published, log)
+    marker = update_stale(
+        f"{TABLES_OUT}/{STALE_NAME}", published_before(failed), published, log
+    )
     show_stale(TABLES_OUT)
-    if marker and failed:
-        print(
-            f"dfil: the rebuild failed before publishing {len(failed)} file(s); "
-            f"{len(marker['stale'])} published file(s) are from the last good build and "
-            f"marked stale ({TABLES_OUT}/{STALE_NAME}, and a banner in "
-            f"{TABLES_OUT}/index.html, diff.md and diff.html)",
-            file=sys.stderr,
+    if failed:
+        where = (
+            f" ({TABLES_OUT}/{STALE_NAME}, and a banner in {TABLES_OUT}/index.html, "
+            "diff.md and diff.html)"
+            if marker
+            else ""
         )
+        print(stale_note(len(failed), marker) + where, file=sys.stderr)
 
 
 #: The grid's hub backbones and datasets by name (the fetch rule's wildcard); a pattern

@@ -13,19 +13,21 @@ def missing_lines(archs) -> list[str]:
 
 
 def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
-              missing: bool = True) -> str:
+              missing: bool = True, nodes=None) -> str:
     """The cost table, its range and resource proposal of a :class:`dfil.config.grid.Grid`, its
     backbones' architectures (:func:`dfil.cli.archs.grid_archs`; ``catalogue``: the
     offline shapes where none is fetched or declared) labelled with their sources, and
     (``missing``) a line for each backbone without one; the cells of those are left out,
     and the totals say how many.
 
-    Each class is projected on ``gpu``, else on its ``resources`` gpu_model where that is
-    a GPU the cost model knows, else on an H100.
+    Each class is projected on ``gpu``, else on its known ``resources`` gpu_model, else
+    on an H100; its proposal keeps that GPU and fits ``nodes`` (else this host's sinfo's:
+    :func:`dfil.cluster.slurm.site_nodes`).
     """
     from pathlib import Path
 
     from dfil.cli.archs import grid_archs
+    from dfil.cluster.slurm import site_nodes
     from dfil.contracts.acceptance import grid_records
     from dfil.cost import by_class, cell_work, format_proposals, format_table, project, propose
     from dfil.cost.acceptance import acceptance_lines, acceptance_table
@@ -56,5 +58,7 @@ def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
                        format_range(hours, trainer, excluded, table)])
     measured = format_measured(measured_by_class(costs, Path(grid.results) / "benchmarks"),
                                {size: int(r.get("gpu", 0)) for size, r in resources.items()})
-    return "\n\n".join(["\n".join(head), lines, measured,
-                        format_proposals(propose(works, trainer, table))])
+    models = {size: gpu or r.get("gpu_model") for size, r in resources.items()}
+    proposals = propose(works, trainer, table, models,
+                        nodes if nodes is not None else site_nodes())
+    return "\n\n".join(["\n".join(head), lines, measured, format_proposals(proposals)])

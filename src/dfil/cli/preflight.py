@@ -29,16 +29,33 @@ def load_profile(paths: list[Path]) -> dict:
     return merged
 
 
-def largest_jobs(grid) -> dict[str, dict]:
-    """Each GPU size class's largest job (training's or evaluation's, over the grid's
-    cells of that class): what each of its attempts asks."""
-    out: dict[str, dict] = {}
-    for key, cell in grid.cells.items():
-        for stage in ("train", "evaluate"):
-            job = grid.job_resources(key, stage)
-            size = cell.size if job.get("gpu", 0) else None
-            if size and job["runtime"] >= out.get(size, {}).get("runtime", -1):
-                out[size] = job
+def rule_jobs(grid) -> dict[str, dict[str, dict]]:
+    """Each rule's largest job per size class (what each of its attempts asks), as the
+    workflow's rules ask them: training and evaluation of every cell, the frozen-feature
+    pass (its cell's evaluation's), the acceptance run (its cell's training's), and the
+    light jobs of every other rule (the ``cpu`` class). A GPU rule's job that asks no GPU
+    (a method that trains nothing) is a light job."""
+    from dfil.cluster.rules import LIGHT
+    from dfil.engine.featuresets import feature_jobs
+
+    out: dict[str, dict[str, dict]] = {}
+
+    def add(rule: str, key: str, stage: str) -> None:
+        job = grid.job_resources(key, stage)
+        if not job.get("gpu", 0):
+            return
+        size = grid.cells[key].size
+        if job["runtime"] >= out.setdefault(rule, {}).get(size, {}).get("runtime", -1):
+            out[rule][size] = job
+
+    for key in grid.cells:
+        add("train_cell", key, "train")
+        add("evaluate_cell", key, "evaluate")
+    for key in feature_jobs({k: c.config for k, c in grid.cells.items()}).values():
+        add("frozen_features", key, "evaluate")
+    for key, _ in grid.acceptance().values():
+        add("acceptance_run", key, "train")
+    out[LIGHT] = {"cpu": dict(grid.config["resources"]["cpu"])}
     return out
 
 
@@ -50,6 +67,41 @@ def plan_lines(record) -> str:
     on = record.gpu or "each size class's gpu_model"
     return (f"{recorded_coverage(record)}\n"
             f"plan: GPU-hours on {on}, the cost model's {record.end} end")
+
+
+class _Tee:
+    """Writes to each of ``streams``."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
+def preflight_here(config: dict, configfiles: list, profiles: list[str]) -> int:
+    """``snakemake preflight``: :func:`grid_preflight` in the Snakemake process, on the
+    grid of its ``config`` (read from ``configfiles``), its lines printed and kept in
+    ``results/<grid>/logs/preflight.log``; its exit status (2: a grid file's error, one
+    line naming it)."""
+    import contextlib
+    import sys
+
+    from dfil.config.grid import grid_of
+    from dfil.util.errors import or_exit
+
+    grid = or_exit(grid_of, config, configfiles, False)
+    path = Path(grid.results) / "logs" / "preflight.log"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as kept, \
+            contextlib.redirect_stdout(_Tee(sys.stdout, kept)):
+        return grid_preflight(grid, [Path(p) for p in profiles])
 
 
 def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
@@ -73,7 +125,7 @@ def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
     else:
         checks.append(Check("hub", "skipped", "the grid reads no hub backbone or dataset"))
     site = site_from_profile(load_profile(profiles)) if profiles else None
-    checks += slurm_checks(site, largest_jobs(grid))
+    checks += slurm_checks(site, rule_jobs(grid))
     checks += [Check("cost", "skipped", line)
                for line in missing_lines(grid_archs(grid, catalogue))]
     try:

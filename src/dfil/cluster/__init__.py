@@ -16,7 +16,9 @@ Three things are easily all called a "lock"; here each has its own name:
 SLURM's durations (:mod:`.durations`); whether a SIGTERM is the job's time limit
 (:mod:`.timelimit`); ``dfil grid preflight``'s check lines (:mod:`.checks`), the nodes
 ``sinfo`` lists (:mod:`.nodes`), each size class's job against the partitions' limits
-(:mod:`.limits`), the account and QOS against ``sacctmgr`` (:mod:`.accounting`), and the
-profile's site against all of them (:mod:`.slurm`); the partition a training or evaluation
-job goes to (:mod:`.partitions`).
+(:mod:`.limits`), which partition, account and QOS each rule's jobs carry
+(:mod:`.rules`), the limits the site enforces (:mod:`.policy`) and each rule's job against
+them (:mod:`.fit`), and the profile's site against all of them (:mod:`.slurm`); the
+``sbatch`` a SLURM run submits with, waiting out a queue limit (:mod:`.submit`); the
+partition a training or evaluation job goes to (:mod:`.partitions`).
 """

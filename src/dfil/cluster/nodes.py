@@ -33,6 +33,8 @@ class NodeGroup:
     time_limit: float | None = None
     mem_mb: int | None = None
     cpus: int | None = None
+    #: Whether this is the site's default partition (``sinfo`` marks it with ``*``).
+    default: bool = False
 
     @property
     def gpu_types(self) -> frozenset[str]:
@@ -91,5 +93,6 @@ def parse_sinfo(text: str) -> list[NodeGroup]:
         feats = frozenset() if features == "(null)" else frozenset(features.split(","))
         limits = (parse_duration(fields[3]), _at_least(fields[4]),
                   _at_least(fields[5])) if len(fields) == 6 else ()
-        groups.append(NodeGroup(partition.rstrip("*"), gres, feats, *limits))
+        groups.append(NodeGroup(partition.rstrip("*"), gres, feats, *limits,
+                                default=partition.endswith("*")))
     return groups

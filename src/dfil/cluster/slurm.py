@@ -1,15 +1,11 @@
 """Does the SLURM cluster have what the profile and the grid ask for: the partitions, each
-size class's ``gpu_model`` as a GRES type there, the account and the QOS the profile sets
-(pure parsing and judging, and one thin function that runs the commands).
+size class's ``gpu_model`` as a GRES type there, and each rule's jobs against every limit
+the site enforces on them (:mod:`dfil.cluster.fit`); pure parsing and judging, and one
+thin function that runs the commands.
 
-The commands and what is read of them (SLURM 22.05, Debian's slurm-wlm): ``sinfo``'s
-node configurations (:mod:`dfil.cluster.nodes`) and::
-
-    sacctmgr -n -P show assoc user=<user> format=account,qos
-                                one line per association of the user: its account, "|",
-                                the QOS it may use, comma-separated ("" where none is
-                                listed)
-    scontrol -o show partition  each partition's AllowQos (:mod:`dfil.cluster.limits`)
+The commands (SLURM 22.05, Debian's slurm-wlm): ``sinfo``'s node configurations
+(:mod:`dfil.cluster.nodes`), ``scontrol`` and ``sacctmgr``'s partitions, QOS and
+associations (:mod:`dfil.cluster.policy`).
 
 The plugin sends a class's ``gpu_model`` as ``--gpus=<gpu_model>:<gpu>``, which SLURM
 matches against the GRES *type* of the partition's nodes, never their features. A QOS is
@@ -26,22 +22,23 @@ import subprocess
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from dfil.cluster.accounting import judge_account, judge_qos, parse_qos
 from dfil.cluster.checks import PROFILE_FIX, Check
-from dfil.cluster.limits import (
-    SCONTROL_PARTITIONS,
-    judge_allow_qos,
-    judge_limits,
-    parse_allow_qos,
-)
+from dfil.cluster.fit import judge_rule_job, judge_submit_cap
+from dfil.cluster.limits import judge_limits
 from dfil.cluster.nodes import SINFO, NodeGroup, parse_sinfo
 from dfil.cluster.partitions import GPU_PARTITION
+from dfil.cluster.policy import (
+    SCONTROL_PARTITIONS,
+    association,
+    parse_associations,
+    parse_partitions,
+    parse_qos_limits,
+    sacctmgr_assoc,
+    sacctmgr_qos,
+    sacctmgr_user,
+)
+from dfil.cluster.rules import GPU_RULES, QOS_SETTING, resolve, rule_jobs
 from dfil.util.errors import ConfigError
-
-#: The profile's executor setting that asks every job for a QOS (the plugin's ``--slurm-qos``).
-QOS_SETTING = "slurm-qos"
-#: The rules that run on a GPU (their partition is where gpu_model must be a GRES type).
-GPU_RULES = ("train_cell", "evaluate_cell")
 
 
 @dataclass(frozen=True)
@@ -55,6 +52,10 @@ class Site:
     #: Each QOS by the profile key that sets it (``default-resources.qos``,
     #: ``set-resources.train_cell.qos``, ``slurm-qos``).
     qos: Mapping[str, str] = field(default_factory=dict)
+    #: Every resource the profile sets by its key, ``slurm-qos`` under its own name.
+    resources: Mapping[str, str] = field(default_factory=dict)
+    #: The profile's ``jobs``: how many jobs Snakemake keeps submitted at once.
+    jobs: int | None = None
 
     def gpu_partitions(self) -> set[str]:
         """The partitions GPU jobs go to: each GPU rule's own, else the profile's GPU
@@ -103,12 +104,14 @@ def site_from_profile(profile: Mapping) -> Site:
     """The :class:`Site` of a Snakemake profile (its config.yaml, merged); resources in
     the mapping form or the list form. :class:`ConfigError` names a malformed item."""
     found = {key: _unquote(value) for key, value in _resources(profile).items() if value}
-    qos = {k: v for k, v in found.items() if k.endswith(".qos")}
     if profile.get(QOS_SETTING):
-        qos[QOS_SETTING] = _unquote(profile[QOS_SETTING])
+        found[QOS_SETTING] = _unquote(profile[QOS_SETTING])
+    qos = {k: v for k, v in found.items() if k.endswith(".qos") or k == QOS_SETTING}
+    jobs = str(profile.get("jobs", "")).strip()
     return Site({k: v for k, v in found.items() if k.endswith(".slurm_account")},
                 {k: v for k, v in found.items()
-                 if k.endswith((".slurm_partition", f".{GPU_PARTITION}"))}, qos)
+                 if k.endswith((".slurm_partition", f".{GPU_PARTITION}"))}, qos, found,
+                int(jobs) if jobs.isdigit() else None)
 
 
 def judge_partitions(site: Site, groups: list[NodeGroup]) -> list[Check]:
@@ -165,34 +168,95 @@ def _run(cmd: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
 
 
-def allow_qos_checks(site: Site, run: Runner) -> list[Check]:
-    """The QOS of the jobs each of the profile's partitions gets, against the partition's
-    AllowQos (:func:`dfil.cluster.limits.judge_allow_qos`); one skipped check where
-    ``scontrol`` is missing or fails."""
-    if not site.partitions:
-        return []
-    command = " ".join(SCONTROL_PARTITIONS)
-    if shutil.which("scontrol") is None:
-        return [Check("slurm", "skipped", "no scontrol on PATH: the partitions' AllowQos "
-                      "not checked")]
-    done = run(list(SCONTROL_PARTITIONS))
-    if done.returncode:
-        return [Check("slurm", "skipped", f"`{command}` failed ({done.stderr.strip()}): "
-                      "the partitions' AllowQos not checked")]
+def site_nodes(run: Runner = _run) -> list[NodeGroup] | None:
+    """This host's SLURM nodes as ``sinfo`` lists them; None off SLURM, or where sinfo
+    fails or prints what it was not asked."""
+    if shutil.which("sinfo") is None:
+        return None
+    done = run(list(SINFO))
     try:
-        allowed = parse_allow_qos(done.stdout)
-    except ValueError as err:
-        return [Check("slurm", "problem", f"`{command}`: {err}")]
-    return judge_allow_qos(site.partitions, site.qos, allowed)
+        return None if done.returncode else parse_sinfo(done.stdout)
+    except ValueError:
+        return None
 
 
-def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
+def _ask(run: Runner, command: list[str], what: str, parse):
+    """``command``'s parsed output, or the check saying why ``what`` was not checked."""
+    shown = " ".join(command)
+    if shutil.which(command[0]) is None:
+        return None, Check("slurm", "skipped", f"no {command[0]} on PATH: {what} not checked")
+    done = run(command)
+    if done.returncode:
+        return None, Check("slurm", "skipped", f"`{shown}` failed ({done.stderr.strip()}): "
+                           f"{what} not checked")
+    try:
+        return parse(done.stdout), None
+    except ValueError as err:  # a site's wrapper that prints more than asked
+        return None, Check("slurm", "problem", f"`{shown}`: {err}")
+
+
+def _by_class(jobs: Mapping[str, Mapping[str, Mapping]]) -> dict[str, Mapping]:
+    """Each GPU size class's longest job over the rules."""
+    out: dict[str, Mapping] = {}
+    for by_size in jobs.values():
+        for size, job in by_size.items():
+            if int(job.get("gpu", 0)) and job.get("runtime", 0) >= out.get(size, {}).get(
+                    "runtime", -1):
+                out[size] = job
+    return out
+
+
+def rule_checks(site: Site, jobs: Mapping[str, Mapping[str, Mapping]],
+                groups: list[NodeGroup], run: Runner, user: str) -> list[Check]:
+    """One check per rule and size class of ``jobs`` against the partition, account and
+    QOS its jobs carry (:mod:`dfil.cluster.rules`, :mod:`dfil.cluster.fit`), then the
+    profile's ``jobs`` against the submit caps; a SLURM command that fails is a skipped
+    check naming what it left unchecked."""
+    notes = []
+    partitions, note = _ask(run, list(SCONTROL_PARTITIONS),
+                            "the partitions' AllowAccounts, AllowQos and MaxTime",
+                            parse_partitions)
+    notes.append(note)
+    qos_limits, note = _ask(run, sacctmgr_qos(), "the QOS's MaxWall and GPU limits",
+                            parse_qos_limits)
+    notes.append(note)
+    assocs, note = _ask(run, sacctmgr_assoc(user), "the account, its QOS and job limits",
+                        parse_associations)
+    notes.append(note)
+    default_account = None
+    if "default-resources.slurm_account" not in site.accounts:
+        found, note = _ask(run, sacctmgr_user(user), f"{user}'s default account",
+                           lambda text: text.strip().splitlines()[0].strip()
+                           if text.strip() else None)
+        default_account = found
+        notes.append(note)
+    if assocs == []:
+        notes.append(Check("slurm", "skipped", f"sacctmgr lists no association for {user} "
+                           "(no accounting here): accounts, QOS and job limits not checked"))
+        assocs = None
+    default_partition = next((g.partition for g in groups if g.default), None)
+
+    def default_qos(account: str, partition: str | None) -> str | None:
+        found = association(assocs or [], account, partition)
+        return found.default_qos if found else None
+
+    checks, used = [], []
+    for job in rule_jobs(site.resources, jobs):
+        job = resolve(job, default_partition, default_account, default_qos)
+        checks.append(judge_rule_job(job, partitions, qos_limits, assocs, groups))
+        partition = job.partition.value if job.partition else None
+        used.append((association(assocs or [], job.account.value, partition)
+                     if job.account else None,
+                     (qos_limits or {}).get(job.qos.value.lower()) if job.qos else None))
+    return [n for n in notes if n] + checks + judge_submit_cap(site.jobs, used)
+
+
+def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping[str, Mapping]],
                  run: Runner = _run) -> list[Check]:
-    """Partitions, GPU types, each class's job against the partitions' limits and each
-    partition's AllowQos (:mod:`dfil.cluster.limits`), the account and its QOS against this
-    host's SLURM (``site`` None: no profile given, only the GPU types and limits are
-    checked); ``jobs``: each GPU size class's largest job's resources (every attempt asks
-    the same). One skipped check off SLURM."""
+    """Partitions, GPU types, and each rule's jobs against every limit the site enforces
+    on them (:func:`rule_checks`; ``site`` None: no profile given, only each class's GPU
+    type and its job against any partition's nodes); ``jobs``: rule -> size class -> the
+    largest job's resources (every attempt asks the same). One skipped check off SLURM."""
     if shutil.which("sinfo") is None:
         return [Check("slurm", "skipped", "not a SLURM host (no sinfo on PATH): skipped")]
     done = run(list(SINFO))
@@ -205,23 +269,12 @@ def slurm_checks(site: Site | None, jobs: Mapping[str, Mapping],
         return [Check("slurm", "problem", f"`{' '.join(SINFO)}`: {err}")]
     site = site or Site({}, {})
     checks = judge_partitions(site, groups)
-    models = {size: job.get("gpu_model") for size, job in jobs.items()}
+    classes = _by_class({r: j for r, j in jobs.items() if r in GPU_RULES})
+    models = {size: job.get("gpu_model") for size, job in classes.items()}
     checks += judge_gpu_models(models, site.gpu_partitions(), groups)
-    checks += judge_limits(jobs, site.gpu_partitions(), groups)
-    user = getpass.getuser()
     if not site.accounts and not site.partitions:
-        return checks + [Check("slurm", "skipped", "no slurm_account or slurm_partition in "
-                               "the profile (none given with --profile, or it sets neither): "
-                               "partitions and account not checked")]
-    checks += allow_qos_checks(site, run)
-    accounts = sorted(set(site.accounts.values())) or [None]
-    if shutil.which("sacctmgr") is None:
-        return checks + [Check("slurm", "skipped", "no sacctmgr on PATH: account and QOS "
-                               "not checked")]
-    done = run(["sacctmgr", "-n", "-P", "show", "assoc", f"user={user}", "format=account,qos"])
-    if done.returncode:
-        return checks + [Check("slurm", "skipped", f"sacctmgr failed ({done.stderr.strip()}):"
-                               f" account {', '.join(map(str, accounts))} and QOS not checked")]
-    assoc = parse_qos(done.stdout)
-    return (checks + [judge_account(a, set(assoc), user) for a in accounts]
-            + judge_qos(site.accounts.values(), site.qos, assoc, user))
+        return checks + judge_limits(classes, set(), groups) + [
+            Check("slurm", "skipped", "no slurm_account or slurm_partition in the profile "
+                  "(none given with --profile, or it sets neither): partitions, accounts, "
+                  "QOS and job limits not checked")]
+    return checks + rule_checks(site, jobs, groups, run, getpass.getuser())

@@ -46,6 +46,24 @@ def read_stale(path: str | Path) -> dict | None:
     return record
 
 
+def published_before(paths: Iterable[str | Path]) -> set[str]:
+    """Of ``paths`` (files a run was to publish and did not), those an earlier build
+    published: the ones present. A file no build has published yet is missing, not
+    stale, and the marker never names it."""
+    return {str(p) for p in paths if Path(p).is_file()}
+
+
+def stale_note(unpublished: int, marker: dict | None) -> str:
+    """What a failed run says of the files it did not publish (``unpublished`` of them):
+    how many published files are from the last good build (``marker``: the updated
+    marker), or that no earlier build published any."""
+    head = f"dfil: the rebuild failed before publishing {unpublished} file(s); "
+    if not marker:
+        return head + "no earlier build published them, so none is marked stale"
+    return head + (f"{len(marker['stale'])} published file(s) are from the last good build "
+                   "and marked stale")
+
+
 def update_stale(path: str | Path, failed: Iterable[str], published: Iterable[str],
                  log: str | None = None, now: datetime.datetime | None = None) -> dict | None:
     """Mark ``failed`` stale and ``published`` fresh in the marker at ``path``; write it,
@@ -53,7 +71,8 @@ def update_stale(path: str | Path, failed: Iterable[str], published: Iterable[st
 
     Parameters
     ----------
-    failed : published files a run was to rebuild and did not (it failed first).
+    failed : published files a run was to rebuild and did not (it failed first): only
+        those an earlier build published (:func:`published_before`).
     published : published files a run has just rebuilt, or found up to date.
     log : the Snakemake log of the failed run. A run that failed nothing leaves the
         marker's time and log those of the last failure.

@@ -3,16 +3,23 @@ SLURM for, derived from the projection.
 
 Proposal rules (each a stated choice, for ``resources:`` in config/paper.yaml):
 
-- GPU: an 80 GB H100 when the class's largest training step at batch 8 and its longest
-  prompt (computed, :mod:`dfil.cost.memory`) takes at most 85% of its usable memory (the
-  rest for allocator fragmentation, kernels' workspaces and bitsandbytes' dequantised
-  weights); else the H100 with gradient checkpointing if that fits; else an H200.
+- GPU: the class's own ``gpu_model`` where the grid names one the cost model knows, else
+  the site's GPU types from the smallest (where ``nodes`` are read), else an 80 GB H100
+  and, where that does not fit, an H200. A GPU fits when the class's largest
+  training step at batch 8 and its longest prompt (computed, :mod:`dfil.cost.memory`)
+  takes at most 85% of its usable memory (the rest for allocator fragmentation, kernels'
+  workspaces and bitsandbytes' dequantised weights), without gradient checkpointing or
+  else with it. Where the grid's GPU fits in neither way, no GPU is proposed: the class
+  fits none.
 - runtime (minutes): the class's longest projected job x 1.5, plus 10 minutes of start-up
   (imports, CUDA, tokenizing) beyond the weights' load already projected, rounded up to
   15 minutes; training and evaluation jobs each their own.
 - mem_mb (host RAM): 16 GB for the process (Python, torch, CUDA's host side, data) plus
   the largest backbone's bf16 weights once (a loader that materialises the checkpoint on
-  the CPU before moving or quantising it), rounded up to 8 GB, at least 32 GB.
+  the CPU before moving or quantising it), rounded up to 8 GB, at least 32 GB; on a
+  SLURM site (``nodes``, from sinfo) at most the memory of its largest node with the GPU,
+  and no fit where that holds less than the weights once and 4 GB.
+- cpus_per_task: 8, at most the CPUs of the site's largest node with the GPU.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from dfil.cluster.nodes import NodeGroup
 from dfil.cost.flops import decoder_params, shape
 from dfil.cost.memory import GIB, Memory, training_memory
 from dfil.cost.project import CellWork, ClassTotal, project
@@ -30,6 +38,9 @@ HEADROOM = 0.85
 MARGIN = 1.5
 STARTUP_MIN = 10
 PAPER_BATCH = 8
+CPUS = 8
+#: The least host memory beside the bf16 weights a job can run with (MB).
+HOST_FLOOR_MB = 4000
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,11 @@ class Proposal:
     eval_runtime: int
     memory: Memory
     memory_plain: Memory
+    cpus_per_task: int = CPUS
+    #: What of the site the proposal is bounded by ("" where no site was read).
+    site: str = ""
+    #: Why no resources fit (None: they do); ``gpu_model`` is then the grid's.
+    misfit: str | None = None
 
 
 def _round_up(value: float, step: int) -> int:
@@ -58,10 +74,51 @@ def _largest(works: list[CellWork], checkpointing: bool) -> Memory:
     return max(steps, key=lambda m: m.total)
 
 
+def _gpu(plain: Memory, ckpt: Memory, model: str | None,
+         site: frozenset[str] = frozenset()) -> tuple[str, bool, bool]:
+    """(GPU, checkpointing, fits) of a class's training step by the module doc's rule:
+    the grid's ``model``, else the smallest the cost model knows of the ``site``'s GPU
+    types, else an H100 or an H200; the last one tried, with checkpointing, where none
+    fits (an H200 off any site counts as fitting: the largest GPU there is)."""
+    known = sorted((t for t in site if t in GPU_GIB), key=lambda t: GPU_GIB[t])
+    ladder = [model] if model in GPU_GIB else (known or ["h100", "h200"])
+    for gpu in ladder:
+        usable = HEADROOM * GPU_GIB[gpu] * GIB
+        if plain.total <= usable:
+            return gpu, False, True
+        if ckpt.total <= usable:
+            return gpu, True, True
+    return ladder[-1], True, not (model in GPU_GIB or known)
+
+
+def _site(gpu: str, need_mb: float, mem_mb: int, nodes: list[NodeGroup] | None
+          ) -> tuple[int, int, str, str | None]:
+    """(mem_mb, cpus_per_task, the site's bound, misfit or None) on ``nodes``."""
+    if nodes is None:
+        return mem_mb, CPUS, "", None
+    typed = [n for n in nodes if n.gpus(gpu) > 0]
+    if not typed:
+        types = sorted(set().union(*(n.gpu_types for n in nodes)))
+        return mem_mb, CPUS, "", (f"no node of this site has a {gpu} GPU (its GPU types: "
+                                  f"{', '.join(types) or 'none'})")
+    node_mem = max((n.mem_mb for n in typed if n.mem_mb), default=None)
+    node_cpus = max((n.cpus for n in typed if n.cpus), default=None)
+    bound = (f"site: {gpu} nodes of {node_mem or '?'} MB and {node_cpus or '?'} CPUs "
+             "(sinfo)")
+    if node_mem is not None and need_mb > node_mem:
+        return mem_mb, CPUS, bound, (f"the weights once and {HOST_FLOOR_MB} MB need "
+                                     f"{need_mb:.0f} MB of host memory > the {node_mem} MB "
+                                     f"of this site's largest node with {gpu} GPUs")
+    return (min(mem_mb, node_mem or mem_mb), min(CPUS, node_cpus or CPUS), bound, None)
+
+
 def propose(works: Iterable[CellWork], trainer: str = "packed",
-            table: Table = MEASURED) -> dict[str, Proposal]:
+            table: Table = MEASURED, models: Mapping[str, str | None] | None = None,
+            nodes: list[NodeGroup] | None = None) -> dict[str, Proposal]:
     """A :class:`Proposal` per size class of ``works`` (the rules of the module doc), at
-    ``trainer``'s speed in ``table``."""
+    ``trainer``'s speed in ``table``, on each class's GPU in ``models`` (the grid's
+    ``gpu_model``; none: the H100/H200 rule) and within ``nodes`` (sinfo's; None: no
+    site read)."""
     classes: dict[str, list[CellWork]] = {}
     for w in works:
         classes.setdefault(w.size, []).append(w)
@@ -70,22 +127,25 @@ def propose(works: Iterable[CellWork], trainer: str = "packed",
         if not any(w.epochs for w in group):
             continue
         plain, ckpt = _largest(group, False), _largest(group, True)
-        if plain.total <= HEADROOM * GPU_GIB["h100"] * GIB:
-            gpu, checkpointing = "h100", False
-        elif ckpt.total <= HEADROOM * GPU_GIB["h100"] * GIB:
-            gpu, checkpointing = "h100", True
-        else:
-            gpu, checkpointing = "h200", plain.total > HEADROOM * GPU_GIB["h200"] * GIB
+        model = (models or {}).get(size)
+        types = frozenset().union(*(n.gpu_types for n in nodes or []))
+        gpu, checkpointing, fits = _gpu(plain, ckpt, model, types)
+        misfit = None if fits else (
+            f"its training step needs {ckpt.total / GIB:.1f} GiB with gradient "
+            f"checkpointing > {HEADROOM:.0%} of a {gpu}'s {GPU_GIB[gpu]} GiB")
         costs = [project(replace(w, checkpointing=checkpointing), gpu, trainer, table)
                  for w in group]
         longest = {k: max(getattr(c, k) for c in costs) for k in ("train_s", "eval_s")}
         weights = max(2.0 * decoder_params(shape(w.arch)) for w in group)
+        mem_mb, cpus, bound, host = _site(
+            gpu, weights / 1e6 + HOST_FLOOR_MB,
+            max(32000, _round_up(16e3 + weights / 1e6, 8000)), nodes)
         out[size] = Proposal(
-            size, gpu, checkpointing,
-            mem_mb=max(32000, _round_up(16e3 + weights / 1e6, 8000)),
+            size, gpu, checkpointing, mem_mb=mem_mb,
             train_runtime=_round_up(MARGIN * longest["train_s"] / 60 + STARTUP_MIN, 15),
             eval_runtime=_round_up(MARGIN * longest["eval_s"] / 60 + STARTUP_MIN, 15),
-            memory=ckpt if checkpointing else plain, memory_plain=plain)
+            memory=ckpt if checkpointing else plain, memory_plain=plain,
+            cpus_per_task=cpus, site=bound, misfit=misfit or host)
     return out
 
 
@@ -118,15 +178,21 @@ def format_table(name: str, classes: Mapping[str, ClassTotal], trainer: str,
 
 
 def format_proposals(proposals: Mapping[str, Proposal]) -> str:
-    """The proposed ``resources:`` lines, each with the computed memory behind it."""
+    """The proposed ``resources:`` lines, each with the computed memory behind it and the
+    site it is bounded by; a class that fits nothing says why."""
     lines = [f"Proposed resources (memory computed at batch {PAPER_BATCH} and the longest "
              f"prompt; runtime = longest projected job x {MARGIN} + {STARTUP_MIN} min):"]
     for p in proposals.values():
+        step = (f"training step {p.memory.total / GIB:.1f} GiB (weights "
+                f"{p.memory.weights / GIB:.1f}, activations {p.memory.activations / GIB:.1f}"
+                f"; without checkpointing {p.memory_plain.total / GIB:.1f})")
+        if p.misfit:
+            lines.append(f"  {p.size}: none fits on {p.gpu_model}: {p.misfit}; {step}")
+            continue
         ckpt = ", gradient checkpointing" if p.checkpointing else ""
+        site = f"; {p.site}" if p.site else ""
         lines.append(
-            f"  {p.size}: {{gpu: 1, gpu_model: {p.gpu_model}, mem_mb: {p.mem_mb}, runtime: "
-            f"{p.train_runtime}}}  # evaluation runtime {p.eval_runtime}{ckpt}; training step "
-            f"{p.memory.total / GIB:.1f} GiB (weights {p.memory.weights / GIB:.1f}, "
-            f"activations {p.memory.activations / GIB:.1f}; without checkpointing "
-            f"{p.memory_plain.total / GIB:.1f})")
+            f"  {p.size}: {{gpu: 1, gpu_model: {p.gpu_model}, mem_mb: {p.mem_mb}, "
+            f"cpus_per_task: {p.cpus_per_task}, runtime: {p.train_runtime}}}  # evaluation "
+            f"runtime {p.eval_runtime}{ckpt}; {step}{site}")
     return "\n".join(lines)

@@ -65,13 +65,13 @@ PREFLIGHT = "preflight"
 def preflight_profiles(argv: list[str]) -> list[str] | None:
     """The profile files (Snakemake's ``--profile``s, or ``$SNAKEMAKE_PROFILE``, resolved as
     Snakemake resolves them) of a Snakemake command line ``argv`` whose only target is
-    ``preflight``; None for any other command line."""
+    ``preflight`` and that runs it (no dry run); None for any other command line."""
     if PREFLIGHT not in argv[1:]:  # no need to parse every other command line
         return None
     from snakemake.cli import get_profile_dir
 
     args = _parsed(argv)
-    if list(args.targets) != [PREFLIGHT]:
+    if list(args.targets) != [PREFLIGHT] or args.dryrun:
         return None
     found = [get_profile_dir(str(p)) for p in args.profile or []]
     return [str(f[1]) for f in found if f]

@@ -3,7 +3,8 @@ status``.
 
 A cell is finished when its ``metrics.json`` holds metrics. Otherwise its reason is read
 from its run directory: a failure record (:mod:`dfil.contracts.failure`: OOM, TIMEOUT,
-401, error, as its last try recorded it), else the state a retry will pick up
+401, error, as its last try recorded it), else a submission sbatch refused, in its words
+(:mod:`dfil.cluster.submit`), else the state a retry will pick up
 (``memory_plan.json``: out of memory, the retry changes its memory plan; ``resume.pt``:
 stopped by a signal or the time limit, the retry resumes), else trained but not evaluated,
 else not started. Each line names the log to read.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from dfil.cluster.submit import read_refusal, refusal_words
 from dfil.contracts.failure import DETERMINISTIC, is_failure
 from dfil.contracts.rundir import METRICS, RESUME, SUMMARY
 
@@ -30,6 +32,7 @@ def _read(path: Path) -> dict | None:
 
 def cell_status(run_dir: Path, train_log: str, eval_log: str) -> tuple[str, str] | None:
     """(reason, log) of an unfinished cell; None when it finished."""
+    refused = read_refusal(run_dir)
     for name, log in ((METRICS, eval_log), (SUMMARY, train_log)):
         record = _read(run_dir / name)
         if is_failure(record):
@@ -39,7 +42,11 @@ def cell_status(run_dir: Path, train_log: str, eval_log: str) -> tuple[str, str]
         if name == METRICS and record is not None:
             return None
         if name == SUMMARY and record is not None:
+            if refused is not None and refused.get("rule") == "evaluate_cell":
+                return refusal_words(refused), eval_log
             return "trained, not evaluated", eval_log
+    if refused is not None and refused.get("rule") != "evaluate_cell":
+        return refusal_words(refused), train_log
     if (run_dir / PLAN).is_file():
         return "OOM (the retry uses the memory plan)", train_log
     if (run_dir / RESUME).is_file():

@@ -1,0 +1,169 @@
+"""The ``sbatch`` a SLURM run of the workflow submits with: the site's own, with a
+submission refused for a queue limit waited on and sent again, and one refused for any
+other reason recorded in its cell's run directory with sbatch's words.
+
+The executor plugin submits each job by running ``sbatch ...`` through the shell, so the
+first ``sbatch`` on the Snakemake process's PATH; the workflow puts
+``workflow/sbatch/`` first there for a SLURM run (``workflow/rules/submit.smk``), whose
+``sbatch`` runs :func:`main`. A site's queue cap (MaxSubmitJobs of the association, or
+the QOS's per user) refuses a job past the cap::
+
+    sbatch: error: AssocMaxSubmitJobLimit
+    sbatch: error: Batch job submission failed: Job violates accounting/QOS policy (job
+    submit limit, user's size and/or time limits)
+
+Snakemake would count it as the job's failure and, with its retries, send it again at
+once into the still full queue. Here such a refusal (:func:`queue_limited`) is waited on
+(:data:`WAIT_VAR` seconds, 60 by default) and the job sent again, as long as the user
+has jobs queued (a cap with nothing queued is no queue limit: the refusal stands). Any
+other refusal is passed on as it is, and for a training or evaluation job written to its
+run directory (:data:`REFUSED`, read by ``dfil grid status``); a later submission the
+site accepts removes it.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import pwd
+import re
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+#: A run directory's record of the last submission sbatch refused.
+REFUSED = "sbatch_refused.json"
+#: How long to wait before sending a queue-limited submission again (seconds).
+WAIT_VAR = "DFIL_SBATCH_WAIT"
+#: The directory of the workflow's ``sbatch`` (set by it), skipped on PATH.
+DIR_VAR = "DFIL_SBATCH_DIR"
+#: The grid's results directory (``results/<grid>``), set by the workflow.
+RESULTS_VAR = "DFIL_RESULTS"
+#: The rules whose jobs have a run directory (``<results>/runs/<key>``).
+CELL_RULES = ("train_cell", "evaluate_cell")
+#: SLURM's reasons for a refusal at a submit cap.
+_QUEUE_REASON = re.compile(r"\b(Assoc|QOS)\w*(MaxSubmitJob|GrpSubmitJob)\w*Limit\b")
+#: SLURM's generic refusal by an accounting or QOS limit, and a named reason beside it.
+_POLICY = "Job violates accounting/QOS policy"
+_REASON = re.compile(r"sbatch: error: (\w+Limit)\s*$", re.M)
+
+
+def queue_limited(stderr: str) -> bool:
+    """Whether sbatch's ``stderr`` refuses for a queue limit: a submit cap named
+    (``AssocMaxSubmitJobLimit``, ``QOSMaxSubmitJobPerUserLimit``, ...), or the generic
+    accounting-policy refusal with no other limit named."""
+    if _QUEUE_REASON.search(stderr):
+        return True
+    return _POLICY in stderr and not _REASON.search(stderr)
+
+
+def real_sbatch(path: str, own: Path) -> str | None:
+    """The first ``sbatch`` on ``path`` (a PATH value) outside the directory ``own``."""
+    for entry in path.split(os.pathsep):
+        if not entry or Path(entry).resolve() == own.resolve():
+            continue
+        found = Path(entry) / "sbatch"
+        if found.is_file() and os.access(found, os.X_OK):
+            return str(found)
+    return None
+
+
+def cell_of(args: Sequence[str]) -> tuple[str, str] | None:
+    """(rule, wildcards) of a training or evaluation job from the plugin's ``--comment
+    rule_<rule>_wildcards_<wildcards>`` (the run key, each ``/`` an ``_``); None for any
+    other job."""
+    for flag, value in zip(args, args[1:], strict=False):
+        if flag == "--comment":
+            for rule in CELL_RULES:
+                head = f"rule_{rule}_wildcards_"
+                if value.startswith(head) and value != head:
+                    return rule, value[len(head):]
+    return None
+
+
+def run_dir_of(results: Path, wildcards: str) -> Path | None:
+    """The run directory under ``results/runs`` whose key reads as ``wildcards`` with
+    each ``/`` an ``_``; None where none, or more than one, does."""
+    runs = results / "runs"
+    found = [path.parent for path in runs.glob("**/cell.yaml")
+             if str(path.parent.relative_to(runs)).replace("/", "_") == wildcards]
+    return found[0] if len(found) == 1 else None
+
+
+def record_refusal(run_dir: Path, rule: str, words: str, command: Sequence[str],
+                   now: datetime.datetime | None = None) -> Path:
+    """Write :data:`REFUSED` in ``run_dir``: the rule, sbatch's words, the command, when."""
+    stamp = (now or datetime.datetime.now().astimezone()).isoformat(timespec="seconds")
+    path = run_dir / REFUSED
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"rule": rule, "refused": words.strip(), "when": stamp,
+                               "command": shlex.join(command)}, indent=1) + "\n")
+    tmp.replace(path)
+    return path
+
+
+def read_refusal(run_dir: Path) -> dict | None:
+    """The :data:`REFUSED` record of ``run_dir``, or None (none, or unreadable)."""
+    try:
+        record = json.loads((run_dir / REFUSED).read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) and "refused" in record else None
+
+
+def refusal_words(record: dict) -> str:
+    """What ``dfil grid status`` says of a refused submission."""
+    lines = [line.removeprefix("sbatch: error: ").strip()
+             for line in str(record["refused"]).splitlines() if line.strip()]
+    return f"sbatch refused its {record.get('rule', 'job')} job: {'; '.join(lines)}"
+
+
+def _queued() -> bool:
+    """Whether this user has jobs in SLURM's queue (``squeue`` failing: assumed so)."""
+    user = pwd.getpwuid(os.getuid()).pw_name
+    done = subprocess.run(["squeue", "-h", "-u", user, "-o", "%i"], capture_output=True,
+                          text=True, check=False)
+    return done.returncode != 0 or bool(done.stdout.strip())
+
+
+def submit(sbatch: str, args: Sequence[str], stdin: str | None, wait: float,
+           queued: Callable[[], bool] = _queued,
+           sleep: Callable[[float], None] = time.sleep) -> subprocess.CompletedProcess:
+    """Run ``sbatch args`` until it is accepted or refused for anything but a queue limit
+    while the user has jobs queued (``queued``), ``wait`` seconds between tries."""
+    while True:
+        done = subprocess.run([sbatch, *args], input=stdin, capture_output=True, text=True,
+                              check=False)
+        if done.returncode == 0 or not queue_limited(done.stderr) or not queued():
+            return done
+        sleep(wait)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``sbatch`` as the plugin calls it: the site's, with the rules of the module doc."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    sbatch = real_sbatch(os.environ.get("PATH", ""), Path(os.environ.get(DIR_VAR, ".")))
+    if sbatch is None:
+        print("sbatch: error: dfil: no sbatch on PATH besides the workflow's", file=sys.stderr)
+        return 127
+    stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    done = submit(sbatch, args, stdin or None, float(os.environ.get(WAIT_VAR, "60")))
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
+    cell, results = cell_of(args), os.environ.get(RESULTS_VAR)
+    run_dir = run_dir_of(Path(results), cell[1]) if cell and results else None
+    if run_dir is not None:
+        if done.returncode:
+            record_refusal(run_dir, cell[0], done.stderr, ["sbatch", *args])
+        elif (read_refusal(run_dir) or {}).get("rule") == cell[0]:
+            (run_dir / REFUSED).unlink(missing_ok=True)
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
