@@ -49,7 +49,7 @@ def _site(tmp_path, record):
     power = found.claims
     context = {"title": "DFIL reproduction", "grid": "paper", "standin": "", "commit": "abc",
                "figures": {}, "failures": {}, "power": power, "plan": found.coverage}
-    out = site.write_site([t], {}, context, tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([t], {}, context, tmp_path / "runs", tmp_path / "o")
     for name in ("tables.pdf", "diff.html", "audit.html"):  # written by the other steps
         (tmp_path / "o" / name).write_text("<html></html>")
     assert dead_links(out["index.html"])[0] == []

@@ -21,7 +21,7 @@ def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
         "\n".join(json.dumps({"epoch": e, "train_total": 3.0 - e, "val_acc_main": 0.2 * e})
                   for e in (1, 2)))
     out_dir = tmp_path / "tables"
-    out = site.write_site([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
+    out = site.write_pages([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
                           _context(), runs, out_dir)
     for name in ("tables.pdf", "audit.html"):  # written by the other steps
         (out_dir / name).write_text("<html></html>")
@@ -43,7 +43,7 @@ def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
 def test_every_string_is_escaped(tmp_path):
     t = scaling_table()
     t.rows[0].label = "<script>alert(1)</script>"
-    out = site.write_site([t], {}, _context(), tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([t], {}, _context(), tmp_path / "runs", tmp_path / "o")
     assert "<script>alert(1)" not in out["tables.html"].read_text()
 
 
@@ -53,7 +53,7 @@ def test_each_figure_stands_on_the_index_with_its_caption(tmp_path):
     out_dir = tmp_path / "o"
     (out_dir / "figures").mkdir(parents=True)
     (out_dir / "figures" / "fewshot_curves.png").write_bytes(b"png")
-    out = site.write_site([scaling_table()], {}, context, tmp_path / "runs", out_dir)
+    out = site.write_pages([scaling_table()], {}, context, tmp_path / "runs", out_dir)
     index = out["index.html"].read_text()
     assert ('<figure id="fewshot_curves"><a href="figures/fewshot_curves.png"><img '
             'src="figures/fewshot_curves.png"') in index
@@ -84,11 +84,11 @@ def test_a_table_over_runs_of_mixed_origin_is_marked_on_the_index_and_its_page(t
     plain = scaling_table()
     mixed = replace(plain, notes=[*plain.notes, note], mixed=note)
     badge = "runs differ in code or library versions</span>"
-    out = site.write_site([mixed], {}, _context(), tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([mixed], {}, _context(), tmp_path / "runs", tmp_path / "o")
     index = out["index.html"].read_text()
     assert index.count(badge) == 1 and f'title="{note}"' in index
     assert f'<p class="note">{note}</p>' in out["tables.html"].read_text()
-    out = site.write_site([plain], {}, _context(), tmp_path / "runs", tmp_path / "p")
+    out = site.write_pages([plain], {}, _context(), tmp_path / "runs", tmp_path / "p")
     assert badge not in out["index.html"].read_text()
     assert "Its runs differ" not in out["tables.html"].read_text()
 
@@ -101,7 +101,7 @@ def test_controls_stand_beside_the_verdicts_and_in_claims_csv(tmp_path):
     spec = SimpleNamespace(family="ordinal", metric="test.main.acc", direction="greater",
                            threshold=0.1)
     context = {**_context(), "controls": [control_result("ordinal", spec, [(0.9, 0.6)])]}
-    out = site.write_site([scaling_table()], {}, context, tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([scaling_table()], {}, context, tmp_path / "runs", tmp_path / "o")
     index = out["index.html"].read_text()
     assert '<h2 id="controls">Positive controls</h2>' in index
     assert ("<td><code>test.main.acc: control - reference &gt;= +0.1 on every seed</code></td>"
