@@ -57,6 +57,7 @@ def from_main(stderr: str) -> list[str]:
     (["train", "--bogus"], 2, "dfil train: error: the following arguments are required: "
      "--cell, --out (see dfil train --help)\n"),
 ])
+@pytest.mark.slow
 def test_a_served_command_prints_and_exits_as_a_direct_run(server, args, code, text):
     socket, log, _ = server
     direct, through = run_cli(*args), warm(socket, *args)
@@ -112,6 +113,7 @@ def test_a_child_runs_with_its_client_s_signals_and_none_blocked(server, tmp_pat
     assert "SigBlk:\t0000000000000000" in server_status
 
 
+@pytest.mark.slow
 def test_without_a_server_the_command_runs_in_process(server, tmp_path):
     socket, log, _ = server
     stale = tmp_path / "stale.sock"  # a socket file nobody listens on
@@ -232,6 +234,7 @@ def served_pid(text: str, ending: str) -> str:
                 if line.endswith(ending))
 
 
+@pytest.mark.slow
 def test_the_workflow_s_server_serves_a_job_of_its_own_environment(tmp_path):
     """The server a local run starts (every module of PRELOAD imported) serves a job
     whose environment is the run's, although an import sets a variable in the server

@@ -1,6 +1,7 @@
 import csv
 import json
 
+import pytest
 from report_tables import scaling_table
 
 from dfil.report import site
@@ -13,6 +14,7 @@ def _context():
             }
 
 
+@pytest.mark.slow
 def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
     runs = tmp_path / "runs"
     key = "frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed1"
@@ -40,6 +42,7 @@ def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
     assert 'src="http' not in index and 'src="//' not in index  # nothing fetched
 
 
+@pytest.mark.slow
 def test_every_string_is_escaped(tmp_path):
     t = scaling_table()
     t.rows[0].label = "<script>alert(1)</script>"
@@ -47,6 +50,7 @@ def test_every_string_is_escaped(tmp_path):
     assert "<script>alert(1)" not in out["tables.html"].read_text()
 
 
+@pytest.mark.slow
 def test_each_figure_stands_on_the_index_with_its_caption(tmp_path):
     caption = "Few-shot <N>; 1 seed(s): 42."
     context = {**_context(), "figures": {"figures/fewshot_curves.png": caption}}
@@ -73,6 +77,7 @@ def test_a_runs_provenance_names_its_config_commit_model_and_data():
     assert provenance_text("cafe", {}) == "config cafe; commit ?"
 
 
+@pytest.mark.slow
 def test_a_table_over_runs_of_mixed_origin_is_marked_on_the_index_and_its_page(tmp_path):
     """Table.mixed (dfil.results.origin's note, also in its notes) is a badge on the
     index, whose title holds the note, and a note on tables.html; a table of one origin
@@ -93,6 +98,7 @@ def test_a_table_over_runs_of_mixed_origin_is_marked_on_the_index_and_its_page(t
     assert "Its runs differ" not in out["tables.html"].read_text()
 
 
+@pytest.mark.slow
 def test_controls_stand_beside_the_verdicts_and_in_claims_csv(tmp_path):
     from types import SimpleNamespace
 
