@@ -51,6 +51,7 @@ def test_help_imports_no_library():
     assert not mods & {*HEAVY, "numpy", "pandas", "yaml"}
 
 
+@pytest.mark.slow
 def test_lora_cell_imports_peft_without_bitsandbytes():
     code = ("import json, sys\nfrom dfil.model import build_model\nfrom tinymodel import "
             "tiny_config\nbuild_model(tiny_config('dfil'), seed=0)\n"
@@ -124,6 +125,7 @@ def test_feature_jobs_import_no_adapter_library_and_cells_after_them_no_model_li
         assert "torch" in mods and not mods & {"transformers", "peft", "bitsandbytes"}
 
 
+@pytest.mark.slow
 def test_aggregate_and_table_render_jobs_import_no_torch_and_no_matplotlib(tmp_path):
     """Jobs over metrics files: the aggregate and a table's render (no figure drawn)."""
     from dfil.config.grid import load_grid_files

@@ -122,6 +122,7 @@ def test_training_and_evaluation_on_a_full_disk_resume_to_the_same_numbers(tmp_p
         json.loads((ref / "metrics.json").read_text()))
 
 
+@pytest.mark.slow
 def test_render_on_a_full_disk_keeps_the_last_good_table(tmp_path, disk, capsys):
     """A table rendered onto a full disk: one line naming the .tex, the last good table
     untouched, no temporary left; after freeing space the same table as before."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import yaml
 
 from dfil.config.pins import write_lock
@@ -24,6 +25,7 @@ def grid_file(tmp_path, lock: bool):
     return path
 
 
+@pytest.mark.slow
 def test_one_fetch_job_feeds_every_cell_at_the_locked_commit(tmp_path):
     out = snakemake("-n", "-p", "--forceall", "all_runs", "--cores", "1", "--configfile",
                     str(grid_file(tmp_path, lock=True)))
@@ -35,6 +37,7 @@ def test_one_fetch_job_feeds_every_cell_at_the_locked_commit(tmp_path):
     assert "results/hubdry/hub/model/tiny-llama.json" in out.stdout
 
 
+@pytest.mark.slow
 def test_an_unlocked_branch_stops_the_dag_build_naming_the_command(tmp_path):
     """A run that would run jobs stops before its DAG; a dry run shows the plan with the
     branch as named and says the real run will be refused."""
@@ -56,6 +59,7 @@ def _resources(text: str, rule: str) -> str:
     return re.search(r"resources: (.*)", block).group(1)
 
 
+@pytest.mark.slow
 def test_a_job_that_only_records_a_failure_asks_for_no_gpu(tmp_path):
     """Once its inputs exist, Snakemake asks a job's resources again: a cell whose
     backbone's fetch was refused (the stamp holds the refusal) trains with the cpu class

@@ -11,6 +11,8 @@ import json
 import re
 import subprocess
 
+import pytest
+
 from dfil.contracts.failure import failure_record
 from snakemake_cli import BIN
 from test_workflow_preflight import SLURM_LOCAL, site
@@ -34,6 +36,7 @@ def dry_run_resources(work, environ) -> dict[str, dict[str, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_a_failure_only_evaluation_queues_on_the_cpu_partition(tmp_path):
     """smoke.yaml's tiny class asks 1 h100; the overlay profile names cpu and gpu."""
     work, environ, _ = site(tmp_path, "dfil-local|gpu,normal\\n")

@@ -11,6 +11,8 @@ from __future__ import annotations
 import shutil
 import subprocess
 
+import pytest
+
 from snakemake_cli import BIN, ROOT, env
 from test_workflow_hub import grid_file
 
@@ -55,6 +57,7 @@ def run(work, environ, *args) -> subprocess.CompletedProcess:
                           env=environ, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow
 def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
     work, environ, calls = site(tmp_path, "dfil-local||gpu,normal|normal||\\n")
     done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
@@ -77,6 +80,7 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
     assert (work / "results/smoke/logs/preflight.log").read_text().startswith("skipped  hub")
 
 
+@pytest.mark.slow
 def test_a_failed_check_fails_the_target_once(tmp_path):
     work, environ, calls = site(tmp_path, "proj-ml|||||\\n")
     done = run(work, environ, *SLURM_LOCAL, "--configfile", "config/smoke.yaml")
@@ -91,6 +95,7 @@ def test_a_failed_check_fails_the_target_once(tmp_path):
     assert not calls.exists()
 
 
+@pytest.mark.slow
 def test_an_unlocked_grid_is_checked_not_refused(tmp_path):
     """A real run of this grid stops before its DAG (test_workflow_hub); its preflight
     runs and names the lock command among its problems."""

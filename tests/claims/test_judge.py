@@ -73,7 +73,7 @@ def test_the_index_counts_are_claims_csv_counts(tmp_path):
               two_rows(stat(cell="x"), b, 45.0, 40.0, number=9)]
     context = {"title": "DFIL reproduction", "grid": "unit", "standin": "tiny", "commit": "",
                "figures": {}, "failures": {}}
-    out = site.write_site(tables, {}, context, tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages(tables, {}, context, tmp_path / "runs", tmp_path / "o")
     claims = list(csv.DictReader(out["claims.csv"].open()))
     index = out["index.html"].read_text()
     assert len(claims) == 2

@@ -108,7 +108,7 @@ def test_a_filesystem_without_locks_runs_unguarded_and_says_so(tmp_path, monkeyp
     on stderr says nothing stops a second writer; any other error is raised."""
     import errno
 
-    import dfil.cluster.writer as writer
+    import dfil.util.lock as lock
 
     class NoLocks:
         def __init__(self, path, **kwargs):
@@ -117,7 +117,7 @@ def test_a_filesystem_without_locks_runs_unguarded_and_says_so(tmp_path, monkeyp
         def acquire(self, timeout):
             raise self.error
 
-    monkeypatch.setattr(writer, "FileLock", NoLocks)
+    monkeypatch.setattr(lock, "FileLock", NoLocks)
     ran = []
     with hold_writer(tmp_path / "run", "dfil train") as path:
         ran.append(path)
@@ -140,7 +140,7 @@ def test_a_full_disk_at_the_holder_record_names_the_lock_file(tmp_path, monkeypa
     def full(fd, data):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("dfil.cluster.writer.os.write", full)
+    monkeypatch.setattr("dfil.util.lock.os.write", full)
     with pytest.raises(DiskFullError, match=f"^{tmp_path / 'run' / WRITER_FILE}: no space left"):
         with hold_writer(tmp_path / "run", "dfil evaluate"):
             pass

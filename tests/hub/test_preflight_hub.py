@@ -119,6 +119,7 @@ def preflight_cli(grid, hub, cache):
                            str(grid)], env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_dfil_grid_preflight_end_to_end(hub, tmp_path):
     """The command on a grid reading the test hub's backbone at its commit: every check
     ok or skipped, exit 0; the repo gated, exit 3 naming it."""

@@ -92,6 +92,7 @@ def shared(hub):
     shutil.rmtree(root)
 
 
+@pytest.mark.slow
 def test_two_users_of_one_group_share_the_cache(shared, hub):
     cache, fetch = shared
     commit = hub.commits[TINY]
@@ -117,6 +118,7 @@ def test_two_users_of_one_group_share_the_cache(shared, hub):
     assert stamp_path(cache, "model", TINY, commit).stat().st_uid == BOB
 
 
+@pytest.mark.slow
 def test_a_cache_without_group_write_is_one_line_with_the_fix(shared, hub):
     cache, fetch = shared
     assert fetch(ALICE, "main").returncode == 0

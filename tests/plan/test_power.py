@@ -56,6 +56,7 @@ def test_a_parity_past_its_margin_or_a_zero_effect_is_not_plannable():
     ("paired", 8, 2.0, (2.0, 2.0)),
     ("one_sample", 6, 1.0, (1.2,)),
 ])
+@pytest.mark.slow
 def test_analytic_and_simulated_power_agree(test, n, effect, sds):
     trial = Trial(test, effect, sds)
     analytic = analytic_power(trial, n, 0.05)
@@ -65,6 +66,7 @@ def test_analytic_and_simulated_power_agree(test, n, effect, sds):
     assert abs(analytic - simulated) < 0.04, (analytic, simulated)
 
 
+@pytest.mark.slow
 def test_tost_is_simulated_and_its_power_rises_with_seeds():
     trial = Trial("tost", 0.0, (0.2, 0.2), margin=0.5)
     assert analytic_power(trial, 5, 0.05) is None

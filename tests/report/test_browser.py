@@ -23,7 +23,7 @@ def test_index_loads_without_console_messages_and_is_screenshot(tmp_path):
     loader = SourceFileLoader("report_browser", str(ROOT / ".ci/report-browser"))
     ci = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
     loader.exec_module(ci)
-    out = site.write_site([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
+    out = site.write_pages([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
                           _context(), tmp_path / "runs", tmp_path / "tables")
     assert ci.console(BROWSER, out["index.html"]) == []
     shot = ci.screenshot(BROWSER, out["index.html"], ROOT / "build/report-index.png")

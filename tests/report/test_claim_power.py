@@ -5,6 +5,7 @@ planned at this budget", never as a failure."""
 
 import csv
 
+import pytest
 import yaml
 from report_tables import stat
 
@@ -49,7 +50,7 @@ def _site(tmp_path, record):
     power = found.claims
     context = {"title": "DFIL reproduction", "grid": "paper", "standin": "", "commit": "abc",
                "figures": {}, "failures": {}, "power": power, "plan": found.coverage}
-    out = site.write_site([t], {}, context, tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([t], {}, context, tmp_path / "runs", tmp_path / "o")
     for name in ("tables.pdf", "diff.html", "audit.html"):  # written by the other steps
         (tmp_path / "o" / name).write_text("<html></html>")
     assert dead_links(out["index.html"])[0] == []
@@ -74,6 +75,7 @@ def test_each_claim_shows_the_power_its_seeds_had_and_its_mde(tmp_path):
     assert power["T5:fine-tune-vs-zero-shot"].why == "the grid has no cell for one side"
 
 
+@pytest.mark.slow
 def test_a_claim_the_plan_did_not_take_reads_not_planned_not_as_a_failure(tmp_path):
     power, index, rows = _site(tmp_path, RECORD)
     assert power["T5:dfil-vs-fine-tune"].planned is True
@@ -91,6 +93,7 @@ def test_a_claim_the_plan_did_not_take_reads_not_planned_not_as_a_failure(tmp_pa
     assert "not run" in skipped["Verdict"]
 
 
+@pytest.mark.slow
 def test_dfil_report_on_a_planned_grid_shows_each_claims_plan_and_power(tmp_path,
                                                                        monkeypatch):
     """``dfil report`` on the smoke grid with a plan block, from a synthetic aggregate:

@@ -18,7 +18,7 @@ def test_the_report_lists_the_runs_with_cut_prompts(tmp_path):
                   metrics_record(truncation={"test": cut, "qure": whole}))
     context = {"title": "t", "grid": "unit", "standin": "", "commit": "abc", "figures": {},
                "failures": {}}
-    out = site.write_site([scaling_table()], {}, context, runs, tmp_path / "o")
+    out = site.write_pages([scaling_table()], {}, context, runs, tmp_path / "o")
     index = out["index.html"].read_text()
     assert "Runs with prompts cut to max_length" in index
     assert f'<a href="runs/{key.replace("/", "__")}.html">{key}</a>' in index
@@ -30,5 +30,5 @@ def test_the_report_lists_the_runs_with_cut_prompts(tmp_path):
 def test_no_cut_prompt_no_list(tmp_path):
     context = {"title": "t", "grid": "unit", "standin": "", "commit": "abc", "figures": {},
                "failures": {}}
-    out = site.write_site([scaling_table()], {}, context, tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([scaling_table()], {}, context, tmp_path / "runs", tmp_path / "o")
     assert "prompts cut" not in out["index.html"].read_text()

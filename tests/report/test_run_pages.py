@@ -62,7 +62,7 @@ def test_a_run_page_shows_the_metrics_tables_read_linked_to_their_cells(tmp_path
     write_metrics(run / "metrics.json", metrics_record(
         test={"main": acc}, provenance=prov))
     out_dir = tmp_path / "o"
-    out = site.write_site([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
+    out = site.write_pages([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
                           {"title": "t", "grid": "u", "standin": "", "commit": "a",
                            "figures": {}, "failures": {}}, tmp_path / "runs", out_dir)
     (out_dir / "tables.pdf").write_text("%PDF")

@@ -1,6 +1,7 @@
 import csv
 import json
 
+import pytest
 from report_tables import scaling_table
 
 from dfil.report import site
@@ -13,6 +14,7 @@ def _context():
             }
 
 
+@pytest.mark.slow
 def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
     runs = tmp_path / "runs"
     key = "frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed1"
@@ -21,7 +23,7 @@ def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
         "\n".join(json.dumps({"epoch": e, "train_total": 3.0 - e, "val_acc_main": 0.2 * e})
                   for e in (1, 2)))
     out_dir = tmp_path / "tables"
-    out = site.write_site([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
+    out = site.write_pages([scaling_table()], {"scaling": ["Backbone", "Acc (%)"]},
                           _context(), runs, out_dir)
     for name in ("tables.pdf", "audit.html"):  # written by the other steps
         (out_dir / name).write_text("<html></html>")
@@ -40,20 +42,22 @@ def test_the_report_pages_link_to_each_other_and_to_every_run(tmp_path):
     assert 'src="http' not in index and 'src="//' not in index  # nothing fetched
 
 
+@pytest.mark.slow
 def test_every_string_is_escaped(tmp_path):
     t = scaling_table()
     t.rows[0].label = "<script>alert(1)</script>"
-    out = site.write_site([t], {}, _context(), tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([t], {}, _context(), tmp_path / "runs", tmp_path / "o")
     assert "<script>alert(1)" not in out["tables.html"].read_text()
 
 
+@pytest.mark.slow
 def test_each_figure_stands_on_the_index_with_its_caption(tmp_path):
     caption = "Few-shot <N>; 1 seed(s): 42."
     context = {**_context(), "figures": {"figures/fewshot_curves.png": caption}}
     out_dir = tmp_path / "o"
     (out_dir / "figures").mkdir(parents=True)
     (out_dir / "figures" / "fewshot_curves.png").write_bytes(b"png")
-    out = site.write_site([scaling_table()], {}, context, tmp_path / "runs", out_dir)
+    out = site.write_pages([scaling_table()], {}, context, tmp_path / "runs", out_dir)
     index = out["index.html"].read_text()
     assert ('<figure id="fewshot_curves"><a href="figures/fewshot_curves.png"><img '
             'src="figures/fewshot_curves.png"') in index
@@ -73,6 +77,7 @@ def test_a_runs_provenance_names_its_config_commit_model_and_data():
     assert provenance_text("cafe", {}) == "config cafe; commit ?"
 
 
+@pytest.mark.slow
 def test_a_table_over_runs_of_mixed_origin_is_marked_on_the_index_and_its_page(tmp_path):
     """Table.mixed (dfil.results.origin's note, also in its notes) is a badge on the
     index, whose title holds the note, and a note on tables.html; a table of one origin
@@ -84,15 +89,16 @@ def test_a_table_over_runs_of_mixed_origin_is_marked_on_the_index_and_its_page(t
     plain = scaling_table()
     mixed = replace(plain, notes=[*plain.notes, note], mixed=note)
     badge = "runs differ in code or library versions</span>"
-    out = site.write_site([mixed], {}, _context(), tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([mixed], {}, _context(), tmp_path / "runs", tmp_path / "o")
     index = out["index.html"].read_text()
     assert index.count(badge) == 1 and f'title="{note}"' in index
     assert f'<p class="note">{note}</p>' in out["tables.html"].read_text()
-    out = site.write_site([plain], {}, _context(), tmp_path / "runs", tmp_path / "p")
+    out = site.write_pages([plain], {}, _context(), tmp_path / "runs", tmp_path / "p")
     assert badge not in out["index.html"].read_text()
     assert "Its runs differ" not in out["tables.html"].read_text()
 
 
+@pytest.mark.slow
 def test_controls_stand_beside_the_verdicts_and_in_claims_csv(tmp_path):
     from types import SimpleNamespace
 
@@ -101,7 +107,7 @@ def test_controls_stand_beside_the_verdicts_and_in_claims_csv(tmp_path):
     spec = SimpleNamespace(family="ordinal", metric="test.main.acc", direction="greater",
                            threshold=0.1)
     context = {**_context(), "controls": [control_result("ordinal", spec, [(0.9, 0.6)])]}
-    out = site.write_site([scaling_table()], {}, context, tmp_path / "runs", tmp_path / "o")
+    out = site.write_pages([scaling_table()], {}, context, tmp_path / "runs", tmp_path / "o")
     index = out["index.html"].read_text()
     assert '<h2 id="controls">Positive controls</h2>' in index
     assert ("<td><code>test.main.acc: control - reference &gt;= +0.1 on every seed</code></td>"

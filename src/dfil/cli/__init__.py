@@ -228,7 +228,8 @@ def _table_commands(sub) -> None:
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
                    help="the declared tables")
     p.add_argument("--runs", type=Path, help="runs/ root (default: the grid's)")
-    p.add_argument("--table", help="one table (e.g. scaling); default: all 29")
+    p.add_argument("--table",
+                   help="one table (e.g. scaling); default: every table --tables declares")
     p.add_argument("--out", type=Path, help="the .tex to write (with --table)")
     p.add_argument("--out-dir", type=Path, help="directory for all tables (default: "
                    "paper_tables/<config name>)")

@@ -253,14 +253,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from dfil.audit import evaluate_all, read_checks_file, summary
     from dfil.audit import report as audit_report
     from dfil.audit.checks import severity_counts
-    from dfil.util.atomic import atomic_path
+    from dfil.util.atomic import atomic_write_text
 
     doc = read_checks_file(args.checks)
     outcomes = evaluate_all(doc["checks"])
     meta = {"title": args.title, "source": doc["source"], "checks_file": str(args.checks)}
     for out, render in ((args.out_md, audit_report.markdown), (args.out_html, audit_report.html)):
-        with atomic_path(out) as tmp:
-            tmp.write_text(render(outcomes, **meta), encoding="utf-8")
+        atomic_write_text(out, render(outcomes, **meta))
     counts, levels = summary(outcomes), severity_counts(outcomes)
     print(f"{counts['total']} checks: {counts['consistent']} consistent, {counts['conditional']} "
           f"consistent only under an assumption, {counts['inconsistent']} inconsistent, "

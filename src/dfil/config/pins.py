@@ -25,7 +25,7 @@ from pathlib import Path
 import yaml
 
 from dfil.config.yamlfile import load_yaml
-from dfil.util.atomic import atomic_write_bytes
+from dfil.util.atomic import atomic_write_text
 from dfil.util.errors import ConfigError, did_you_mean
 
 COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -88,7 +88,7 @@ def write_lock(path: str | Path, commits: Mapping[tuple[str, str, str], str], gr
     for (kind, repo, revision), commit in sorted(commits.items()):
         data.setdefault(f"{kind}s", {}).setdefault(repo, {})[revision] = commit
     text = HEADER.format(grid=grid, when=when) + yaml.safe_dump(data, sort_keys=True)
-    atomic_write_bytes(path, text.encode())
+    atomic_write_text(path, text)
     return Path(path)
 
 

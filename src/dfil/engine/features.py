@@ -8,11 +8,9 @@ for every cell, training or evaluation, that needs the same set.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,6 +30,7 @@ from dfil.model.dual_path import build_model
 from dfil.model.embedded import cache_dir
 from dfil.util.atomic import atomic_path
 from dfil.util.errors import MissingInputError
+from dfil.util.lock import hold
 
 # Part of every feature-cache key: bump it when what a cached file holds changes.
 FEATURE_CACHE_FORMAT = 3
@@ -140,14 +139,10 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
     return replace(enc, states=states)
 
 
-@contextmanager
 def _one_writer(path: Path):
     """One process computes a given feature set; concurrent jobs wait for it and then
-    read it, instead of all computing the same thing."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+    read it, instead of all computing the same thing (the lock beside ``path``)."""
+    return hold(path.with_suffix(".lock"))
 
 
 def _compute(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: list[str],

@@ -30,7 +30,7 @@ from dfil.hub.errors import Target, explain
 from dfil.hub.online import online
 from dfil.hub.prepare import prepare_splits
 from dfil.hub.remote import remote_files
-from dfil.hub.shared import give_group, group_writable, lock_mode, permission_error
+from dfil.hub.shared import give_group, group_writable, permission_error
 from dfil.hub.store import (
     file_sizes,
     lock_path,
@@ -43,6 +43,7 @@ from dfil.hub.store import (
 )
 from dfil.hub.verify import check, digests
 from dfil.util.errors import GatedRepo, HubError
+from dfil.util.lock import hold
 
 #: What a backbone needs: its config, safetensors weights (never pickles) and tokenizer
 #: files. Leaves out duplicates some repos carry (Mistral's consolidated.safetensors,
@@ -214,20 +215,8 @@ def _refs(api, target: Target) -> list[str] | None:
 
 @contextlib.contextmanager
 def _locked(path: Path, target: Target) -> Iterator[None]:
-    from filelock import FileLock, Timeout
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(path), mode=lock_mode())
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        print(f"dfil: waiting for another fetch of {target.describe()} ({path})",
-              file=sys.stderr)
-        lock.acquire()
-    try:
+    with hold(path, waiting=f"waiting for another fetch of {target.describe()} ({path})"):
         yield
-    finally:
-        lock.release()
 
 
 def _check_model_files(snapshot: Path, target: Target) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from dfil.util.atomic import current_umask
 from dfil.util.errors import HubError
+from dfil.util.lock import lock_mode
 
 
 def is_shared(cache: Path) -> bool:
@@ -44,11 +45,6 @@ def group_writable(cache: Path) -> Iterator[None]:
         yield
     finally:
         os.umask(saved)
-
-
-def lock_mode() -> int:
-    """The mode of a lock file this process creates: a new file's (0666 less the umask)."""
-    return 0o666 & ~current_umask()
 
 
 def give_group(path: Path) -> None:

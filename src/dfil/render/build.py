@@ -18,14 +18,9 @@ from dfil.render.latex import environment, render_document, render_table
 from dfil.render.resolve import Resolver
 from dfil.render.source import Source
 from dfil.results.aggregate import aggregate, run_hashes
-from dfil.util.atomic import atomic_path
+from dfil.util.atomic import atomic_write_text
 from dfil.util.commit import git_commit
 from dfil.util.errors import MissingInputError
-
-
-def _write_text(path: Path, text: str) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
 
 
 def table_frame(specs: dict, grid: Grid, name: str, runs: Path) -> pd.DataFrame:
@@ -69,7 +64,7 @@ def render_to(specs: dict, grid: Grid, name: str, runs: Path, out: Path,
     ``how``: the grid's config files (for provenance) and the degenerate check."""
     config_files, check = how
     source = Source(grid, table_frame(specs, grid, name, runs), check)
-    _write_text(Path(out), render_one(specs, source, name, config_files, runs))
+    atomic_write_text(Path(out), render_one(specs, source, name, config_files, runs))
     return Path(out)
 
 
@@ -106,5 +101,5 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
     doc = render_document(environment(), [file_stem(specs, n) for n in names],
                           f"DFIL reproduction: {header}")
     out["tables.tex"] = tex_dir / "tables.tex"
-    _write_text(out["tables.tex"], doc)
+    atomic_write_text(out["tables.tex"], doc)
     return out, captions

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dfil.contracts.stale import NAME, read_stale
 from dfil.pages import with_banner
-from dfil.util.atomic import atomic_path
+from dfil.util.atomic import atomic_write_text
 
 #: The stale banner's slot in diff.md (markdown comments: invisible when rendered).
 MD_OPEN, MD_CLOSE = "<!-- stale-banner -->\n", "<!-- /stale-banner -->\n"
@@ -72,7 +72,6 @@ def show_stale(report_dir: str | Path) -> list[Path]:
         old = path.read_text(encoding="utf-8")
         new = fill(old)
         if new is not None and new != old:
-            with atomic_path(path) as tmp:
-                tmp.write_text(new, encoding="utf-8")
+            atomic_write_text(path, new)
             changed.append(path)
     return changed

@@ -65,4 +65,4 @@ def write_site(tables: list[Table], grid: Grid, tables_dir: Path,
                "failures": {key: f"{reason} (log: {log})"
                             for key, (reason, log) in unfinished(grid).items()}}
     heads = {t.name: template_heads(t.name) for t in tables}
-    return site.write_site(tables, heads, context, runs, tables_dir)
+    return site.write_pages(tables, heads, context, runs, tables_dir)

@@ -7,6 +7,7 @@ network."""
 
 from __future__ import annotations
 
+import functools
 import html
 from pathlib import Path
 
@@ -20,17 +21,11 @@ from dfil.render.entries import Table
 from dfil.render.latex import substitution_note
 from dfil.render.names import labels
 from dfil.report import diff, feeds, flags, numbers, runs
-from dfil.util.atomic import atomic_path
+from dfil.util.atomic import atomic_path, atomic_write_text
 
 #: Verdict colours, shared by the legend and every table (one per verdict word).
 COLOURS = {"reproduced": "#c8ecc8", "contradicted": "#f8c9c9", "inconclusive": "#fff1b8",
            "not comparable": "#dde6f5", "not run": "#e4e4e4"}
-
-
-def _write(path: Path, content: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_path(path) as tmp:
-        Path(tmp).write_text(content, encoding="utf-8")
 
 
 def itables_init() -> str:
@@ -52,9 +47,14 @@ def datatable(frame: pd.DataFrame, table_id: str, paging: bool = True) -> str:
                              showIndex=False, classes="display compact", **pages_opt)
 
 
+@functools.cache
+def _cells():
+    """The macros of ``_cells.html.j2``: the markup inside the interactive tables' cells."""
+    return pages.environment().get_template("_cells.html.j2").module
+
+
 def _badge(verdict: str) -> str:
-    return (f'<span class="v" style="background:{COLOURS.get(verdict, "#fff")}">'
-            f"{html.escape(verdict)}</span>")
+    return str(_cells().badge(verdict, COLOURS.get(verdict, "#fff")))
 
 
 def _fmt(x, digits: int = 2) -> str:
@@ -64,9 +64,8 @@ def _fmt(x, digits: int = 2) -> str:
 def _run_links(keys: str) -> str:
     """Each run linked to its page, named by its key past the task and backbone (the
     "Ran as" column names those)."""
-    return "<br>".join(f'<a href="runs/{runs.page_name(k)}" title="{html.escape(k)}">'
-                       f'{html.escape("/".join(k.split("/")[2:]) or k)}</a>'
-                       for k in keys.split())
+    return str(_cells().run_links([(runs.page_name(k), k, "/".join(k.split("/")[2:]) or k)
+                                   for k in keys.split()]))
 
 
 def _input(found: dict) -> str:
@@ -97,13 +96,13 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
         rep = (_fmt(r["value"]) + (f" ± {_fmt(r['std'])}" if r["std"] is not None else "")
                if r["value"] is not None else f"not run ({why})")
         found = dict.fromkeys(provenance.get(k, "") for k in r["runs"].split())
-        tip = html.escape(f"runs: {r['runs'] or '-'}; seeds: {r['seeds'] or '-'}; "
-                          + " | ".join(p for p in found if p))
+        tip = (f"runs: {r['runs'] or '-'}; seeds: {r['seeds'] or '-'}; "
+               + " | ".join(p for p in found if p))
         anchor = feeds.cell_anchor(r["table"], r["row_id"], r["column_id"])
         out.append({"Row (paper's label)": html.escape(r["row"]),
                     "Ran as": html.escape(r["ran_as"]),
                     "Column": html.escape(r["column"]), "Paper": paper,
-                    "Reproduced": f'<span id="{anchor}" title="{tip}">{rep}</span>',
+                    "Reproduced": str(_cells().reproduced(anchor, tip, rep)),
                     "n": r["n"],
                     "Verdict": _badge(r["verdict"]), "Judged by": html.escape(r["basis"]),
                     "Runs": _run_links(r["runs"])})
@@ -128,7 +127,7 @@ def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
         ci = "" if c["ci_low"] is None else f"[{c['ci_low']:.2f}, {c['ci_high']:.2f}]"
         table = c["claim"].split(":")[0]
         n = f"{c['n_a']}" + ("" if c["n_b"] is None else f" vs {c['n_b']}")
-        out.append({"Claim": f'<a href="tables.html#{table}">{html.escape(c["claim"])}</a>',
+        out.append({"Claim": str(_cells().claim_link(table, c["claim"])),
                     "The paper's words": html.escape(c["label"]),
                     "Printed at": html.escape(c["places"]), "Paper Δ": _fmt(c["paper"]),
                     "Reproduced Δ": _fmt(c["estimate"]), "95% interval": ci,
@@ -171,15 +170,15 @@ def _run_pages(env: jinja2.Environment, made: dict, context: dict,
         shown = {k: v for k, v in p.provenance.items() if k != "inputs"}
         if isinstance(shown.get("training"), dict):  # its inputs are the run's, shown once
             shown["training"] = {k: v for k, v in shown["training"].items() if k != "inputs"}
-        _write(out[f"runs/{p.page}"], env.get_template("run.html.j2").render(
+        atomic_write_text(out[f"runs/{p.page}"], env.get_template("run.html.j2").render(
             run=p, provenance=runs.flat(shown), inputs=runs.inputs_rows(p.provenance),
             test=p.test, title=context["title"], root="../",
             pdf=context.get("pdf", True)))
     return out
 
 
-def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
-               runs_dir: Path, out_dir: Path) -> dict[str, Path]:
+def write_pages(tables: list[Table], heads: dict[str, list[str]], context: dict,
+                runs_dir: Path, out_dir: Path) -> dict[str, Path]:
     """Every page of the report in ``out_dir``. ``heads``: each table's template column
     heads by table name; ``context``: grid name, stand-in text, commit, figures (file ->
     caption), failures (run key -> reason), pdf (else the pages link tables.tex), power
@@ -215,12 +214,12 @@ def write_site(tables: list[Table], heads: dict[str, list[str]], context: dict,
               "init": itables_init(), "verdicts": claims_mod.VERDICTS,
               "families": claims_mod.FAMILIES, "pdf": context.get("pdf", True)}
     out["tables.html"] = out_dir / "tables.html"
-    _write(out["tables.html"], env.get_template("tables.html.j2").render(
+    atomic_write_text(out["tables.html"], env.get_template("tables.html.j2").render(
         tables=per_table, explain=flags.EXPLAIN, **common))
     families = {f: {v: n for v, n in claims_mod.verdict_counts(
         [c for c in found if c["family"] == f]).items() if n} for f in claims_mod.FAMILIES}
     out["index.html"] = out_dir / "index.html"
-    _write(out["index.html"], env.get_template("index.html.j2").render(
+    atomic_write_text(out["index.html"], env.get_template("index.html.j2").render(
         claims=datatable(claims_frame(found, bool(context.get("plan"))), "dt-claims")
         if found else "",
         counts=claims_mod.verdict_counts(found),
@@ -241,8 +240,9 @@ def _files(tables: list[Table], all_rows: list[dict], found: list[dict], context
     rows = diff.diff_rows(all_rows, {f"T{t.number}": t.name for t in tables},
                           {t.name: substitution_note(t, standin) for t in tables})
     out["diff.md"] = out_dir / "diff.md"
-    _write(out["diff.md"], diff.markdown(rows, header, found))
+    atomic_write_text(out["diff.md"], diff.markdown(rows, header, found))
     out["diff.html"] = out_dir / "diff.html"
-    _write(out["diff.html"], diff.html_report(rows, header, found, context.get("pdf", True)))
+    atomic_write_text(out["diff.html"],
+                      diff.html_report(rows, header, found, context.get("pdf", True)))
     return out
 

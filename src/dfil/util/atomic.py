@@ -151,6 +151,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
         tmp.write_bytes(data)
 
 
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """``text`` as UTF-8, written atomically."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
 def atomic_write_json(path: str | Path, obj: Any) -> None:
     """Pretty, key-sorted JSON, written atomically."""
     atomic_write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
