@@ -52,7 +52,7 @@ def plan_lines(record) -> str:
             f"plan: GPU-hours on {on}, the cost model's {record.end} end")
 
 
-def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
+def grid_preflight(grid, profiles: list[Path], trainer: str = "dfil",
                    catalogue: bool = False) -> int:
     """Run every check of :class:`dfil.config.grid.Grid` ``grid`` against this host, print one
     line each and the cost table; :data:`FAILED` if any check found a problem. A backbone
