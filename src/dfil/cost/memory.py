@@ -23,7 +23,7 @@ Checked against the peaks ``benchmarks/train_throughput.py`` measured on an NVID
 ~N(120, 30) tokens, the project's step and the plain loop's model both resident): two
 decoders' weights and one step at the expected padded length (the mean longest of 8 and
 of 32 prompts: 120 + 30 x 1.4236 and 120 + 30 x 2.0697 tokens) compute to 33.8 GiB at
-batch 8 and 59.7 GiB at batch 32, measured 34.7 and 59.1.
+batch 8 and 59.6 GiB at batch 32, measured 34.7 and 59.1.
 """
 
 from __future__ import annotations
