@@ -53,3 +53,14 @@ def test_packs_on_and_off_match_their_lines_and_packs_cost_less(capsys):
     assert "the table above: trainer dfil, one seed per job" in lines
     assert off == pytest.approx(solo, abs=0.05)
     assert packed < 0.65 * off
+
+
+@pytest.mark.parametrize("value, packs", [(None, True), (True, True), (False, False),
+                                          ("off", False), ("on", True)])
+def test_the_grids_pack_key_is_read_where_it_exists_and_on_where_not(value, packs):
+    from types import SimpleNamespace
+
+    from dfil.cli.cost import grid_packs
+
+    spec = SimpleNamespace() if value is None else SimpleNamespace(pack=value)
+    assert grid_packs(SimpleNamespace(spec=spec)) is packs
