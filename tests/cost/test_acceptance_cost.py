@@ -1,7 +1,7 @@
 """The acceptance run's records in the cost model: a measured cell record on a known GPU
-is the current trainer's throughput, labelled as the acceptance run's; the others are
-lines saying why they project nothing; `dfil grid cost` reads them from the grid's
-results directory."""
+is the dfil trainer's throughput at its batch, labelled as the acceptance run's; the
+others are lines saying why they project nothing; `dfil grid cost` reads them from the
+grid's results directory."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ DATE = "2026-11-26T10:00:00+00:00"
 
 
 def record(**over) -> dict:
-    """A measured cell record of Qwen2.5-7B's shapes, batch 8, at the packed path's
-    recorded batch-8 speed (1,877 tokens/s at 120 tokens a prompt)."""
+    """A measured cell record of Qwen2.5-7B's shapes, batch 8, at half the recorded
+    batch-8 speed (2,619.5 tokens/s at 120 tokens a prompt)."""
     base = {"kind": "cell", "backbone": "qwen2.5-7b", "cell": "c", "status": "measured",
             "reason": None, "device": H100, "gpu": "h100", "trainer_commit": "a" * 40,
             "package_version": "0.1.0", "date": DATE, "steps": 20, "batch": 8,
             "quantized": False, "layout": "packed", "prompt_tokens": 120.0,
-            "seconds": 10.0, "tokens_per_s": 1877.0, "steps_per_s": 2.0,
+            "seconds": 10.0, "tokens_per_s": 2619.5, "steps_per_s": 2.0,
             "peak_gpu_gib": 19.25, "peak_rss_gib": 3.0, "arch": arch("qwen2.5-7b")}
     return {**base, **over}
 
@@ -44,15 +44,15 @@ def test_gpu_of_names_the_peak_table_key():
     assert gpu_of("NVIDIA L40S") is None
 
 
-def test_a_measured_cell_record_is_the_current_trainers_throughput():
+def test_a_measured_cell_record_is_the_dfil_trainers_throughput():
     (key, th), = acceptance_table([record()]).items()
-    assert key == ("current", 8)
+    assert key == ("dfil", 8)
     assert th.label() == (
-        "1,877 tokens/s, the current trainer (cell qwen2.5-7b, batch 8); measured by the "
-        f"acceptance run on {H100}, {DATE}; 20 timed steps, packed batches, 1,877 tokens/s, "
-        "2.00 steps/s, peak 19.2 GiB GPU memory, trainer commit aaaaaaaaaaaa")
-    # The same speed on the same shapes and GPU is the same MFU as the recorded figure.
-    assert mfu(th) == pytest.approx(mfu(MEASURED[("packed", 8)]), rel=1e-12)
+        "2,620 tokens/s, the project's training step (cell qwen2.5-7b, batch 8); measured by "
+        f"the acceptance run on {H100}, {DATE}; 20 timed steps, packed batches, 2,620 "
+        "tokens/s, 2.00 steps/s, peak 19.2 GiB GPU memory, trainer commit aaaaaaaaaaaa")
+    # The same shapes and GPU at half the recorded speed are half its MFU.
+    assert mfu(th) == pytest.approx(mfu(MEASURED[("dfil", 8)]) / 2, rel=1e-12)
 
 
 def test_records_that_project_nothing_say_why():
@@ -65,7 +65,7 @@ def test_records_that_project_nothing_say_why():
                             "steps_per_s", "peak_gpu_gib", "peak_rss_gib", "arch")}
     assert acceptance_table([cpu, qlora, skipped]) == {}
     lines = acceptance_lines([record(), cpu, qlora, skipped])
-    assert lines[0].endswith(": the current trainer's projection")
+    assert lines[0].endswith(": the dfil trainer's projection at batch 8")
     assert lines[1] == (
         "acceptance cell qwen2.5-7b: 800 tokens/s, 0.75 steps/s, peak 0.5 GiB RSS; measured "
         f"by the acceptance run on cpu (x86_64, 2 threads), {DATE} (trainer commit "
@@ -75,20 +75,22 @@ def test_records_that_project_nothing_say_why():
     assert lines[3] == f"acceptance qlora qwen2.5-7b: skipped: no CUDA (on {H100}, {DATE})"
 
 
-def test_grid_cost_projects_the_current_trainer_from_the_acceptance_records(tmp_path):
-    """Two records at the packed path's recorded speeds, batch 8 and batch 32, on its
-    shapes and GPU: the current trainer's GPU-hours equal the packed end's."""
+def test_grid_cost_projects_the_dfil_trainer_from_the_acceptance_records(tmp_path):
+    """Records at half the recorded speeds at batch 8 and 32, on their shapes and GPU: the
+    dfil trainer's GPU-hours one seed per job, less each job's weights' load, double."""
     grid = Grid(load_yaml(ROOT / "config/smoke.yaml"), results_root=str(tmp_path))
-    before = grid_cost(grid, "h100", "packed")
-    assert "current trainer: unmeasured" in before
+
+    def solo_hours(text):
+        line = next(x for x in text.splitlines() if x.startswith("trainer dfil: "))
+        return float(line.split()[10])
+
+    before = grid_cost(grid, "h100", "dfil", pack="off")
     write_acceptance(record_path(grid.results, "cell", "a"), record())
     write_acceptance(record_path(grid.results, "cell", "b"),
-                     record(backbone="b", batch=32, tokens_per_s=7424.0))
-    text = grid_cost(grid, "h100", "packed")
-    line = next(x for x in text.splitlines() if x.startswith("current trainer: "))
-    packed = next(x for x in text.splitlines() if x.startswith("range: ")).split()[3]
-    assert line == (f"current trainer: {packed} GPU-h (measured by the acceptance run on "
-                    f"{H100}, {DATE})")
-    assert "  current (current): 7,424 tokens/s, the current trainer (cell b, batch 32); " \
+                     record(backbone="b", batch=32, tokens_per_s=10365 / 2))
+    text = grid_cost(grid, "h100", "dfil", pack="off")
+    assert solo_hours(text) == pytest.approx(2 * solo_hours(before), rel=0.05)
+    assert "  dfil: 5,182 tokens/s, the project's training step (cell b, batch 32); " \
            "measured by the acceptance run" in text
+    assert "  plain: 5,164 tokens/s" in text
     assert json.loads(record_path(grid.results, "cell", "a").read_text())["batch"] == 8

@@ -102,7 +102,7 @@ def test_cost_leaves_out_the_cells_without_an_architecture_and_says_so(grid_file
     assert int(total.split()[4]) == known  # cells: only those projected
     float(total.split()[-1])  # the GPU-hours stay its last field
     assert f"excluding {excluded} cells" in next(
-        line for line in lines if line.startswith("range:"))
+        line for line in lines if line.startswith("the table above:"))
 
 
 def test_preflight_names_each_missing_architecture_as_a_skipped_check(grid_file, capsys,

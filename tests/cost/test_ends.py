@@ -1,57 +1,66 @@
-"""The projection as a range: each end's GPU-hours with the measurement behind it, the
-current trainer unmeasured until a measurement is recorded, and `dfil grid cost`'s total
-line still ending in the pessimistic GPU-hours."""
+"""The lines under the cost table: each trainer's GPU-hours with packs and one seed per
+job, a pack's step MFU, every measurement with its device and date; and `dfil grid cost`
+with packs on and off."""
 
 from pathlib import Path
 
 import pytest
 
 from dfil.cli import main
-from dfil.cost import rates
-from dfil.cost.ends import ENDS, format_range, projected_trainers
-from dfil.cost.rates import Throughput, measurement
+from dfil.cost.ends import ENDS, format_totals
 
 PAPER = Path(__file__).resolve().parents[2] / "config" / "paper.yaml"
 
 
-def test_the_current_trainer_is_unmeasured_and_cannot_be_projected_yet():
-    assert projected_trainers() == ["packed", "plain"]
-    with pytest.raises(ValueError, match="'current' has not been timed on a GPU yet"):
-        measurement("current", 8)
+def test_the_ends_are_the_two_measured_trainers_slower_first():
+    assert ENDS == {"pessimistic": "plain", "optimistic": "dfil"}
 
 
-def test_the_range_names_each_end_and_every_measurement_behind_it():
-    text = format_range({"packed": 359.04, "plain": 145.7}, "packed")
-    lines = text.splitlines()
-    assert lines[0].startswith("range: 145.7 to 359.0 GPU-h (optimistic end: the plain loop")
-    assert lines[1].startswith("current trainer: unmeasured (never timed on a GPU")
+def test_the_totals_name_each_trainer_the_pack_step_and_every_measurement():
+    hours = {("dfil", True): 80.04, ("dfil", False): 137.6, ("plain", True): 86.3,
+             ("plain", False): 140.0}
+    lines = format_totals(hours, "dfil", True, excluded=2).splitlines()
+    assert lines[0] == "the table above: trainer dfil, packs, excluding 2 cells"
+    assert lines[1] == ("trainer dfil: 80.0 GPU-h with each configuration's seeds in packs, "
+                        "137.6 GPU-h one seed per job")
+    # MFU by this package's rule: 5,239 and 10,365 tokens/s are 13.9% and 27.5%; a pack of
+    # K at batch 8 steps at K x 8 sequences, linear between: K=2 13.9 + 13.6 x 8/24.
+    assert lines[3].endswith("K=1 13.9%, K=2 18.4%, K=3 22.9%, K=4 27.5%")
     sources = [line for line in lines if line.startswith("  ")]
-    assert len(sources) == 4  # two batches of each end
-    assert sources[0] == (
-        "  pessimistic (packed): 1,877 tokens/s, the project's packed path, batch 8; measured "
-        "on one H100 80GB (a lent GPU session), 2026-11-24 (before the trainer's rebuild); "
-        "Qwen2.5-7B architecture with random weights, LoRA q,v r16, bf16, ~120-token "
-        "prompts; 8.1% MFU by 6N; peak memory 19.3 GiB")
-    assert sources[2].startswith("  optimistic (plain): 5,111 tokens/s, a plain")
+    assert len(sources) == 4
+    assert sources[0].startswith(
+        "  dfil: 5,239 tokens/s, the project's training step (dfil.train.step), batch 8; "
+        "measured on an NVIDIA H100 80GB HBM3, 2026-11-26; benchmarks/train_throughput.py")
+    assert sources[3].startswith("  plain: 9,911 tokens/s, a plain transformers+peft loop")
+    for word in ("rebuild", "session", "unmeasured", "packed path"):
+        assert word not in "\n".join(lines)
 
 
-def test_a_recorded_measurement_of_the_current_trainer_is_projected(monkeypatch):
-    timed = Throughput("the current trainer, batch 8", 3000, 8, "h100", "qwen2.5-7b", 120,
-                       "a test's figure", "today", "a test GPU")
-    monkeypatch.setitem(rates.MEASURED, ("current", 8), timed)
-    assert projected_trainers() == [*ENDS.values(), "current"]
-    text = format_range({"packed": 300.0, "plain": 100.0, "current": 180.0}, "packed")
-    assert "current trainer: 180.0 GPU-h (measured on a test GPU, today)" in text
-    assert ("  current (current): 3,000 tokens/s, the current trainer, batch 8; measured on "
-            "a test GPU, today; a test's figure") in text
-
-
-def test_the_total_line_keeps_the_pessimistic_end_last_and_the_range_follows(capsys):
-    assert main(["grid", "cost", "--config", str(PAPER), "--catalogue"]) == 0
+def totals(argv, capsys) -> tuple[float, list[str]]:
+    assert main(["grid", "cost", "--config", str(PAPER), "--catalogue", *argv]) == 0
     lines = capsys.readouterr().out.splitlines()
-    total = next(i for i, line in enumerate(lines) if line.startswith("total"))
-    pessimistic = float(lines[total].split()[-1])
-    assert lines[total + 1].startswith("range: ")
-    low, high = (float(w) for w in lines[total + 1].split()[1:4:2])
-    assert high == pytest.approx(pessimistic, abs=0.05) and low < pessimistic / 2
-    assert lines[total + 2].startswith("current trainer: unmeasured")
+    total = next(line for line in lines if line.startswith("total"))
+    return float(total.split()[-1]), lines
+
+
+def test_packs_on_and_off_match_their_lines_and_packs_cost_less(capsys):
+    packed, lines = totals([], capsys)
+    assert "the table above: trainer dfil, packs" in lines
+    dfil = next(line for line in lines if line.startswith("trainer dfil: "))
+    with_packs, solo = (float(w) for w in dfil.split()[2:3] + dfil.split()[10:11])
+    assert packed == pytest.approx(with_packs, abs=0.05)
+    off, lines = totals(["--pack", "off"], capsys)
+    assert "the table above: trainer dfil, one seed per job" in lines
+    assert off == pytest.approx(solo, abs=0.05)
+    assert packed < 0.65 * off
+
+
+@pytest.mark.parametrize("value, packs", [(None, True), (True, True), (False, False),
+                                          ("off", False), ("on", True)])
+def test_the_grids_pack_key_is_read_where_it_exists_and_on_where_not(value, packs):
+    from types import SimpleNamespace
+
+    from dfil.cli.cost import grid_packs
+
+    spec = SimpleNamespace() if value is None else SimpleNamespace(pack=value)
+    assert grid_packs(SimpleNamespace(spec=spec)) is packs

@@ -180,9 +180,9 @@ def _run_commands(sub) -> None:
                    "plan's grid file")
     p.add_argument("--gpu", choices=["h100", "h200", "h100-pcie", "a100"],
                    help="cost: every class on this GPU (default: its gpu_model, else h100)")
-    p.add_argument("--trainer", choices=["packed", "plain", "current"], default="packed",
-                   help="cost, preflight: whose measured speed sets the table (packed: the "
-                   "pessimistic end; plain: the optimistic; current: once timed)")
+    p.add_argument("--trainer", choices=["dfil", "plain"], default="dfil", help="cost, "
+                   "preflight: whose measured speed sets the table (plain: a plain peft loop)")
+    p.add_argument("--pack", choices=["on", "off"], help="cost: packs (default: the grid's)")
     p.add_argument("--catalogue", action="store_true", help="cost, preflight, plan: the "
                    "offline catalogue's shapes (dfil.cost.archs) for a backbone whose "
                    "config.json is not fetched and that declares no arch, labelled so")
@@ -192,8 +192,8 @@ def _run_commands(sub) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="plan: the tests' level")
     p.add_argument("--claims", help="plan: only these claims, comma-separated ids (claims.csv's, "
                    "as the plan's table prints them, or any place's) or tables (T5)")
-    p.add_argument("--optimistic", action="store_true", help="plan: cost runs at the cost "
-                   "model's optimistic end (the plain trainer's throughput), not its pessimistic")
+    p.add_argument("--optimistic", action="store_true", help="plan: runs priced at the "
+                   "faster measured trainer's speed (the cost model's optimistic end)")
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"),
                    help="plan: the declared tables whose claims are planned")
     p.add_argument("--profile", type=Path, action="append",

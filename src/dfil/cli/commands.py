@@ -88,7 +88,7 @@ def cmd_grid(args: argparse.Namespace) -> int:
     elif args.action == "cost":
         from dfil.cli.cost import grid_cost
 
-        print(grid_cost(grid, args.gpu, args.trainer, args.catalogue))
+        print(grid_cost(grid, args.gpu, args.trainer, args.catalogue, pack=args.pack))
     elif args.action == "plan":
         from dfil.cli.plan import grid_plan
 

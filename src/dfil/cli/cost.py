@@ -1,8 +1,9 @@
-"""``dfil grid cost``: the grid's projected GPU-hours by size class, the range between the
-recorded trainers' speeds with each figure's source (the current trainer's from the
-acceptance run's records, ``results/<grid>/acceptance/``, once it ran), where each
-backbone's architecture came from (:mod:`dfil.cli.archs`), the resources each class could
-ask for (:mod:`dfil.cost`), and what its finished cells measured."""
+"""``dfil grid cost``: the grid's projected GPU-hours by size class, with each
+configuration's seeds in packs (the grid's ``pack``, on unless it says off) or one seed
+per job, at each measured trainer's speed with the measurements' devices and dates (a
+site's own from the acceptance run's records, ``results/<grid>/acceptance/``, where it
+ran), where each backbone's architecture came from (:mod:`dfil.cli.archs`), the resources
+each class could ask for (:mod:`dfil.cost`), and what its finished cells measured."""
 
 from __future__ import annotations
 
@@ -12,13 +13,24 @@ def missing_lines(archs) -> list[str]:
     return [a.source for a in archs.values() if a.config is None]
 
 
-def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
-              missing: bool = True, nodes=None) -> str:
-    """The cost table, its range and resource proposal of a :class:`dfil.config.grid.Grid`, its
-    backbones' architectures (:func:`dfil.cli.archs.grid_archs`; ``catalogue``: the
+def grid_packs(grid) -> bool:
+    """Whether ``grid`` trains each configuration's seeds in packs: its ``pack`` (on where
+    the grid file has no such key; off as YAML's false or the string "off")."""
+    value = getattr(grid.spec, "pack", True)
+    if isinstance(value, str):
+        return value.strip().lower() not in ("off", "false", "no")
+    return bool(value)
+
+
+def grid_cost(grid, gpu: str | None, trainer: str = "dfil",  # noqa: PLR0913
+              catalogue: bool = False, missing: bool = True, pack: str | None = None,
+              nodes=None) -> str:
+    """The cost table, its totals and resource proposal of a :class:`dfil.config.grid.Grid`,
+    its backbones' architectures (:func:`dfil.cli.archs.grid_archs`; ``catalogue``: the
     offline shapes where none is fetched or declared) labelled with their sources, and
     (``missing``) a line for each backbone without one; the cells of those are left out,
-    and the totals say how many.
+    and the totals say how many. Seeds in packs as ``pack`` says ("on", "off"; None: as
+    the grid says, :func:`grid_packs`).
 
     Each class is projected on ``gpu``, else on its known ``resources`` gpu_model, else
     on an H100; its proposal keeps that GPU and fits ``nodes`` (else this host's sinfo's:
@@ -31,10 +43,12 @@ def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
     from dfil.contracts.acceptance import grid_records
     from dfil.cost import by_class, cell_work, format_proposals, format_table, project, propose
     from dfil.cost.acceptance import acceptance_lines, acceptance_table
-    from dfil.cost.ends import format_range, projected_trainers, total_hours
+    from dfil.cost.ends import format_totals, total_hours
     from dfil.cost.measured import format_measured, measured_by_class
-    from dfil.cost.rates import MEASURED, PEAK_BF16
+    from dfil.cost.packs import project_packs
+    from dfil.cost.rates import MEASURED, PEAK_BF16, TRAINERS, measured
 
+    packs = grid_packs(grid) if pack is None else pack == "on"
     archs = grid_archs(grid, catalogue)
     resources = grid.config["resources"]
     gpus = {size: gpu or (r.get("gpu_model") if r.get("gpu_model") in PEAK_BF16 else "h100")
@@ -51,14 +65,16 @@ def grid_cost(grid, gpu: str | None, trainer: str, catalogue: bool = False,
     if not works:
         return "\n".join([*head, f"No cell projected: none of the {excluded} cells' "
                                   "backbones has an architecture."])
-    costs = [project(w, gpus[w.size], trainer, table) for w in works]
-    hours = {t: total_hours(project(w, gpus[w.size], t, table) for w in works)
-             for t in projected_trainers(table)}
-    lines = "\n".join([format_table(grid.name, by_class(costs, gpus), trainer, excluded),
-                       format_range(hours, trainer, excluded, table)])
-    measured = format_measured(measured_by_class(costs, Path(grid.results) / "benchmarks"),
+    hours = {(t, p): total_hours(project_packs(works, gpus, t, table, p))
+             for t in TRAINERS if measured(t, table) for p in (True, False)}
+    classes = by_class(project_packs(works, gpus, trainer, table, packs), gpus)
+    lines = [format_table(grid.name, classes, trainer, excluded, packs),
+             format_totals(hours, trainer, packs, excluded, table)]
+    solo = [project(w, gpus[w.size], trainer, table) for w in works]
+    finished = format_measured(measured_by_class(solo, Path(grid.results) / "benchmarks"),
                                {size: int(r.get("gpu", 0)) for size, r in resources.items()})
     models = {size: gpu or r.get("gpu_model") for size, r in resources.items()}
-    proposals = propose(works, trainer, table, models,
+    proposals = propose(works, trainer, table, packs, models,
                         nodes if nodes is not None else site_nodes())
-    return "\n\n".join(["\n".join(head), lines, measured, format_proposals(proposals)])
+    return "\n\n".join(["\n".join(head), "\n".join(lines), finished,
+                        format_proposals(proposals)])

@@ -104,7 +104,7 @@ def preflight_here(config: dict, configfiles: list, profiles: list[str]) -> int:
         return grid_preflight(grid, [Path(p) for p in profiles])
 
 
-def grid_preflight(grid, profiles: list[Path], trainer: str = "packed",
+def grid_preflight(grid, profiles: list[Path], trainer: str = "dfil",
                    catalogue: bool = False) -> int:
     """Run every check of :class:`dfil.config.grid.Grid` ``grid`` against this host, print one
     line each and the cost table; :data:`FAILED` if any check found a problem. A backbone

@@ -1,5 +1,6 @@
 """The acceptance run's records as the cost model's measurements (pure): a measured
-``cell`` record on a GPU the model knows is the current trainer's throughput, labelled
+``cell`` record on a GPU the model knows is the project's trainer's (``dfil``) throughput
+at its batch on that site, in place of the recorded figure at that batch, labelled
 "measured by the acceptance run on <device>, <date>"; every record gets one line saying
 what it measured and what the projection made of it.
 
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from dfil.cost.ends import CURRENT
 from dfil.cost.rates import PEAK_BF16, Throughput
 
 #: What measured the acceptance records' throughputs.
 BY = "the acceptance run"
+#: The trainer an acceptance record times (:data:`dfil.cost.rates.TRAINERS`).
+TRAINER = "dfil"
 
 
 def _speed(record: Mapping) -> str:
@@ -28,10 +30,10 @@ def _speed(record: Mapping) -> str:
 
 
 def throughput(record: Mapping) -> Throughput:
-    """A measured record as the current trainer's :class:`Throughput`."""
+    """A measured record as the project's trainer's :class:`Throughput`."""
     quantized = ", 4-bit" if record["quantized"] else ""
     return Throughput(
-        f"the current trainer ({record['kind']} {record['backbone']}{quantized}, batch "
+        f"the project's training step ({record['kind']} {record['backbone']}{quantized}, batch "
         f"{record['batch']})", float(record["tokens_per_s"]), int(record["batch"]),
         record["gpu"], dict(record["arch"]), float(record["prompt_tokens"]),
         f"{record['steps']} timed steps, {record['layout']} batches, {_speed(record)}, "
@@ -40,15 +42,15 @@ def throughput(record: Mapping) -> Throughput:
 
 
 def projects(record: Mapping) -> bool:
-    """Whether a record gives the projection's current trainer: a measured ``cell`` record
+    """Whether a record gives the projection's trainer speed: a measured ``cell`` record
     on a GPU whose peak the model knows, with its architecture."""
     return (record["kind"] == "cell" and record["status"] == "measured"
             and record.get("gpu") in PEAK_BF16 and bool(record.get("arch")))
 
 
 def acceptance_table(records: Iterable[Mapping]) -> dict[tuple[str, int], Throughput]:
-    """The current trainer's measurements the records give, by (trainer, batch)."""
-    return {(CURRENT, int(r["batch"])): throughput(r) for r in records if projects(r)}
+    """The project's trainer's measurements the records give, by (trainer, batch)."""
+    return {(TRAINER, int(r["batch"])): throughput(r) for r in records if projects(r)}
 
 
 def acceptance_lines(records: Iterable[Mapping]) -> list[str]:
@@ -61,7 +63,7 @@ def acceptance_lines(records: Iterable[Mapping]) -> list[str]:
             lines.append(f"{head}: skipped: {r['reason']} (on {r['device']}, {r['date']})")
             continue
         if projects(r):
-            use = "the current trainer's projection"
+            use = f"the {TRAINER} trainer's projection at batch {r['batch']}"
         elif r["kind"] == "qlora":
             use = "a source, not projected (4-bit)"
         else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from dfil.core.methods import method_spec
 from dfil.cost.project import CellWork
 from dfil.cost.rates import (
     DEFAULT_TOKENIZER_FACTOR,
@@ -48,8 +49,8 @@ def cell_work(key: str, size: str, config: Mapping, arch: Mapping) -> CellWork:
     examples = splits(task, data.get("budget"))
     if data.get("max_examples"):
         examples = {k: min(v, data["max_examples"]) for k, v in examples.items()}
-    zero_shot = model["method"] == "zero_shot"
-    if task == "frog" and not zero_shot:
+    trains = method_spec(model["method"]).trains
+    if task == "frog" and trains:
         ev = config["eval"]
         if ev.get("probes", True):
             stride = ev.get("probe_stride", 1)
@@ -65,8 +66,8 @@ def cell_work(key: str, size: str, config: Mapping, arch: Mapping) -> CellWork:
     return CellWork(
         key=key, size=size, arch=dict(arch), examples=examples, prompt_tokens=tokens,
         longest=min(cap, math.ceil(factor * own.longest)),
-        epochs=0 if zero_shot else train["epochs"], batch_size=train["batch_size"],
+        epochs=train["epochs"] if trains else 0, batch_size=train["batch_size"],
         lora_targets=() if frozen else tuple(lora.get("targets", ("q", "v"))),
         lora_r=lora.get("r", 16), quantized=model["backbone"].get("quantized", False),
         checkpointing=model["backbone"].get("gradient_checkpointing", False),
-        options=model.get("num_classes", 8) if zero_shot else 0)
+        options=0 if trains else model.get("num_classes", 8))

@@ -1,23 +1,23 @@
-"""The projection as a range, each end with its source: the same cells projected at each
-recorded trainer's measured speed (:data:`dfil.cost.rates.MEASURED`).
+"""The lines under the cost table: the grid's GPU-hours with its seeds in packs and one
+seed per job, at each measured trainer's speed, and every measurement behind them with its
+device and date (:data:`dfil.cost.rates.MEASURED`, or a site's acceptance records).
 
-The pessimistic end is the project's packed path as last timed, the optimistic end a
-plain transformers+peft loop; both were timed before the trainer's rebuild. The current
-trainer is shown as unmeasured until a session with a GPU times it, and then as its own
-projection beside the two ends.
+The two measured trainers give the range :mod:`dfil.plan` prices runs at: the slower
+(pessimistic end) and the faster (optimistic end), one seed per job.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from dfil.cost.project import CellCost
-from dfil.cost.rates import MEASURED, Table, measured
+from dfil.cost.project import CellCost, mfu_at
+from dfil.cost.rates import MEASURED, TRAINERS, Table, measured
 
-#: The trainer whose measured speed gives each end of the range.
-ENDS = {"pessimistic": "packed", "optimistic": "plain"}
-#: The trainer as built now (src/dfil/train).
-CURRENT = "current"
+#: The trainer whose measured speed gives each end of the range (plain: 5,164 and 9,911
+#: tokens/s at batch 8 and 32; dfil: 5,239 and 10,365).
+ENDS = {"pessimistic": "plain", "optimistic": "dfil"}
+#: Pack sizes whose step MFU is shown: 1 to 4 seeds at the paper's batch 8 (32 sequences).
+SHOWN_PACKS = (1, 2, 3, 4)
 
 
 def total_hours(costs: Iterable[CellCost]) -> float:
@@ -25,33 +25,26 @@ def total_hours(costs: Iterable[CellCost]) -> float:
     return sum(c.train_s + c.eval_s for c in costs) / 3600
 
 
-def projected_trainers(table: Table = MEASURED) -> list[str]:
-    """The trainers a range is projected for: both ends, and the current trainer once it
-    has a measurement in ``table`` (the acceptance run's, where it ran)."""
-    return [*ENDS.values(), *([CURRENT] if measured(CURRENT, table) else [])]
-
-
-def format_range(hours: Mapping[str, float], table_trainer: str, excluded: int = 0,
-                 table: Table = MEASURED) -> str:
-    """The range's lines: both ends' GPU-hours (``hours``: trainer -> total), the current
-    trainer's projection or that it is unmeasured, and each figure's source (``table``).
-    The table above was projected with ``table_trainer``; ``excluded`` cells are in
-    neither end."""
-    low, high = hours[ENDS["optimistic"]], hours[ENDS["pessimistic"]]
+def format_totals(hours: Mapping[tuple[str, bool], float], trainer: str, pack: bool,
+                  excluded: int = 0, table: Table = MEASURED, batch: int = 8) -> str:
+    """The lines under the table: ``hours`` by (trainer, packed) for every trainer of
+    ``table``; the table's own setting (``trainer``, ``pack``); the MFU a pack of K seeds
+    steps at (``batch`` per seed); each measurement with its device and date. ``excluded``
+    cells are in no total."""
     left_out = f", excluding {excluded} cells" if excluded else ""
-    lines = [f"range: {low:.1f} to {high:.1f} GPU-h{left_out} (optimistic end: the plain loop's "
-             f"measured speed; pessimistic end: the packed path's; the table above uses "
-             f"the {table_trainer} figures)"]
-    if CURRENT in hours:
-        how = "; ".join(sorted({f"measured{f' by {th.by}' if th.by else ''} on {th.where}, "
-                                f"{th.when}" for th in measured(CURRENT, table)}))
-        lines.append(f"current trainer: {hours[CURRENT]:.1f} GPU-h{left_out} ({how})")
-    else:
-        lines.append("current trainer: unmeasured (never timed on a GPU; its GPU-hours lie "
-                     "where its speed does: run `snakemake acceptance --profile slurm` on "
-                     "the cluster, whose records this command then projects from)")
-    lines.append("sources (tokens/s of a LoRA training step; MFU follows by dfil.cost.flops):")
-    for end, trainer in [*ENDS.items(), (CURRENT, CURRENT)]:
-        for th in measured(trainer, table):
-            lines.append(f"  {end} ({trainer}): {th.label()}")
+    setting = "packs" if pack else "one seed per job"
+    lines = [f"the table above: trainer {trainer}, {setting}{left_out}"]
+    for name in TRAINERS:
+        if (name, True) in hours:
+            lines.append(f"trainer {name}: {hours[(name, True)]:.1f} GPU-h with each "
+                         f"configuration's seeds in packs, {hours[(name, False)]:.1f} GPU-h "
+                         f"one seed per job")
+    steps = ", ".join(f"K={k} {100 * mfu_at(trainer, k * batch, table):.1f}%"
+                      for k in SHOWN_PACKS)
+    lines.append(f"a pack's step (trainer {trainer}, batch {batch} a seed): the measured MFU at "
+                 f"K x {batch} sequences, linear between measured batches and capped at the "
+                 f"largest (dfil.cost.project): {steps}")
+    lines.append("measurements (tokens/s of a LoRA training step; MFU by dfil.cost.flops):")
+    for name in TRAINERS:
+        lines += [f"  {name}: {th.label()}" for th in measured(name, table)]
     return "\n".join(lines)

@@ -15,8 +15,15 @@
   are rebuilt at a time. One layer's activations more are counted as the backward's
   working set.
 
-Checked against peaks measured on an H100 (Qwen2.5-7B, LoRA q,v r16, ~120-token
-prompts): computed 18.7 GiB at batch 8 and 35.1 GiB at batch 32, measured 19.3 and 35.8.
+A pack of K seeds over one frozen base (:mod:`dfil.cost.packs`) holds the weights once,
+K seeds' LoRA state and the activations of K micro-batches side by side.
+
+Checked against the peaks ``benchmarks/train_throughput.py`` measured on an NVIDIA H100
+80GB HBM3 on 2026-11-26 (Qwen2.5-7B shapes, LoRA q,v r16, padded batches of prompts
+~N(120, 30) tokens, the project's step and the plain loop's model both resident): two
+decoders' weights and one step at the expected padded length (the mean longest of 8 and
+of 32 prompts: 120 + 30 x 1.4236 and 120 + 30 x 2.0697 tokens) compute to 33.8 GiB at
+batch 8 and 59.6 GiB at batch 32, measured 34.7 and 59.1.
 """
 
 from __future__ import annotations
@@ -28,6 +35,9 @@ from dfil.cost.flops import FUSED_QKV, Shape, decoder_params, linear_params, lor
 
 GIB = 2**30
 NF4_BITS = 4.127
+#: The share of a GPU's usable memory a planned step may take (the rest for allocator
+#: fragmentation, kernels' workspaces and bitsandbytes' dequantised weights).
+HEADROOM = 0.85
 
 
 @dataclass(frozen=True)
@@ -41,6 +51,11 @@ class Memory:
     @property
     def total(self) -> float:
         return self.weights + self.lora + self.activations
+
+    def packed(self, seeds: int) -> Memory:
+        """The step of ``seeds`` seeds over one frozen base: the weights once, each seed's
+        LoRA state and micro-batch (activations grow linearly with the tokens)."""
+        return Memory(self.weights, seeds * self.lora, seeds * self.activations)
 
 
 def weight_bytes(s: Shape, quantized: bool = False) -> float:
@@ -71,3 +86,12 @@ def training_memory(s: Shape, tokens: int, targets: Sequence[str], r: int,
         kept = s.layers * per_layer
     return Memory(weight_bytes(s, quantized), 16.0 * lora_params(s, targets, r),
                   kept + per_layer)
+
+
+def seeds_that_fit(one: Memory, usable_gib: float, most: int = 64) -> int:
+    """The most seeds (at most ``most``, at least 1) whose pack of one seed's step ``one``
+    (:meth:`Memory.packed`) takes at most :data:`HEADROOM` of ``usable_gib``; 1 also where
+    a single seed does not fit (the out-of-memory retry's case, not the pack's)."""
+    budget = HEADROOM * usable_gib * GIB
+    fits = [k for k in range(1, most + 1) if one.packed(k).total <= budget]
+    return max(fits, default=1)

@@ -8,7 +8,14 @@ evaluated set (validation, test, and for FRoG cells the probe sets and QuRe) plu
 zero-shot option scoring (no training job) encodes each prompt once and then scores each
 of the Q options' own tokens on the prompt's cache, every scored position through the LM
 head (2 d V FLOPs). MFU comes from a measured throughput (:mod:`dfil.cost.rates`):
-training at the nearest measured batch, evaluation at batch 32's (a forward-only proxy).
+training at the cell's batch, evaluation at batch 32's (a forward-only proxy).
+
+A pack of K seeds of one cell configuration (:mod:`dfil.cost.packs`) runs one forward and
+backward of the frozen base per step over the K seeds' micro-batches side by side: the
+same FLOPs as K solo runs, in steps of K x batch sequences. Its MFU is the measured one at
+that batch: linear between the measured batches (a chord under a throughput curve that
+flattens as the batch grows), capped at the largest measured batch's (no gain is claimed
+beyond what was measured). Its job reads the weights once.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ from dfil.cost.rates import (
     PEAK_BF16,
     Table,
     Throughput,
-    measurement,
+    timed,
 )
 
 #: Tokens per scored option beyond the first (FRoG's option names are 1-2 tokens; an
@@ -68,8 +75,9 @@ class CellWork:
 
 @dataclass(frozen=True)
 class CellCost:
-    """A cell's projection: FLOPs and GPU-seconds of its training and evaluation jobs
-    (each with its weights' load), and its training step's memory."""
+    """A cell's projection, or a pack's (``seeds`` > 1): FLOPs and GPU-seconds of its
+    training job and its evaluation jobs (each with its weights' load), and its training
+    step's memory."""
 
     key: str
     size: str
@@ -78,6 +86,7 @@ class CellCost:
     train_s: float
     eval_s: float
     memory: Memory = field(compare=False)
+    seeds: int = 1
 
 
 def mfu(th: Throughput) -> float:
@@ -86,6 +95,18 @@ def mfu(th: Throughput) -> float:
     s = shape(published_arch(th.arch) if isinstance(th.arch, str) else th.arch)
     per_token = train_flops(s, th.prompt_tokens, lora_params(s, ("q", "v"), 16))
     return th.tokens_per_s * per_token / PEAK_BF16[th.gpu]
+
+
+def mfu_at(trainer: str, batch: int, table: Table = MEASURED) -> float:
+    """``trainer``'s MFU at ``batch`` sequences a step: the measured one at a measured
+    batch, linear in the batch between two, the nearest measured one outside them."""
+    points = [(th.batch, mfu(th)) for th in timed(trainer, table)]
+    if batch <= points[0][0]:
+        return points[0][1]
+    for (b0, m0), (b1, m1) in zip(points, points[1:], strict=False):
+        if batch <= b1:
+            return m0 + (m1 - m0) * (batch - b0) / (b1 - b0)
+    return points[-1][1]
 
 
 def _eval_flops(w: CellWork, s: Shape, n_lora: int) -> float:
@@ -101,19 +122,23 @@ def _eval_flops(w: CellWork, s: Shape, n_lora: int) -> float:
     return total
 
 
-def project(w: CellWork, gpu: str = "h100", trainer: str = "packed",
-            table: Table = MEASURED) -> CellCost:
-    """The projection of cell ``w`` on ``gpu`` with ``trainer``'s measured throughput
-    (``table``: the measurements, the acceptance run's among them where it ran)."""
+def project(w: CellWork, gpu: str = "h100", trainer: str = "dfil",
+            table: Table = MEASURED, seeds: int = 1) -> CellCost:
+    """The projection of ``seeds`` seeds of cell ``w`` trained as one pack (1: a job of
+    its own) on ``gpu`` with ``trainer``'s measured throughput (``table``: the
+    measurements, the acceptance run's among them where it ran). ``train_s`` is the
+    pack's training job, ``eval_s`` the seeds' evaluation jobs together."""
     if gpu not in PEAK_BF16:
         raise ValueError(f"unknown GPU {gpu!r}; expected one of {sorted(PEAK_BF16)}")
+    if seeds < 1:
+        raise ValueError(f"a pack holds at least one seed, not {seeds}")
     s = shape(w.arch)
     n_lora = lora_params(s, w.lora_targets, w.lora_r)
     peak = PEAK_BF16[gpu]
-    train_rate = mfu(measurement(trainer, w.batch_size, table)) * peak
-    eval_rate = mfu(measurement(trainer, 32, table)) * peak
+    train_rate = mfu_at(trainer, seeds * w.batch_size, table) * peak
+    eval_rate = mfu_at(trainer, 32, table) * peak
     load_s = 2.0 * decoder_params(s) / LOAD_BYTES_PER_S  # checkpoints are bf16 on disk
-    evaluation = _eval_flops(w, s, n_lora)
+    evaluation = seeds * _eval_flops(w, s, n_lora)
     train, train_s = 0.0, 0.0
     if w.epochs:
         n, val_n = w.prompt_tokens["train"], w.prompt_tokens["val"]
@@ -122,19 +147,20 @@ def project(w: CellWork, gpu: str = "h100", trainer: str = "packed",
             step = train_flops(s, n, n_lora, w.checkpointing)
         else:  # a frozen backbone: features computed once, the heads trained on them
             passes, step = 1, forward_flops(s, n)
-        train = passes * w.examples["train"] * n * step
-        val = passes * w.examples["val"] * val_n * forward_flops(s, val_n, n_lora)
+        train = seeds * passes * w.examples["train"] * n * step
+        val = seeds * passes * w.examples["val"] * val_n * forward_flops(s, val_n, n_lora)
         train_s = train / train_rate + val / eval_rate + load_s
         train += val
     memory = training_memory(s, w.batch_size * w.longest, w.lora_targets, w.lora_r,
-                             w.quantized, w.checkpointing)
-    return CellCost(w.key, w.size, train, evaluation, train_s, evaluation / eval_rate + load_s,
-                    memory)
+                             w.quantized, w.checkpointing).packed(seeds)
+    return CellCost(w.key, w.size, train, evaluation, train_s,
+                    evaluation / eval_rate + seeds * load_s, memory, seeds)
 
 
 @dataclass
 class ClassTotal:
-    """A size class's projected GPU-hours, its longest jobs and its largest memory."""
+    """A size class's projected GPU-hours, its longest jobs (a pack's training, one seed's
+    evaluation) and its largest memory."""
 
     size: str
     gpu: str
@@ -148,12 +174,12 @@ class ClassTotal:
     memory_key: str = ""
 
     def add(self, c: CellCost) -> None:
-        self.cells += 1
-        self.trained += c.train_s > 0
+        self.cells += c.seeds
+        self.trained += c.seeds if c.train_s > 0 else 0
         self.train_h += c.train_s / 3600
         self.eval_h += c.eval_s / 3600
         self.longest_train_h = max(self.longest_train_h, c.train_s / 3600)
-        self.longest_eval_h = max(self.longest_eval_h, c.eval_s / 3600)
+        self.longest_eval_h = max(self.longest_eval_h, c.eval_s / c.seeds / 3600)
         if c.train_s and (self.memory is None or c.memory.total > self.memory.total):
             self.memory, self.memory_key = c.memory, c.key
 

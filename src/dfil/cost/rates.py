@@ -1,15 +1,15 @@
 """What the projection assumes, each figure with its source: GPUs' peak bf16 FLOP/s, the
-trainer's measured throughput (hence its MFU), split sizes and prompt lengths.
+trainers' measured throughput (hence their MFU), split sizes and prompt lengths.
 
 MFU here is measured tokens/s x this package's FLOPs per token (:mod:`dfil.cost.flops`,
 ~4N for LoRA) / peak, so that a projection divides by the same rule it multiplied by. The
-measurements' own MFU figures were stated against 6N (N = 7.07e9, Qwen2.5-7B without its
+measurements' own MFU figures are stated against 6N (N = 7.07e9, Qwen2.5-7B without its
 input embedding) and are ~1.6x these.
 
-Each measurement says which trainer ran, when and where. The two recorded trainers give
-the projection's two ends (:mod:`dfil.cost.ends`); the current trainer (``src/dfil/train``)
-has no measurement until a session with a GPU times it (``benchmarks/train_throughput.py``)
-and records it here under ``"current"``.
+Each measurement says which trainer ran, on which device and when: ``dfil`` (the
+project's training step, :mod:`dfil.train.step`) and ``plain`` (a plain
+transformers+peft loop), both timed by ``benchmarks/train_throughput.py``. A site's
+acceptance run (:mod:`dfil.cost.acceptance`) replaces the ``dfil`` figures with its own.
 """
 
 from __future__ import annotations
@@ -59,26 +59,31 @@ class Throughput:
                 f"{self.where}, {self.when}; {self.source}")
 
 
-_SETUP = "Qwen2.5-7B architecture with random weights, LoRA q,v r16, bf16, ~120-token prompts"
-_WHEN = "2026-11-24 (before the trainer's rebuild)"
-_WHERE = "one H100 80GB (a lent GPU session)"
-#: Recorded measurements, by (trainer, batch). "packed" and "plain" were timed before the
-#: trainer's rebuild; "current" (the trainer as built now) goes here once a session with
-#: a GPU times it.
+#: The setup of the recorded measurements (``benchmarks/train_throughput.py --arch
+#: qwen2.5-7b --paths dfil,plain``; padded batches, torch deterministic algorithms on).
+_SETUP = ("benchmarks/train_throughput.py --arch qwen2.5-7b: random weights, bf16, LoRA q,v "
+          "r16, padded batches of ~120-token prompts")
+_WHERE, _WHEN = "an NVIDIA H100 80GB HBM3", "2026-11-26"
+#: The benchmark holds both paths' models on the GPU at once: its peaks count two 7B
+#: decoders' weights (13.2 GiB each) and one step's activations.
+_PEAK = "peak {} GiB with both paths' models resident"
+#: Recorded measurements, by (trainer, batch).
 MEASURED = {
-    ("packed", 8): Throughput("the project's packed path, batch 8", 1877, 8, "h100",
-                              "qwen2.5-7b", 120, _SETUP + "; 8.1% MFU by 6N; peak memory "
-                              "19.3 GiB", _WHEN, _WHERE),
-    ("packed", 32): Throughput("the project's packed path, batch 32", 7424, 32, "h100",
-                               "qwen2.5-7b", 120, _SETUP + "; 31.8% MFU by 6N; peak memory "
-                               "35.8 GiB", _WHEN, _WHERE),
-    ("plain", 8): Throughput("a plain transformers+peft loop, batch 8", 5111, 8, "h100",
-                             "qwen2.5-7b", 120, _SETUP + "; 21.9% MFU by 6N", _WHEN, _WHERE),
-    ("plain", 32): Throughput("a plain transformers+peft loop, batch 32", 7561, 32, "h100",
-                              "qwen2.5-7b", 120, _SETUP + "; 32.4% MFU by 6N", _WHEN, _WHERE),
+    ("dfil", 8): Throughput("the project's training step (dfil.train.step), batch 8", 5239, 8,
+                            "h100", "qwen2.5-7b", 120,
+                            _SETUP + "; 22.5% MFU by 6N; " + _PEAK.format(34.7), _WHEN,
+                            _WHERE),
+    ("dfil", 32): Throughput("the project's training step (dfil.train.step), batch 32", 10365,
+                             32, "h100", "qwen2.5-7b", 120,
+                             _SETUP + "; 44.5% MFU by 6N; " + _PEAK.format(59.1), _WHEN,
+                             _WHERE),
+    ("plain", 8): Throughput("a plain transformers+peft loop, batch 8", 5164, 8, "h100",
+                             "qwen2.5-7b", 120, _SETUP + "; 22.1% MFU by 6N", _WHEN, _WHERE),
+    ("plain", 32): Throughput("a plain transformers+peft loop, batch 32", 9911, 32, "h100",
+                              "qwen2.5-7b", 120, _SETUP + "; 42.5% MFU by 6N", _WHEN, _WHERE),
 }
-#: Trainers a projection can use: the two recorded ends and the current trainer.
-TRAINERS = ("packed", "plain", "current")
+#: Trainers a projection can use: the project's step and the plain loop it is timed against.
+TRAINERS = ("dfil", "plain")
 
 
 #: Measurements by (trainer, batch): :data:`MEASURED`, or it with the acceptance run's.
@@ -90,18 +95,17 @@ def measured(trainer: str, table: Table = MEASURED) -> list[Throughput]:
     return [table[k] for k in sorted(k for k in table if k[0] == trainer)]
 
 
-def measurement(trainer: str, batch: int, table: Table = MEASURED) -> Throughput:
-    """The measurement of ``trainer`` at the largest measured batch <= ``batch`` (the
-    smallest measured one below that): a cell's batch 64 uses batch 32's figure."""
+def timed(trainer: str, table: Table = MEASURED) -> list[Throughput]:
+    """``trainer``'s measurements, smallest batch first; ``ValueError`` for a trainer the
+    model does not know or one ``table`` has no measurement of."""
     if trainer not in TRAINERS:
         raise ValueError(f"unknown trainer {trainer!r}; expected one of {list(TRAINERS)}")
-    batches = sorted(b for t, b in table if t == trainer)
-    if not batches:
-        raise ValueError(f"trainer {trainer!r} has not been timed on a GPU yet: run "
-                         "`snakemake acceptance` there (or benchmarks/train_throughput.py, "
-                         "recorded in dfil.cost.rates.MEASURED)")
-    chosen = max((b for b in batches if b <= batch), default=batches[0])
-    return table[(trainer, chosen)]
+    found = measured(trainer, table)
+    if not found:
+        raise ValueError(f"trainer {trainer!r} has no measurement: time it on a GPU "
+                         "(benchmarks/train_throughput.py, recorded in "
+                         "dfil.cost.rates.MEASURED, or `snakemake acceptance` on a cluster)")
+    return found
 
 
 @dataclass(frozen=True)

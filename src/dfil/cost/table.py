@@ -11,9 +11,10 @@ Proposal rules (each a stated choice, for ``resources:`` in config/paper.yaml):
   workspaces and bitsandbytes' dequantised weights), without gradient checkpointing or
   else with it. Where the grid's GPU fits in neither way, no GPU is proposed: the class
   fits none.
-- runtime (minutes): the class's longest projected job x 1.5, plus 10 minutes of start-up
-  (imports, CUDA, tokenizing) beyond the weights' load already projected, rounded up to
-  15 minutes; training and evaluation jobs each their own.
+- runtime (minutes): the class's longest projected job (a pack's training job where seeds
+  are packed) x 1.5, plus 10 minutes of start-up (imports, CUDA, tokenizing) beyond the
+  weights' load already projected, rounded up to 15 minutes; training and evaluation jobs
+  each their own.
 - mem_mb (host RAM): 16 GB for the process (Python, torch, CUDA's host side, data) plus
   the largest backbone's bf16 weights once (a loader that materialises the checkpoint on
   the CPU before moving or quantising it), rounded up to 8 GB, at least 32 GB; on a
@@ -30,11 +31,11 @@ from dataclasses import dataclass, replace
 
 from dfil.cluster.nodes import NodeGroup
 from dfil.cost.flops import decoder_params, shape
-from dfil.cost.memory import GIB, Memory, training_memory
-from dfil.cost.project import CellWork, ClassTotal, project
+from dfil.cost.memory import GIB, HEADROOM, Memory, training_memory
+from dfil.cost.packs import project_packs
+from dfil.cost.project import CellWork, ClassTotal
 from dfil.cost.rates import GPU_GIB, MEASURED, Table
 
-HEADROOM = 0.85
 MARGIN = 1.5
 STARTUP_MIN = 10
 PAPER_BATCH = 8
@@ -112,13 +113,14 @@ def _site(gpu: str, need_mb: float, mem_mb: int, nodes: list[NodeGroup] | None
     return (min(mem_mb, node_mem or mem_mb), min(CPUS, node_cpus or CPUS), bound, None)
 
 
-def propose(works: Iterable[CellWork], trainer: str = "packed",
-            table: Table = MEASURED, models: Mapping[str, str | None] | None = None,
+def propose(works: Iterable[CellWork], trainer: str = "dfil",  # noqa: PLR0913
+            table: Table = MEASURED, pack: bool = True,
+            models: Mapping[str, str | None] | None = None,
             nodes: list[NodeGroup] | None = None) -> dict[str, Proposal]:
     """A :class:`Proposal` per size class of ``works`` (the rules of the module doc), at
-    ``trainer``'s speed in ``table``, on each class's GPU in ``models`` (the grid's
-    ``gpu_model``; none: the H100/H200 rule) and within ``nodes`` (sinfo's; None: no
-    site read)."""
+    ``trainer``'s speed in ``table``, each configuration's seeds in packs (``pack``), on
+    each class's GPU in ``models`` (the grid's ``gpu_model``; none: the H100/H200 rule) and
+    within ``nodes`` (sinfo's; None: no site read)."""
     classes: dict[str, list[CellWork]] = {}
     for w in works:
         classes.setdefault(w.size, []).append(w)
@@ -133,9 +135,10 @@ def propose(works: Iterable[CellWork], trainer: str = "packed",
         misfit = None if fits else (
             f"its training step needs {ckpt.total / GIB:.1f} GiB with gradient "
             f"checkpointing > {HEADROOM:.0%} of a {gpu}'s {GPU_GIB[gpu]} GiB")
-        costs = [project(replace(w, checkpointing=checkpointing), gpu, trainer, table)
-                 for w in group]
-        longest = {k: max(getattr(c, k) for c in costs) for k in ("train_s", "eval_s")}
+        costs = project_packs([replace(w, checkpointing=checkpointing) for w in group],
+                              {size: gpu}, trainer, table, pack)
+        longest = {"train_s": max(c.train_s for c in costs),
+                   "eval_s": max(c.eval_s / c.seeds for c in costs)}
         weights = max(2.0 * decoder_params(shape(w.arch)) for w in group)
         mem_mb, cpus, bound, host = _site(
             gpu, weights / 1e6 + HOST_FLOOR_MB,
@@ -150,15 +153,16 @@ def propose(works: Iterable[CellWork], trainer: str = "packed",
 
 
 def format_table(name: str, classes: Mapping[str, ClassTotal], trainer: str,
-                 excluded: int = 0) -> str:
+                 excluded: int = 0, pack: bool = True) -> str:
     """GPU-hours by size class and in total, with each class's longest jobs and its
     largest training step's memory (computed, at each cell's own batch: the bs64 cells'
-    64). ``excluded`` cells (no architecture known) are in no row, and the total says so;
-    its last field is always the GPU-hours."""
+    64; a pack's, for all its seeds, where ``pack``). ``excluded`` cells (no architecture
+    known) are in no row, and the total says so; its last field is always the GPU-hours."""
     head = (f"{'class':<10} {'gpu':<5} {'cells':>5} {'trained':>7} {'train GPU-h':>11} "
             f"{'eval GPU-h':>10} {'total GPU-h':>11} {'longest train':>13} "
             f"{'longest eval':>12} {'memory, computed':>17}")
-    lines = [f"Projected GPU-hours of grid {name!r} (trainer: {trainer}; see "
+    packing = ("each configuration's seeds in packs" if pack else "one seed per job")
+    lines = [f"Projected GPU-hours of grid {name!r} (trainer: {trainer}, {packing}; see "
              f"`dfil.cost.rates` for every figure's source)", head, "-" * len(head)]
     total = [0, 0, 0.0, 0.0]
     for size in sorted(classes, key=lambda k: classes[k].train_h + classes[k].eval_h):

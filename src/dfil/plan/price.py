@@ -2,9 +2,9 @@
 seed: its training and evaluation jobs) from the cost model (:mod:`dfil.cost`), and the
 seeds a plan draws, in the order the grid names them.
 
-The cost model's range (:mod:`dfil.cost.ends`): the project's packed path (the slower
-measurement, the pessimistic end, used by default) or a plain transformers+peft loop (the
-optimistic end); the current trainer is not timed yet.
+The cost model's range (:mod:`dfil.cost.ends`): the slower of the two measured trainers
+(a plain transformers+peft loop, the pessimistic end, used by default) or the faster (the
+project's training step, the optimistic end), one seed per job.
 """
 
 from __future__ import annotations

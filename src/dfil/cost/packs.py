@@ -1,0 +1,63 @@
+"""A grid's cells as the packs that train them: each cell configuration's seeds trained
+together over one frozen base (pure).
+
+A configuration is a run key without its seed. Its seeds go into as few packs as the GPU
+holds (:func:`dfil.cost.memory.seeds_that_fit` at the cell's batch and longest prompt),
+split as evenly as they go: 20 seeds of which 6 fit are 4 packs of 5. With packing off a
+pack is one seed. Evaluation stays one job per seed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from dfil.cost.flops import shape
+from dfil.cost.memory import seeds_that_fit, training_memory
+from dfil.cost.project import CellCost, CellWork, project
+from dfil.cost.rates import GPU_GIB, MEASURED, Table
+
+
+def configuration(key: str) -> str:
+    """A run key without its seed: the configuration every seed of one cell shares."""
+    return key.rsplit("/seed", 1)[0]
+
+
+def split(seeds: int, most: int) -> list[int]:
+    """``seeds`` seeds in the fewest packs of at most ``most``, sizes differing by at most
+    one, largest first: ``split(20, 6) == [5, 5, 5, 5]``, ``split(21, 6) == [6, 5, 5, 5]``."""
+    if seeds < 1 or most < 1:
+        raise ValueError(f"a pack split needs seeds and a size of at least 1, not "
+                         f"{seeds} and {most}")
+    packs = math.ceil(seeds / most)
+    base, extra = divmod(seeds, packs)
+    return [base + 1] * extra + [base] * (packs - extra)
+
+
+def pack_size(w: CellWork, gpu: str, seeds: int) -> int:
+    """How many of a configuration's ``seeds`` one pack of cell ``w`` holds on ``gpu``."""
+    one = training_memory(shape(w.arch), w.batch_size * w.longest, w.lora_targets, w.lora_r,
+                          w.quantized, w.checkpointing)
+    return seeds_that_fit(one, GPU_GIB[gpu], most=seeds)
+
+
+def project_packs(works: Iterable[CellWork], gpus: Mapping[str, str], trainer: str = "dfil",
+                  table: Table = MEASURED, pack: bool = True) -> list[CellCost]:
+    """One :class:`CellCost` per training job of ``works``: each configuration's seeds in
+    packs (``pack``), else one per seed; a class's GPU is ``gpus[size]``. Cells that train
+    nothing (zero-shot) are one job each."""
+    groups: dict[str, list[CellWork]] = {}
+    for w in works:
+        groups.setdefault(configuration(w.key), []).append(w)
+    out = []
+    for config, group in groups.items():
+        first, gpu = group[0], gpus[group[0].size]
+        if not pack or not first.epochs:
+            out += [project(w, gpu, trainer, table) for w in group]
+            continue
+        sizes = split(len(group), pack_size(first, gpu, len(group)))
+        out += [replace(project(first, gpu, trainer, table, seeds=k),
+                        key=f"{config}/pack{i}of{len(sizes)}")
+                for i, k in enumerate(sizes, 1)]
+    return out
