@@ -127,3 +127,19 @@ def test_the_workflows_sbatch_records_a_refusal_and_status_shows_it(tmp_path):
     done = _run_wrapper(tmp_path, _fake(tmp_path, []))
     assert (done.returncode, done.stdout.strip()) == (0, "4242")
     assert not (run / REFUSED).exists()
+
+
+def test_route_through_puts_the_workflows_sbatch_first(tmp_path):
+    import os
+    import sys
+
+    from dfil.cluster.submit import RESULTS_VAR, WAIT_VAR, route_through
+
+    env = {"PATH": "/usr/bin"}
+    route_through(tmp_path / "sbatch", tmp_path / "results", env)
+    assert env["PATH"] == f"{tmp_path / 'sbatch'}{os.pathsep}/usr/bin"
+    assert env[RESULTS_VAR] == str(tmp_path / "results")
+    assert env["DFIL_PYTHON"] == sys.executable and env[WAIT_VAR] == "60"
+    env = {WAIT_VAR: "5"}
+    route_through(tmp_path, tmp_path, env)
+    assert env[WAIT_VAR] == "5" and env["PATH"].startswith(str(tmp_path))

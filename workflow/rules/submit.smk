@@ -6,7 +6,7 @@
 # kept in its run directory with sbatch's words (`dfil grid status` shows them).
 import shutil
 
-from dfil.cluster.submit import RESULTS_VAR, WAIT_VAR
+from dfil.cluster.submit import route_through
 
 #: workflow/sbatch, beside this file's directory.
 SBATCH_DIR = Path(workflow.current_basedir).parent / "sbatch"
@@ -17,7 +17,4 @@ def submit_through_workflow_sbatch():
     from then on), with what its sbatch needs: the grid's results, this interpreter, the
     wait before a queue-limited submission is sent again."""
     if workflow.is_main_process and not workflow.local_exec and shutil.which("sbatch"):
-        os.environ["PATH"] = f"{SBATCH_DIR}{os.pathsep}{os.environ.get('PATH', '')}"
-        os.environ[RESULTS_VAR] = str(Path(RES).resolve())
-        os.environ["DFIL_PYTHON"] = sys.executable
-        os.environ.setdefault(WAIT_VAR, "60")
+        route_through(SBATCH_DIR, Path(RES).resolve())

@@ -52,6 +52,16 @@ _POLICY = "Job violates accounting/QOS policy"
 _REASON = re.compile(r"sbatch: error: (\w+Limit)\s*$", re.M)
 
 
+def route_through(sbatch_dir: Path, results: Path, env=os.environ) -> None:
+    """Put the workflow's ``sbatch`` (in ``sbatch_dir``) first on ``env``'s PATH, with what
+    it needs: the grid's ``results``, this interpreter (``DFIL_PYTHON``), and the wait
+    before a queue-limited submission is sent again (:data:`WAIT_VAR`, 60 s unless set)."""
+    env["PATH"] = f"{sbatch_dir}{os.pathsep}{env.get('PATH', '')}"
+    env[RESULTS_VAR] = str(results)
+    env["DFIL_PYTHON"] = sys.executable
+    env.setdefault(WAIT_VAR, "60")
+
+
 def queue_limited(stderr: str) -> bool:
     """Whether sbatch's ``stderr`` refuses for a queue limit: a submit cap named
     (``AssocMaxSubmitJobLimit``, ``QOSMaxSubmitJobPerUserLimit``, ...), or the generic
