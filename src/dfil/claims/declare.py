@@ -4,11 +4,12 @@ A claim is every published signed (Δ) entry of a table and every contrast a tab
 declares under ``effects:`` in ``config/tables.yaml`` (entry a minus entry b). Its test
 follows from the paper's value and the grid's seed sets alone, never from a run's
 numbers: a parity (the paper's |Δ| below the claim's ``tol``) is tested by TOST with the
-margin ``tol``; any other difference by a one-sided t-test in the paper's direction,
-paired where both sides read one cell each on the same seeds (a per-seed difference),
-else Welch's. A signed entry with no sides (a per-seed difference of its own) is a
-one-sample t-test of those differences. Paper claims whose sides read the same runs
-on a grid are one claim (:func:`merge`), printed at several places.
+margin ``tol``; any other difference by a two-sided t-test whose estimate's sign is
+read against the paper's, paired where both sides read one cell each on the same seeds
+(a per-seed difference), else Welch's. A signed entry with no sides (a per-seed
+difference of its own) is a one-sample t-test of those differences. Paper claims whose
+sides read the same runs on a grid are one claim (:func:`merge`), printed at several
+places.
 """
 
 from __future__ import annotations
