@@ -81,3 +81,23 @@ def test_zero_variance_is_degenerate_and_one_seed_has_no_test():
     assert evaluate(one).p is None and evaluate(one).trial is None
     [none] = declare(two_rows(stat(cell=DFIL), stat(1.0, 2.0, cell=FT), 45.0, 40.0))
     assert evaluate(none) is None
+
+
+def test_a_paritys_margin_is_the_papers_own_seed_sd_at_least_tol():
+    # the paper prints 40.1±1.5 and 40.0±2.0: margin sqrt((1.5² + 2.0²) / 2) = 1.768
+    a = stat(40.0, 41.0, 39.5, cell=DFIL, published="40.1±1.5")
+    b = stat(40.5, 39.0, 40.2, cell=FT, seeds=(4, 5, 6), published="40.0±2.0")
+    [d] = declare(two_rows(a, b, 40.1, 40.0))
+    assert d.test == "parity" and d.margin == pytest.approx(math.sqrt((2.25 + 4.0) / 2))
+    ev = evaluate(d)
+    assert ev.margin == ev.trial.margin == d.margin and "±1.77" in ev.test
+    x, y = np.array([40.0, 41.0, 39.5]), np.array([40.5, 39.0, 40.2])
+    assert ev.p == pytest.approx(stats.tost(x, y, d.margin).pvalue)
+    # no printed std, or a spread below tol: the margin is tol
+    [bare] = declare(two_rows(stat(1.0, 1.2, 0.8, cell=DFIL), stat(1.1, 0.9, 1.0, cell=FT),
+                              40.1, 40.0))
+    assert bare.margin == 0.5
+    tight = stat(1.0, 1.2, 0.8, cell=DFIL, published="40.1±0.1")
+    [small] = declare(two_rows(tight, stat(1.1, 0.9, cell=FT, published="40.0±0.2"),
+                               40.1, 40.0))
+    assert small.margin == 0.5

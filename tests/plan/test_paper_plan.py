@@ -92,6 +92,11 @@ def test_a_claim_no_budget_settles_says_how_many_seeds_it_needs(paper):
     r = rows["T5:qwen2.5-72b/delta"]
     assert not r.planned and r.why_not == f"needs {math.ceil(n)} seeds a side: not plannable"
     assert rows["T7:finance/delta"].need.method == "spread unknown"
+    # a parity's margin is the paper's seed sd (50.4±1.8 vs 50.5±1.8: ±1.8), so TOST's
+    # seeds are finite: 40 a side at the primary family's level
+    parity = rows["T5:qwen2.5-7b/delta"]
+    assert parity.claim.test == "TOST paired" and parity.claim.margin == pytest.approx(1.8)
+    assert parity.need.seeds == 40 and parity.need.power >= 0.8
     # T7's overall Δ is T2's CSMC effect, read from the same runs: one claim, T2's id
     assert "T7:overall/delta" not in rows
     assert "T7:overall/delta" in rows["T2:csmc/effect"].claim.places

@@ -71,7 +71,7 @@ def _test_name(claim: Declared, design: str) -> str:
     kind = {"one-sample": "one-sample t", "paired": "paired t", "welch": "Welch's t"}
     design = kind[design]
     if claim.test == "parity":
-        return f"TOST ({design}), margin ±{claim.tol:g}"
+        return f"TOST ({design}), margin ±{claim.margin:.3g}"
     side = "> 0" if claim.sign > 0 else "< 0"
     return f"{design}, two-sided (the paper's Δ {side})"
 
@@ -105,7 +105,7 @@ def _evaluate(claim: Declared) -> Evidence | None:
     if n_a < 2 or (n_b is not None and n_b < 2):
         return Evidence(name, n_a, n_b, est)
     flat = np.ptp(x) == 0 and (y is None or np.ptp(y) == 0)
-    margin = claim.tol if claim.test == "parity" else None
+    margin = claim.margin if claim.test == "parity" else None
     if flat:
         why = ("every seed gives the same value on both sides" if y is not None
                else "every seed gives the same difference")

@@ -70,7 +70,7 @@ def detectable(ev: Evidence, paper: float | None, alpha: float) -> str:
              else stats.n_for_power(ev.trial, paper, alpha, POWER))
         need = (f"needs {n} seeds a side" if n is not None
                 else "cannot establish it at any n")
-        return (f"TOST within the margin ±{ev.trial.margin:g} {need} for power {POWER:g} "
+        return (f"TOST within the margin ±{ev.trial.margin:.3g} {need} for power {POWER:g} "
                 f"({_level(alpha)}, a true difference of the paper's {paper:+g}, this "
                 "spread)")
     m = mde(ev, alpha)
@@ -110,9 +110,9 @@ def decide(paper: float | None, ev: Evidence | None, p_holm: float | None,
     est = f"estimate {ev.estimate:+.3g}{interval}"
     if ev.margin is not None:
         if abs(ev.estimate) < ev.margin:
-            return "reproduced", f"{ev.test}: {at} < {ALPHA:g}, {est} within ±{ev.margin:g}"
+            return "reproduced", f"{ev.test}: {at} < {ALPHA:g}, {est} within ±{ev.margin:.3g}"
         return "contradicted", (f"{ev.test}: {at} < {ALPHA:g}, {est} beyond the margin "
-                                f"±{ev.margin:g} of the claimed parity")
+                                f"±{ev.margin:.3g} of the claimed parity")
     if ev.estimate * paper > 0:
         return "reproduced", f"{ev.test}: {at} < {ALPHA:g}, {est} in the paper's direction"
     return "contradicted", f"{ev.test}: {at} < {ALPHA:g}, {est} against the paper's {paper:+g}"

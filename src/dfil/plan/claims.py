@@ -192,7 +192,7 @@ def _claims_of(tables: Sequence[Table], specs: Mapping) -> list[PaperClaim]:
         table = by_number[d.table]
         sides, entry = _sides(table, specs[table.name], d)
         out.append(PaperClaim(c.id, d.table, d.label, d.paper, _design(d, sides),
-                              d.tol if d.test == "parity" else None, sides,
+                              d.margin if d.test == "parity" else None, sides,
                               c.family == "primary", _why_not(d.paper, sides, entry),
                               tuple(p.id for p in c.places),
                               next((z for p in c.places if (z := _dz(
