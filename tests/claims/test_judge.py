@@ -5,8 +5,10 @@ import csv
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from claim_tables import DFIL, FT, stat, two_rows
+from scipy import stats as sps
 
 from dfil.claims import COLUMNS, declare, judge, merge, verdict_counts
 from dfil.claims.judge import declared_claims, numbers_claims
@@ -55,6 +57,56 @@ def test_holm_adjusts_within_the_family_and_the_verdict_uses_it():
     ps = sorted(r["p"] for r in rows)
     assert sorted(r["p_holm"] for r in rows) == pytest.approx([min(1, 2 * ps[0]),
                                                                max(2 * ps[0], ps[1])])
+    # the MDE is at the family's Bonferroni level 0.05 / 2, on the differences' sd
+    from statsmodels.stats.power import TTestPower
+
+    d = np.array([4.0, 4.5, 6.0])
+    assert rows[0]["mde"] == pytest.approx(d.std(ddof=1) * TTestPower().solve_power(
+        None, nobs=3, alpha=0.0125, power=0.8, alternative="larger"), rel=1e-6)
+
+
+def _family_tables():
+    """Five claims over two families: two primary (Tables 2 and 3), three exploratory
+    (Tables 9, 10, 11; one degenerate, counted in no family), with the paper's sign
+    either way."""
+    def pair(cell, a, b, seeds_b=None):
+        return (stat(*a, cell=DFIL + cell), stat(*b, cell=FT + cell, seeds=seeds_b))
+
+    return [two_rows(*pair("p1", (44.0, 45.0, 47.0), (40.0, 40.5, 41.0)), 45.0, 40.0, number=2),
+            two_rows(*pair("p2", (41.0, 43.0, 40.0), (40.0, 40.5, 41.0)), 45.0, 40.0, number=3),
+            two_rows(*pair("e1", (44.0, 45.0, 46.5), (40.0, 40.5, 41.0), (4, 5, 6)), 40.0, 45.0,
+                     number=9),
+            two_rows(*pair("e2", (30.0, 31.0, 33.0), (30.5, 31.0, 32.0)), 45.0, 40.0,
+                     number=10),
+            two_rows(*pair("e3", (3.0, 3.0, 3.0), (1.0, 1.0, 1.0)), 45.0, 40.0, number=11)]
+
+
+def test_multipletests_over_claims_csvs_own_rows_gives_its_p_holm(tmp_path):
+    """One p per claim, adjusted once: Holm (statsmodels) over the p column of each
+    family's counted rows of claims.csv reproduces its p_holm column exactly."""
+    from statsmodels.stats.multitest import multipletests
+
+    from dfil.report import site
+
+    context = {"title": "DFIL reproduction", "grid": "unit", "standin": "", "commit": "",
+               "figures": {}, "failures": {}}
+    out = site.write_pages(_family_tables(), {}, context, tmp_path / "runs", tmp_path / "o")
+    rows = list(csv.DictReader(out["claims.csv"].open()))
+    assert len(rows) == 5
+    for family in ("primary", "exploratory"):
+        counted = [r for r in rows if r["family"] == family and r["p_holm"]]
+        ps = [float(r["p"]) for r in counted]
+        assert [float(r["p_holm"]) for r in counted] == pytest.approx(
+            list(multipletests(ps, method="holm")[1]), rel=1e-9)
+    assert [len([r for r in rows if r["family"] == f and r["p_holm"]])
+            for f in ("primary", "exploratory")] == [2, 2]
+    # the degenerate claim counts in no family; the others carry one two-sided p each
+    verdicts = {r["claim"].split(":")[0]: r["verdict"] for r in rows}
+    assert verdicts == {"T2": "reproduced", "T3": "inconclusive", "T9": "contradicted",
+                        "T10": "inconclusive", "T11": "not comparable"}
+    t9 = next(r for r in rows if r["claim"].startswith("T9"))
+    assert float(t9["p"]) == pytest.approx(sps.ttest_ind([44.0, 45.0, 46.5], [40.0, 40.5, 41.0],
+                                                         equal_var=False).pvalue)
 
 
 def test_numbers_name_their_claims_and_a_claims_own_number_carries_its_verdict():

@@ -1,31 +1,35 @@
-"""What the grid that ran can show of a claim: power at the seeds that ran, by Cohen's
-tables, and planned or not by the grid's plan block (by its id or a place's)."""
+"""What the grid that ran can show of a claim: power at the seeds that ran, from the
+verdict's test at its family's Bonferroni level, and planned or not by the grid's plan
+block (by its id or a place's)."""
 
 
 import pytest
+from statsmodels.stats.power import TTestIndPower, TTestPower
 
 from dfil.config.gridfile import PlanRecord
-from dfil.plan.achieved import achieved, power_at, standings
+from dfil.plan.achieved import achieved, standings
 from dfil.plan.claims import PaperClaim, Side
+from dfil.plan.power import power_at
 
 
-def claim(test="welch", effect=0.8, stds=(1.0, 1.0), n=(26, 26), cid="T5:a/delta",
-          margin=0.0, why_not="", places=()):
+def claim(design="welch", effect=0.8, stds=(1.0, 1.0), n=(26, 26), cid="T5:a/delta",
+          margin=None, why_not="", places=()):
     sides = tuple(Side(None, s, k, ("frog/x",)) for s, k in zip(stds, n, strict=True))
-    return PaperClaim(cid, 5, cid, effect, test, margin, sides, True, why_not, places)
+    return PaperClaim(cid, 5, cid, effect, design, margin, sides, True, why_not, places)
 
 
-def test_power_at_the_seeds_that_ran_is_cohens():
-    # Cohen (1988) Table 2.3.2: d = 0.8 at 26 a group, two-sided alpha 0.05 -> 0.81
-    assert power_at(claim(), 26) == pytest.approx(0.807, abs=0.005)
-    # d_z = 0.5 at n = 34, one-sample: 34 is the least n reaching 0.8 (test_power)
-    assert power_at(claim("one_sample", 0.5, (1.0,), (34,)), 34) == pytest.approx(0.81,
-                                                                                  abs=0.01)
+def test_power_at_the_seeds_that_ran_is_the_two_sided_tests_in_the_papers_direction():
+    # d = 0.8 at 26 a group, two-sided alpha 0.05: Cohen (1988) Table 2.3.2 gives 0.81
+    assert power_at(claim(), 26, 0.05) == pytest.approx(
+        TTestIndPower().power(0.8, 26, 0.025, alternative="larger"))
+    assert power_at(claim(), 26, 0.05) == pytest.approx(0.807, abs=0.005)
+    assert power_at(claim("one-sample", 0.5, (1.0,), (34,)), 34, 0.05) == pytest.approx(
+        TTestPower().power(0.5, 34, 0.025, alternative="larger"))
 
 
-def test_a_parity_has_its_simulated_power():
-    parity = claim("tost", 0.0, (1.0, 1.0), (10, 10), margin=2.0)
-    assert 0.9 < power_at(parity, 10) <= 1.0
+def test_a_parity_has_its_tost_power():
+    parity = claim(effect=0.0, n=(10, 10), margin=2.0)
+    assert 0.9 < power_at(parity, 10, 0.05) <= 1.0
 
 
 def test_the_mde_is_the_claims_packages_alone():
@@ -37,7 +41,7 @@ def test_the_mde_is_the_claims_packages_alone():
 
 def test_unequal_sides_use_the_smaller_n():
     a = achieved(claim(n=(5, 3)))
-    assert a.n == 3 and a.power == power_at(claim(), 3) and a.planned is None
+    assert a.n == 3 and a.power == power_at(claim(), 3, 0.05) and a.planned is None
 
 
 @pytest.mark.parametrize(("kwargs", "why"), [
@@ -50,7 +54,7 @@ def test_no_power_says_why(kwargs, why):
     assert a.power is None and a.why == why
 
 
-def test_standings_say_which_claims_the_plan_took_at_its_level():
+def test_standings_say_which_claims_the_plan_took_at_its_familys_level():
     claims = [claim(cid="T5:a/delta"), claim(cid="T5:b/delta"),
               claim(cid="T2:c/delta", places=("T2:c/delta", "T6:c/delta"))]
     record = PlanRecord(budget=25, power=0.9, alpha=0.01, considered=3,
@@ -60,6 +64,8 @@ def test_standings_say_which_claims_the_plan_took_at_its_level():
     assert found.coverage.startswith("2 of 3 claims planned at power 0.9 for 25 GPU-h")
     assert got["T5:a/delta"].planned is True and got["T5:b/delta"].planned is False
     assert got["T2:c/delta"].planned is True  # the plan named another place of it
-    assert got["T5:a/delta"].power == power_at(claims[0], 26, 0.01)
+    # three primary claims: the plan's alpha 0.01 / 3
+    assert got["T5:a/delta"].power == power_at(claims[0], 26, 0.01 / 3)
     assert all(s.planned is None for s in standings(claims).claims.values())
+    assert standings(claims).claims["T5:a/delta"].power == power_at(claims[0], 26, 0.05 / 3)
     assert standings(claims).coverage == ""

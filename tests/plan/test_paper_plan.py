@@ -2,10 +2,12 @@
 the whole grid's cost, a claim no budget can settle, and the plan's grid file run as is
 (a dry run)."""
 
+import math
 from pathlib import Path
 
 import pytest
 import yaml
+from statsmodels.stats.power import TTestIndPower, TTestPower
 
 from dfil.cli import main
 from dfil.config.grid import Grid, load_grid_files
@@ -77,7 +79,7 @@ def test_the_whole_grids_cost_plans_every_claim_the_grid_can_test(paper):
     whole = sum(hours[k.rsplit("/seed", 1)[0]] for k in grid.cells)
     plan = make_plan(claims, hours, order, whole)
     within = [r for r in plan.rows if r.plannable and r.runs <= set(grid.cells)]
-    assert plan.planned >= len(within) > 20
+    assert plan.planned >= len(within) >= 20
     # and a budget of every plannable claim's runs plans each of them
     every = frozenset().union(*(r.runs for r in plan.rows if r.plannable))
     plan = make_plan(claims, hours, order, sum(hours[k.rsplit("/seed", 1)[0]] for k in every))
@@ -87,16 +89,50 @@ def test_the_whole_grids_cost_plans_every_claim_the_grid_can_test(paper):
 def test_a_claim_no_budget_settles_says_how_many_seeds_it_needs(paper):
     _, claims, hours, order = paper
     rows = {r.claim.id: r for r in make_plan(claims, hours, order, 1000).rows}
-    # Qwen2.5-72B: 77.2±1.5 vs 76.5±1.6, d = 0.7 / 1.551 = 0.451: 78.1 a side by
-    # TTestIndPower, so 79
+    # Qwen2.5-72B: 77.2±1.5 vs 76.5±1.6 on the same 6 seeds, paired: d_z = 0.7 /
+    # sqrt(1.5² + 1.6²) = 0.319 at the primary family's 0.05 / 26, two-sided
+    n = TTestPower().solve_power(0.7 / math.hypot(1.5, 1.6), None, 0.05 / 26 / 2, 0.8,
+                                 alternative="larger")
     r = rows["T5:qwen2.5-72b/delta"]
-    assert not r.planned and r.why_not == "needs 79 seeds a side: not plannable"
-    # T2's uniform-init effect, 41.6±7.3 vs 18.4±6.2: d = 3.43, three seeds a side
-    assert rows["T2:uniform/effect"].need.seeds == 3
+    assert not r.planned and r.why_not == f"needs {math.ceil(n)} seeds a side: not plannable"
     assert rows["T7:finance/delta"].need.method == "spread unknown"
+    # a parity's margin is the paper's seed sd (50.4±1.8 vs 50.5±1.8: ±1.8), so TOST's
+    # seeds are finite: 40 a side at the primary family's level
+    parity = rows["T5:qwen2.5-7b/delta"]
+    assert parity.claim.test == "TOST paired" and parity.claim.margin == pytest.approx(1.8)
+    assert parity.need.seeds == 40 and parity.need.power >= 0.8
     # T7's overall Δ is T2's CSMC effect, read from the same runs: one claim, T2's id
     assert "T7:overall/delta" not in rows
     assert "T7:overall/delta" in rows["T2:csmc/effect"].claim.places
+
+
+def test_the_planners_seeds_are_statsmodels_by_hand_from_the_papers_numbers(paper):
+    """Three claims planned with the verdict's test (two-sided, counted in the paper's
+    direction) at the primary family's Bonferroni level, from the paper's mean ± sd and
+    its printed d_z."""
+    _, claims, hours, order = paper
+    m = sum(c.family == "primary" and not c.why_not for c in claims)
+    assert m == 26
+    alpha = 0.05 / m / 2  # one tail of the two-sided test at alpha / m
+    rows = {r.claim.id: r for r in make_plan(claims, hours, order, 1000).rows}
+    # T2/T4 uniform init, +23.2: DFIL 41.6±7.3 vs FT+Compose 18.4±6.2 on the same three
+    # seeds, paired: d_z = 23.2 / sqrt(7.3² + 6.2²) = 2.4
+    n = TTestPower().solve_power(23.2 / math.hypot(7.3, 6.2), None, alpha, 0.8,
+                                 alternative="larger")
+    assert rows["T2:uniform/effect"].need.seeds == math.ceil(n) == 8
+    # T3 Δ vs fine-tune, +14.8: DFIL 31.2±9.2 (20 seeds) vs fine-tune 16.4±7.3 (3 seeds),
+    # Welch's: Cohen's d on the root mean square of the stds, equal n a side
+    d = 14.8 / math.sqrt((9.2 ** 2 + 7.3 ** 2) / 2)
+    n = TTestIndPower().solve_power(d, None, alpha, 0.8, ratio=1.0, alternative="larger")
+    assert rows["T3:self_d_ft/from_text"].claim.test == "welch"
+    assert rows["T3:self_d_ft/from_text"].need.seeds == math.ceil(n) == 13
+    # the headline +5.9 (T2 = T3 = T4's QuRe contrast), paired over 20 seeds: the paper's
+    # printed d_z 0.63, not its means' stds
+    c = rows["T2:compositional/effect"]
+    assert c.claim.dz == 0.63 and c.claim.test == "paired"
+    n = TTestPower().solve_power(0.63, None, alpha, 0.8, alternative="larger")
+    assert math.ceil(n) == 44 > MAX_SEEDS
+    assert c.why_not == "needs 44 seeds a side: not plannable"
 
 
 def test_budget_zero_writes_no_grid_file(tmp_path, capsys):

@@ -4,17 +4,20 @@ plan wrote, whether the plan took each: a claim it did not take reads "not run",
 planned at this budget", never as a failure."""
 
 import csv
+import math
 
 import pytest
 import yaml
 from report_tables import stat
+from statsmodels.stats.power import TTestPower
 
 from dfil.claims import judge, with_power
 from dfil.cli import main
 from dfil.config.grid import load_grid_files
 from dfil.config.gridfile import PlanRecord
-from dfil.plan.achieved import power_at, standings
+from dfil.plan.achieved import standings
 from dfil.plan.claims import paper_claims, ran_claims
+from dfil.plan.power import power_at
 from dfil.render import load_specs
 from dfil.render.entries import Row, Table
 from dfil.report import site
@@ -61,9 +64,12 @@ def _site(tmp_path, record):
 def test_each_claim_shows_the_power_its_seeds_had_and_its_mde(tmp_path):
     power, index, rows = _site(tmp_path, None)
     got = power["T5:dfil-vs-fine-tune"]
-    # the paper's Δ 1.0 on a spread of 1.0 (d = 1) at three seeds a side
+    # the paper's Δ 1.0 on the same three seeds a side, paired: d_z = 1 / sqrt(1 + 1),
+    # two-sided at alpha 0.05 / 1 (the one claim of its family that can carry a p)
     claim = ran_claims([table()], {"scaling": {}})[0]
-    assert got.n == 3 and got.power == power_at(claim, 3) and 0.1 < got.power < 0.3
+    assert claim.test == "paired"
+    assert got.n == 3 and got.power == pytest.approx(TTestPower().power(
+        1 / math.sqrt(2), 3, 0.025, alternative="larger")) == power_at(claim, 3, 0.05)
     row = rows["T5:dfil-vs-fine-tune"]
     assert float(row["power_at_n"]) == got.power and row["planned"] == ""
     # the MDE is the claims package's, from the seeds' spread: in claims.csv and the index

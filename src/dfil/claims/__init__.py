@@ -1,14 +1,15 @@
 """The paper's claims and the verdict on each (pure: numpy, scipy, statsmodels).
 
 A claim is declared once, before any run is read (:mod:`.declare`: its words, every place
-the paper prints it, the entries on each side and its test); its test is run on the
-seeds (:mod:`.evidence`: one-sided Welch or paired t, TOST for a parity, the minimum
-detectable effect); runs that are no evidence (one class for every item, identical
-predictions across seeds, zero variance: :mod:`.degenerate`) make a claim not
-comparable; the verdict follows from Holm-adjusted p-values within the claim's family
-(:mod:`.verdict`); :mod:`.judge` makes the rows of ``claims.csv`` that every page
-and file of the report reads; positive controls (:mod:`.controls`) say whether a claim's
-effect could appear on the grid that ran.
+the paper prints it, the entries on each side and its test); its one test is run on the
+seeds (:mod:`.evidence`: two-sided Welch, paired or one-sample t for a direction, TOST
+for a parity; power and the minimum detectable effect are :mod:`dfil.stats.power`'s);
+runs that are no evidence (one class for every item, identical predictions across
+seeds, zero variance: :mod:`.degenerate`) make a claim not comparable; the verdict
+follows from its one p, Holm-adjusted once within the claim's family, and the
+estimate's side (:mod:`.verdict`); :mod:`.judge` makes the rows of ``claims.csv`` that
+every page and file of the report reads; positive controls (:mod:`.controls`) say
+whether a claim's effect could appear on the grid that ran.
 """
 
 from dfil.claims.controls import (

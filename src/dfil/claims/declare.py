@@ -4,15 +4,18 @@ A claim is every published signed (Δ) entry of a table and every contrast a tab
 declares under ``effects:`` in ``config/tables.yaml`` (entry a minus entry b). Its test
 follows from the paper's value and the grid's seed sets alone, never from a run's
 numbers: a parity (the paper's |Δ| below the claim's ``tol``) is tested by TOST with the
-margin ``tol``; any other difference by a one-sided t-test in the paper's direction,
+margin :attr:`Declared.margin` (one paper seed sd, at least ``tol``); any other
+difference by a two-sided t-test whose estimate's sign is read against the paper's,
 paired where both sides read one cell each on the same seeds (a per-seed difference),
-else Welch's. A signed entry with no sides (a per-seed difference of its own) is a
-one-sample t-test of those differences. Paper claims whose sides read the same runs
-on a grid are one claim (:func:`merge`), printed at several places.
+else Welch's. A signed entry with no sides (a per-seed
+difference of its own) is a one-sample t-test of those differences. Paper claims whose
+sides read the same runs on a grid are one claim (:func:`merge`), printed at several
+places.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -21,6 +24,9 @@ from dfil.render.fmt import parse_published
 
 #: A difference below this (percentage points in most tables) is a parity.
 TOL = 0.5
+#: A parity's TOST margin in units of the paper's own seed standard deviation: a
+#: difference within one seed sd of run-to-run noise is a parity (:attr:`Declared.margin`).
+MARGIN_SDS = 1.0
 #: The paper's main body: Tables 1-7 (the abstract's findings are Table 2's rows). Their
 #: claims are the primary family; the rest are exploratory.
 MAIN_TABLES = 7
@@ -46,6 +52,17 @@ class Declared:
         if self.paper is None:
             return ""
         return "parity" if abs(self.paper) < self.tol else "superiority"
+
+    @property
+    def margin(self) -> float:
+        """TOST's margin for a parity: :data:`MARGIN_SDS` times the paper's own seed sd
+        (the root mean square of the stds it prints for the sides; one side: the std of
+        its per-seed differences), never below ``tol``; ``tol`` where a side's std is
+        not printed. Tied to the paper's spread, a parity's seeds can be planned."""
+        sds = [None if s is None else parse_published(s.published)[1] for s in self.sides]
+        if not sds or any(sd is None for sd in sds):
+            return self.tol
+        return max(self.tol, MARGIN_SDS * math.sqrt(sum(sd * sd for sd in sds) / len(sds)))
 
     @property
     def sign(self) -> int:

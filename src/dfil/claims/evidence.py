@@ -1,39 +1,37 @@
-"""A declared claim's test run on the seeds (pure: numpy, scipy, statsmodels).
+"""A declared claim's test run on the seeds (pure: numpy, scipy; the tests, power and
+minimum detectable effect are :mod:`dfil.stats`').
 
-Superiority: a one-sided t-test in the paper's direction (``p_for``) and the same test the
-other way (``p_against``: an effect of the opposite sign); where the estimate falls within
-the claim's tolerance, ``p_against`` is TOST's instead (a parity established against a
-claimed difference). Parity: TOST with the declared margin (``p_for``) and a one-sided test
-that the difference lies beyond the margin on the estimate's side (``p_against``). The
-minimum detectable effect is the smallest difference the test finds with power 0.8 at
-alpha 0.05 on these n, from the observed spread (statsmodels' power solvers times the
-pooled sd, or the sd of the per-seed differences).
+One test and one p per claim. A difference in a direction: the two-sided t-test (paired
+on the per-seed differences where the claim's seeds pair, one-sample on a signed
+entry's own per-seed differences, else Welch's); its sign is read from the estimate
+(:func:`dfil.claims.verdict.decide`). A parity with margin m: TOST's p when the estimate
+lies within ±m, else the p that the difference lies beyond the margin on the estimate's
+side, doubled as a two-sided p is (the side is chosen by the data). Each claim's test is
+also the :class:`dfil.stats.Trial` its power and minimum detectable effect are computed
+for (at the seeds' own spread: the differences' sd, or the pooled sd for Welch's).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats as sps
-from statsmodels.stats.power import TTestIndPower, TTestPower
-from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
+from dfil import stats
 from dfil.claims.declare import Declared
 from dfil.render.entries import sides_degenerate
 
 ALPHA = 0.05
 POWER = 0.8
-_ALT = {1: "greater", -1: "less"}
 
 
 @dataclass(frozen=True)
 class Evidence:
     """What the seeds say about one claim: the estimate (a minus b) with its 95%
-    interval, the p of its declared test (``p_for``) and of the test the other way
-    (``p_against``), both None with fewer than two seeds a side; ``degenerate``: why the
-    seeds are no evidence ("" when they are)."""
+    interval, the claim's one ``p`` (None with fewer than two seeds a side or no spread
+    at all), the ``trial`` its power and MDE are computed for (None where there is no
+    p), and ``degenerate``: why the seeds are no evidence ("" when they are)."""
 
     test: str
     n_a: int
@@ -41,12 +39,11 @@ class Evidence:
     estimate: float
     ci_low: float | None = None
     ci_high: float | None = None
-    p_for: float | None = None
-    p_against: float | None = None
-    mde: float | None = None
+    p: float | None = None
+    trial: stats.Trial | None = None
     degenerate: str = ""
-    #: The test the other way, in words.
-    against: str = ""
+    #: A parity's margin (None: a directional claim).
+    margin: float | None = None
 
 
 def _values(entry) -> np.ndarray | None:
@@ -67,62 +64,16 @@ def _paired(a, b) -> np.ndarray:
 def pooled_sd(x: np.ndarray, y: np.ndarray) -> float:
     """sqrt(((n_a-1) s_a² + (n_b-1) s_b²) / (n_a + n_b - 2)), ddof=1 variances."""
     num = (x.size - 1) * x.var(ddof=1) + (y.size - 1) * y.var(ddof=1)
-    return math.sqrt(num / (x.size + y.size - 2))
-
-
-def mde_two(n_a: int, n_b: int, sd: float) -> float | None:
-    """Minimum detectable effect of a one-sided two-sample t-test (alpha 0.05, power 0.8)
-    with n_a and n_b seeds and pooled sd ``sd``."""
-    try:
-        d = TTestIndPower().solve_power(effect_size=None, nobs1=n_a, alpha=ALPHA, power=POWER,
-                                        ratio=n_b / n_a, alternative="larger")
-    except (ValueError, RuntimeError):
-        return None
-    return float(d) * sd
-
-
-def mde_one(n: int, sd: float) -> float | None:
-    """Minimum detectable effect of a one-sided one-sample (or paired) t-test on n
-    differences with sd ``sd`` (alpha 0.05, power 0.8)."""
-    try:
-        d = TTestPower().solve_power(effect_size=None, nobs=n, alpha=ALPHA, power=POWER,
-                                     alternative="larger")
-    except (ValueError, RuntimeError):
-        return None
-    return float(d) * sd
+    return float(np.sqrt(num / (x.size + y.size - 2)))
 
 
 def _test_name(claim: Declared, design: str) -> str:
     kind = {"one-sample": "one-sample t", "paired": "paired t", "welch": "Welch's t"}
     design = kind[design]
     if claim.test == "parity":
-        return f"TOST ({design}), margin ±{claim.tol:g}"
+        return f"TOST ({design}), margin ±{claim.margin:.3g}"
     side = "> 0" if claim.sign > 0 else "< 0"
-    return f"{design}, one-sided (Δ {side}, the paper's direction)"
-
-
-def _exact(claim: Declared, est: float) -> tuple[float, float]:
-    """(p_for, p_against) of a difference every seed gives exactly (no spread: the
-    limits of the t-tests, reported but never counted)."""
-    if claim.test == "parity":
-        return (0.0, 1.0) if abs(est) < claim.tol else (1.0, 0.0)
-    return (0.0, 1.0) if est * claim.sign > 0 else (1.0, 0.0)
-
-
-def shifted(x, y, shift: float, alternative: str) -> float:
-    """One-sided p that mean(x) - mean(y) (Welch's t; ``y`` None: mean(x), one-sample t)
-    is greater (``alternative="greater"``) or less than ``shift``."""
-    if y is not None:
-        return float(sps.ttest_ind(x - shift, y, equal_var=False,
-                                   alternative=alternative).pvalue)
-    return float(sps.ttest_1samp(x - shift, 0.0, alternative=alternative).pvalue)
-
-
-def tost(x, y, tol: float) -> float:
-    """TOST p that mean(x) - mean(y) (``y`` None: mean(x)) lies within ±tol."""
-    if y is not None:
-        return float(ttost_ind(x, y, -tol, tol, usevar="unequal")[0])
-    return float(ttost_paired(x, np.zeros_like(x), -tol, tol)[0])
+    return f"{design}, two-sided (the paper's Δ {side})"
 
 
 def evaluate(claim: Declared) -> Evidence | None:
@@ -154,31 +105,29 @@ def _evaluate(claim: Declared) -> Evidence | None:
     if n_a < 2 or (n_b is not None and n_b < 2):
         return Evidence(name, n_a, n_b, est)
     flat = np.ptp(x) == 0 and (y is None or np.ptp(y) == 0)
+    margin = claim.margin if claim.test == "parity" else None
     if flat:
-        p_for, p_against = _exact(claim, est)
         why = ("every seed gives the same value on both sides" if y is not None
                else "every seed gives the same difference")
-        return Evidence(name, n_a, n_b, est, est, est, p_for, p_against, 0.0,
-                        f"degenerate ({why}: zero variance)")
-    r = sps.ttest_1samp(x, 0.0) if y is None else sps.ttest_ind(x, y, equal_var=False)
-    ci = r.confidence_interval(0.95)
-    mde = (mde_one(n_a, float(x.std(ddof=1))) if y is None
-           else mde_two(n_a, n_b, pooled_sd(x, y)))
-    side = 1 if est >= 0 else -1
-    if claim.test == "parity":
-        p_for = tost(x, y, claim.tol)
-        p_against = shifted(x, y, side * claim.tol, _ALT[side])
-    else:
-        p_for = shifted(x, y, 0.0, _ALT[claim.sign])
-        p_against = (tost(x, y, claim.tol) if abs(est) < claim.tol
-                     else shifted(x, y, 0.0, _ALT[-claim.sign]))
-    return Evidence(name, n_a, n_b, est, float(ci.low), float(ci.high), p_for, p_against, mde,
-                    against=_against(claim, est))
+        return Evidence(name, n_a, n_b, est, est, est, margin=margin,
+                        degenerate=f"degenerate ({why}: zero variance)")
+    ci = (sps.ttest_1samp(x, 0.0) if y is None
+          else sps.ttest_ind(x, y, equal_var=False)).confidence_interval(0.95)
+    trial = (stats.Trial(design, float(x.std(ddof=1)), margin) if y is None
+             else stats.Trial("welch", pooled_sd(x, y), margin, n_b / n_a))
+    return Evidence(name, n_a, n_b, est, float(ci.low), float(ci.high),
+                    claim_p(x, y, est, margin), trial, margin=margin)
 
 
-def _against(claim: Declared, est: float) -> str:
-    if claim.test == "parity":
-        return f"a difference beyond the margin ±{claim.tol:g}, one-sided"
-    if abs(est) < claim.tol:
-        return f"TOST within ±{claim.tol:g} (a parity against the claimed difference)"
-    return "the one-sided test the other way (the opposite sign)"
+def claim_p(x: np.ndarray, y: np.ndarray | None, est: float, margin: float | None) -> float:
+    """The claim's one p on samples ``x`` and ``y`` (None: ``x`` are differences) with
+    estimate ``est``: two-sided t for a direction (``margin`` None); for a parity, TOST's
+    within ±margin when |est| < margin, else twice the one-sided p of a difference
+    beyond the margin on the estimate's side (capped at 1)."""
+    if margin is None:
+        return stats.shifted_t(x, y).pvalue
+    if abs(est) < margin:
+        return stats.tost(x, y, margin).pvalue
+    side = 1 if est > 0 else -1
+    one = stats.shifted_t(x, y, side * margin, "greater" if side > 0 else "less").pvalue
+    return min(1.0, 2 * one)

@@ -1,6 +1,14 @@
 """Every distinct claim of the tables judged once: the rows of ``claims.csv`` (columns
 :data:`COLUMNS`), from which the index, the diff and numbers.csv's claim ids are made
-(pure)."""
+(pure).
+
+``p`` is the claim's one p (:mod:`dfil.claims.evidence`), ``p_holm`` it adjusted in one
+Holm pass over the rows of its ``family`` that are counted (a p and no degenerate run):
+``multipletests(p, method="holm")`` over those rows of claims.csv gives ``p_holm``.
+``mde`` is the minimum detectable effect of a directional claim's test at the seeds
+that ran, at its family's Bonferroni-bounded level alpha / m (m: the family's counted
+rows), the level the planner sizes seeds at (:func:`dfil.stats.family_alpha`).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dfil.claims.controls import claim_family
 from dfil.claims.declare import Claim, Declared, declare, merge
 from dfil.claims.evidence import Evidence, evaluate
-from dfil.claims.verdict import NOT_PLANNED, STANDIN_REASON, decide, holm_by_family
+from dfil.claims.verdict import ALPHA, NOT_PLANNED, STANDIN_REASON, decide, detectable, mde
 from dfil.render.entries import Table
+from dfil.stats import family_alpha, holm_by_family
 
 COLUMNS = ["claim", "label", "paper", "places", "sides", "test", "n_a", "n_b", "estimate",
            "ci_low", "ci_high", "p", "p_holm", "mde", "power_at_n", "power_why", "planned",
@@ -66,20 +75,22 @@ def judge(tables: Sequence[Table], standin: bool = False,
     claims = merge(declared_claims(tables, names))
     found: list[Evidence | None] = [evaluate(c.declared) for c in claims]
     families = [c.family for c in claims]
-    counted = [None if e is None or e.degenerate else e for e in found]  # never counted
-    p_for = holm_by_family([None if e is None else e.p_for for e in counted], families)
-    p_against = holm_by_family([None if e is None else e.p_against for e in counted],
-                               families)
+    counted = [None if e is None or e.degenerate or c.declared.paper is None else e.p
+               for c, e in zip(claims, found, strict=True)]
+    p_holm = holm_by_family(counted, families)
+    size = {f: sum(p is not None for p, g in zip(counted, families, strict=True) if g == f)
+            for f in set(families)}
     rows = []
-    for c, ev, pf, pa in zip(claims, found, p_for, p_against, strict=True):
+    for c, ev, ph in zip(claims, found, p_holm, strict=True):
         d = c.declared
-        verdict, reason = decide(d.paper, ev, pf, pa)
+        alpha = family_alpha(ALPHA, size[c.family])
+        could = ("" if ev is None or d.paper is None or ev.degenerate
+                 else detectable(ev, d.paper, alpha))
+        verdict, reason = decide(d.paper, ev, ph, could)
         if verdict == "not run":
             reason = _not_run_reason(d, reason)
-        against = verdict == "contradicted"
         if standin and verdict in ("reproduced", "contradicted"):
             reason += f" ({STANDIN_REASON})"
-        raw = None if ev is None else (ev.p_against if against else ev.p_for)
         rows.append({
             "claim": c.id, "label": d.label, "paper": d.paper, "places": places_text(c),
             "sides": sides_text(d), "test": "" if ev is None else ev.test,
@@ -87,8 +98,9 @@ def judge(tables: Sequence[Table], standin: bool = False,
             "estimate": None if ev is None else ev.estimate,
             "ci_low": None if ev is None else ev.ci_low,
             "ci_high": None if ev is None else ev.ci_high,
-            "p": raw, "p_holm": pa if against else pf,
-            "mde": None if ev is None else ev.mde, "power_at_n": None, "power_why": "",
+            "p": None if ev is None else ev.p, "p_holm": ph,
+            "mde": None if ev is None or ev.degenerate else mde(ev, alpha),
+            "power_at_n": None, "power_why": "",
             "planned": "", "verdict": verdict, "reason": reason, "family": c.family,
             "claim_family": claim_family(m for side in d.reads for _, m in sorted(side)),
             "control": ""})

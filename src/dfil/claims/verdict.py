@@ -1,33 +1,37 @@
-"""The verdict rule: one outcome per claim from its declared test (pure).
+"""The verdict rule: one outcome per claim from its one p, adjusted once (pure).
 
-A claim is *reproduced* when its declared test (:mod:`dfil.claims.evidence`) gives
-p_holm < 0.05, *contradicted* when the test the other way does (an effect of the
-opposite sign, or a parity established against a claimed difference; or, for a
-parity, a difference beyond its margin), and *inconclusive* otherwise, saying the
-smallest effect the grid could have detected. p-values are Holm-adjusted within the
-claim's family (:data:`FAMILIES`). Runs that carry no evidence (degenerate:
-:mod:`dfil.claims.degenerate`) make a claim *not comparable* and count in no family,
-as does a paper that prints no value for one side; a side with no run makes it *not
-run*.
+Each claim has one test and one p (:mod:`dfil.claims.evidence`): two-sided for a
+difference in a direction; for a parity, TOST within its margin, or a difference beyond
+it. The p-values are Holm-adjusted once, within the claim's family (:data:`FAMILIES`;
+:func:`dfil.stats.holm_by_family`). A claim is *reproduced* when p_holm < 0.05 and the
+estimate lies on the paper's side (its sign; for a parity, within the margin),
+*contradicted* when p_holm < 0.05 and it lies on the other, and *inconclusive*
+otherwise, saying what the grid could have detected at its family's Bonferroni-bounded
+level (:func:`dfil.stats.family_alpha`). As each claim has one p and a false verdict
+needs its p_holm below 0.05, the familywise error of the verdicts of a family is at most
+0.05. Runs that carry no evidence (degenerate: :mod:`dfil.claims.degenerate`) make a
+claim *not comparable* and count in no family, as does a paper that prints no value for
+one side; a side with no run makes it *not run*.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statsmodels.stats.multitest import multipletests
-
+from dfil import stats
 from dfil.claims.evidence import ALPHA, POWER, Evidence
 
 #: Each verdict and when a claim gets it, in the order every page counts them.
 VERDICTS = {
-    "reproduced": "the claim's declared test, in the paper's direction (or TOST for a "
-                  "parity, with its stated margin), gives p_holm < 0.05",
-    "contradicted": "the test the other way gives p_holm < 0.05: an effect of the "
-                    "opposite sign, a parity established against a claimed difference, or "
-                    "a difference beyond the margin of a claimed parity",
-    "inconclusive": "there is data, but neither test reaches p_holm < 0.05: the reason "
-                    "says the smallest effect this grid could detect (power 0.8)",
+    "reproduced": "the claim's one test (two-sided t for a direction; TOST with its stated "
+                  "margin for a parity) gives p_holm < 0.05 with the estimate on the "
+                  "paper's side: its sign, or within the margin",
+    "contradicted": "the same test gives p_holm < 0.05 with the estimate on the other "
+                    "side: the opposite sign, or a difference beyond a claimed parity's "
+                    "margin",
+    "inconclusive": "there is data, but p_holm >= 0.05: the reason says the smallest "
+                    "effect this grid could detect (power 0.8 at the family's Bonferroni "
+                    "level), or for a parity the seeds TOST needs",
     "not comparable": "the paper prints no value for one side, or the runs are no "
                       "evidence (degenerate: a run predicting one class for every item, "
                       "predictions identical across seeds, or zero variance across "
@@ -50,53 +54,68 @@ NOT_PLANNED = "not planned at this budget"
 STANDIN_REASON = "stand-in grid: the direction, not the paper's size"
 
 
-def holm(pvalues: Sequence[float | None]) -> list[float | None]:
-    """Holm-adjusted ``pvalues`` (None stays None and counts for nothing)."""
-    known = [i for i, p in enumerate(pvalues) if p is not None]
-    out: list[float | None] = [None] * len(pvalues)
-    if known:
-        adjusted = multipletests([pvalues[i] for i in known], method="holm")[1]
-        for i, p in zip(known, adjusted, strict=True):
-            out[i] = float(p)
-    return out
+def _level(alpha: float) -> str:
+    return f"alpha {alpha:.3g}" + ("" if alpha == ALPHA else f" = {ALPHA:g}/{ALPHA / alpha:.0f}")
 
 
-def holm_by_family(pvalues: Sequence[float | None], families: Sequence[str]) -> list:
-    """Holm-adjusted ``pvalues``, each within its family (``families``, the same order)."""
-    out: list[float | None] = [None] * len(pvalues)
-    for family in dict.fromkeys(families):
-        idx = [i for i, f in enumerate(families) if f == family]
-        for i, p in zip(idx, holm([pvalues[i] for i in idx]), strict=True):
-            out[i] = p
-    return out
-
-
-def mde_words(mde: float | None) -> str:
-    if mde is None:
+def detectable(ev: Evidence, paper: float | None, alpha: float) -> str:
+    """What the grid could have shown of the claim of ``ev`` at level ``alpha`` (its
+    family's Bonferroni-bounded level): a direction's minimum detectable effect at these
+    seeds and their spread; a parity's margin and the seeds a side TOST needs when the
+    true difference is the paper's ``paper``."""
+    if ev.trial is None:
         return "fewer than two seeds a side: this grid can detect no effect"
-    return (f"this grid cannot detect an effect smaller than {mde:.3g} points (alpha "
-            f"{ALPHA:g}, power {POWER:g}, this n and spread)")
+    if ev.trial.parity:
+        n = (None if paper is None
+             else stats.n_for_power(ev.trial, paper, alpha, POWER))
+        need = (f"needs {n} seeds a side" if n is not None
+                else "cannot establish it at any n")
+        return (f"TOST within the margin ±{ev.trial.margin:.3g} {need} for power {POWER:g} "
+                f"({_level(alpha)}, a true difference of the paper's {paper:+g}, this "
+                "spread)")
+    m = mde(ev, alpha)
+    if m is None:
+        return "this grid can detect no effect at any size"
+    return (f"this grid cannot detect an effect smaller than {m:.3g} points "
+            f"({_level(alpha)}, power {POWER:g}, this n and spread)")
 
 
-def decide(paper: float | None, ev: Evidence | None, p_for: float | None,
-           p_against: float | None) -> tuple[str, str]:
-    """(verdict, reason) of a claim whose paper value is ``paper``; ``p_for`` and
-    ``p_against``: the Holm-adjusted p of its declared test and of the test the other
-    way."""
+def mde(ev: Evidence | None, alpha: float) -> float | None:
+    """The minimum detectable effect of a directional claim's test at these seeds
+    (:func:`dfil.stats.mde` at ``alpha``, power 0.8); None for a parity, or with no
+    test."""
+    if ev is None or ev.trial is None or ev.trial.parity:
+        return None
+    return stats.mde(ev.trial, ev.n_a, alpha, POWER)
+
+
+def decide(paper: float | None, ev: Evidence | None, p_holm: float | None,
+           could: str = "") -> tuple[str, str]:
+    """(verdict, reason) of a claim whose paper value is ``paper``, from its
+    Holm-adjusted p ``p_holm``; ``could``: :func:`detectable`'s words for an
+    inconclusive one."""
     if ev is None:
         return "not run", "the grid has no run for one side"
     if paper is None:
         return "not comparable", "the paper prints no value for one side"
     if ev.degenerate:
         return "not comparable", ev.degenerate
-    if p_for is None:
-        return "inconclusive", f"{ev.test}: no test on one value a side; {mde_words(None)}"
-    if p_for < ALPHA:
-        return "reproduced", f"{ev.test}: p_holm = {p_for:.3g} < {ALPHA:g}"
-    if p_against is not None and p_against < ALPHA:
-        return "contradicted", (f"{ev.test} not established (p_holm = {p_for:.3g}); "
-                                f"{ev.against} gives p_holm = {p_against:.3g} < {ALPHA:g}")
-    return "inconclusive", f"{ev.test}: p_holm = {p_for:.3g}; {mde_words(ev.mde)}"
+    if p_holm is None:
+        return "inconclusive", f"{ev.test}: no test on one value a side; {could}".rstrip("; ")
+    at = f"p_holm = {p_holm:.3g}"
+    if p_holm >= ALPHA:
+        return "inconclusive", f"{ev.test}: {at}; {could}".rstrip("; ")
+    interval = ("" if ev.ci_low is None
+                else f" [{ev.ci_low:+.3g}, {ev.ci_high:+.3g}]")
+    est = f"estimate {ev.estimate:+.3g}{interval}"
+    if ev.margin is not None:
+        if abs(ev.estimate) < ev.margin:
+            return "reproduced", f"{ev.test}: {at} < {ALPHA:g}, {est} within ±{ev.margin:.3g}"
+        return "contradicted", (f"{ev.test}: {at} < {ALPHA:g}, {est} beyond the margin "
+                                f"±{ev.margin:.3g} of the claimed parity")
+    if ev.estimate * paper > 0:
+        return "reproduced", f"{ev.test}: {at} < {ALPHA:g}, {est} in the paper's direction"
+    return "contradicted", f"{ev.test}: {at} < {ALPHA:g}, {est} against the paper's {paper:+g}"
 
 
 def verdict_counts(rows: Sequence[dict]) -> dict[str, int]:

@@ -189,7 +189,7 @@ def _run_commands(sub) -> None:
     p.add_argument("--gpu-hours", type=float,
                    help="plan: the budget, GPU-hours (never exceeded by the cost model)")
     p.add_argument("--power", type=float, default=0.8, help="plan: each planned test's power")
-    p.add_argument("--alpha", type=float, default=0.05, help="plan: the tests' level")
+    p.add_argument("--alpha", type=float, default=0.05, help="plan: each family's level")
     p.add_argument("--claims", help="plan: only these claims, comma-separated ids (claims.csv's, "
                    "as the plan's table prints them, or any place's) or tables (T5)")
     p.add_argument("--optimistic", action="store_true", help="plan: runs priced at the "

@@ -4,9 +4,11 @@ spread; for a grid ``dfil grid plan`` wrote, also whether the plan took the clai
 
 The claims are :func:`dfil.plan.claims.ran_claims`, the distinct claims of ``claims.csv``
 by its ids, so each side's n is the seeds that ran; with unequal sides the smaller n is
-used, so the power is a lower bound. Power is :mod:`dfil.plan.power`'s (closed form, or a
-seeded simulation for TOST). The minimum detectable effect at that n is computed once, by
-:mod:`dfil.claims.evidence` from the seeds' spread (``claims.csv``'s ``mde``).
+used, so the power is a lower bound. Power is :func:`dfil.plan.power.power_at`'s (the
+planner's: :func:`dfil.stats.power` for the claim's declared test, at its family's
+Bonferroni level). The minimum detectable effect at that n is computed by
+:mod:`dfil.claims.judge` from the seeds' spread with the same function (``claims.csv``'s
+``mde``).
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dfil.plan.claims import PaperClaim
-from dfil.plan.power import MIN_SEEDS, Trial, analytic_power, simulated_power
+from dfil.plan.power import MIN_SEEDS, family_sizes, power_at
 from dfil.plan.table import recorded_coverage
+from dfil.stats import family_alpha
 
 #: The level of the power shown where no plan sets it.
 ALPHA = 0.05
@@ -33,17 +36,9 @@ class Achieved:
     planned: bool | None = None
 
 
-def power_at(claim: PaperClaim, n: int, alpha: float = ALPHA) -> float:
-    """The power of ``claim``'s test at ``n`` seeds a side, if the truth is the paper's
-    effect and spread (the spread must be printed)."""
-    trial = Trial(claim.test, claim.effect, tuple(s.std for s in claim.sides), claim.margin)
-    p = analytic_power(trial, n, alpha)
-    return simulated_power(trial, n, alpha, seed=n) if p is None else p
-
-
 def achieved(claim: PaperClaim, alpha: float = ALPHA,
              planned: bool | None = None) -> Achieved:
-    """``claim`` (sides with the seeds that ran) at level ``alpha``."""
+    """``claim`` (sides with the seeds that ran) at level ``alpha`` (its family's)."""
     n = min((s.n for s in claim.sides), default=0)
     why = (claim.why_not or ("no seeds ran" if not claim.sides else "")
            or ("" if claim.spread_known else "spread unknown")
@@ -63,12 +58,17 @@ class Standings:
 
 
 def standings(claims: list[PaperClaim], record=None) -> Standings:
-    """:func:`achieved` of each claim at the level of the grid's ``plan:`` block ``record``
-    (:class:`dfil.config.gridfile.PlanRecord`; None: no plan, and :data:`ALPHA`), saying whether
+    """:func:`achieved` of each claim at its family's Bonferroni level
+    (:func:`dfil.plan.power.family_sizes` of ``claims``) under the alpha of the grid's
+    ``plan:`` block ``record`` (:class:`dfil.config.gridfile.PlanRecord`; None: no plan,
+    and :data:`ALPHA`), saying whether
     the plan took each: by its id or the id of any place it is printed at (a plan made
     where two places' runs differed may name either)."""
+    sizes = family_sizes(claims)
     if record is None:
-        return Standings({c.id: achieved(c) for c in claims})
+        return Standings({c.id: achieved(c, family_alpha(ALPHA, sizes[c.family]))
+                          for c in claims})
     taken = set(record.claims)
-    return Standings({c.id: achieved(c, record.alpha, bool(taken & {c.id, *c.places}))
+    return Standings({c.id: achieved(c, family_alpha(record.alpha, sizes[c.family]),
+                                     bool(taken & {c.id, *c.places}))
                       for c in claims}, recorded_coverage(record))

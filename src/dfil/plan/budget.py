@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 from dfil.plan.choose import Option, choose
 from dfil.plan.claims import PaperClaim
-from dfil.plan.power import MAX_SEEDS, Need, seeds_needed
+from dfil.plan.power import MAX_SEEDS, Need, family_sizes, seeds_needed
+from dfil.stats import family_alpha
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,9 @@ class Row:
 
 @dataclass(frozen=True)
 class Plan:
-    """The rows of every claim, the budget, the power and alpha asked for, and the runs
-    of the planned claims with their projected GPU-hours (shared runs counted once)."""
+    """The rows of every claim, the budget, the power and alpha asked for, the runs of
+    the planned claims with their projected GPU-hours (shared runs counted once), and
+    each family's size (``sizes``: the m of its Bonferroni level alpha / m)."""
 
     rows: tuple[Row, ...]
     budget: float
@@ -49,6 +51,7 @@ class Plan:
     alpha: float
     runs: frozenset[str]
     projected: float
+    sizes: tuple[tuple[str, int], ...] = ()
 
     @property
     def planned(self) -> int:
@@ -56,11 +59,11 @@ class Plan:
 
 
 def need_of(claim: PaperClaim, alpha: float, power: float) -> Need | None:
-    """The seeds a side ``claim`` needs (None: it cannot be planned at all)."""
+    """The seeds a side ``claim`` needs at level ``alpha`` (its family's Bonferroni
+    level; None: it cannot be planned at all)."""
     if claim.why_not:
         return None
-    sds = tuple(s.std for s in claim.sides)
-    return seeds_needed(claim.test, claim.effect, sds, alpha, power, claim.margin)
+    return seeds_needed(claim, alpha, power)
 
 
 def runs_of(claim: PaperClaim, seeds: int, order: Sequence[int]) -> frozenset[str]:
@@ -71,15 +74,18 @@ def runs_of(claim: PaperClaim, seeds: int, order: Sequence[int]) -> frozenset[st
 
 def make_plan(claims: Sequence[PaperClaim], hours: Mapping[str, float], order: Sequence[int],
               budget: float, alpha: float = 0.05, power: float = 0.8) -> Plan:
-    """The plan for ``budget`` GPU-hours: ``hours`` gives one run's GPU-hours by
+    """The plan for ``budget`` GPU-hours at power ``power``, each claim at its family's
+    Bonferroni level alpha / m (m: the claims of its family in ``claims`` that can carry
+    a p, :func:`dfil.plan.power.family_sizes`): ``hours`` gives one run's GPU-hours by
     coordinate (:func:`dfil.plan.price.coordinate_hours`), ``order`` the seeds to draw
     (at least :data:`dfil.plan.power.MAX_SEEDS`). A run whose coordinate ``hours`` lacks
     (its backbone has no architecture) is a ``ValueError`` naming it: never priced at 0."""
     if len(order) < MAX_SEEDS:
         raise ValueError(f"a plan draws up to {MAX_SEEDS} seeds; got {len(order)}")
+    sizes = family_sizes(claims)
     rows = []
     for c in claims:
-        need = need_of(c, alpha, power)
+        need = need_of(c, family_alpha(alpha, sizes[c.family]), power)
         ok = need is not None and need.seeds is not None
         runs = runs_of(c, need.seeds, order) if ok else frozenset()
         unpriced = sorted({k.rsplit("/seed", 1)[0] for k in runs} - hours.keys())
@@ -95,7 +101,8 @@ def make_plan(claims: Sequence[PaperClaim], hours: Mapping[str, float], order: S
                      if r.plannable], run_hours, budget)
     rows = [Row(r.claim, r.need, r.runs, r.hours, r.claim.id in chosen) for r in rows]
     runs = frozenset().union(*(r.runs for r in rows if r.planned))
-    return Plan(tuple(rows), budget, power, alpha, runs, sum(run_hours[k] for k in runs))
+    return Plan(tuple(rows), budget, power, alpha, runs, sum(run_hours[k] for k in runs),
+                tuple(sorted(sizes.items())))
 
 
 def select(claims: Sequence[PaperClaim], wanted: Sequence[str]) -> list[PaperClaim]:

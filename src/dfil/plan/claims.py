@@ -53,26 +53,40 @@ class Side:
 
 @dataclass(frozen=True)
 class PaperClaim:
-    """A claim with its declared test: ``welch`` (two sides, the paper's sign), ``tost``
-    (a parity: |Δ| under ``margin``), ``one_sample`` (one side's per-seed differences
-    against 0) or ``paired`` (two sides on common seeds). ``why_not``: why no seed count
-    can settle it ("" when one can)."""
+    """A claim with its declared test: how its seeds are compared (``paired``: two sides on common
+    seeds, judged on their differences; ``welch``: two sides otherwise; ``one-sample``:
+    one side's per-seed differences against 0) and, for a parity, the TOST ``margin``
+    (None: a difference in the paper's direction). ``dz``: the Cohen's d_z the paper
+    prints for it (None: not printed). ``why_not``: why no seed count can settle it (""
+    when one can)."""
 
     id: str
     table: int
     label: str
     effect: float | None
-    test: str
-    margin: float
+    design: str
+    margin: float | None
     sides: tuple[Side, ...]
     headline: bool
     why_not: str = ""
     #: The id of every place the paper prints it (the first is ``id``).
     places: tuple[str, ...] = ()
+    dz: float | None = None
 
     @property
     def spread_known(self) -> bool:
-        return all(s.std is not None for s in self.sides)
+        return self.dz is not None or all(s.std is not None for s in self.sides)
+
+    @property
+    def family(self) -> str:
+        """The Holm family its verdict is adjusted in (``primary``: Tables 1-7)."""
+        return "primary" if self.headline else "exploratory"
+
+    @property
+    def test(self) -> str:
+        """The declared test in a word or two: ``paired``, ``welch``, ``one-sample``,
+        with ``TOST`` before it for a parity."""
+        return self.design if self.margin is None else f"TOST {self.design}"
 
 
 class _Shapes(Source):
@@ -118,12 +132,6 @@ def _why_not(effect: float | None, sides: tuple[Side, ...], entry: Entry | None)
     return ""
 
 
-def _test(effect: float | None, tol: float, two_sided: bool) -> str:
-    if effect is not None and abs(effect) < tol:
-        return "tost"
-    return "welch" if two_sided else "one_sample"
-
-
 def _best_side(table: Table, spec: Mapping, row: str, col: str, sides: tuple) -> tuple:
     """A row difference whose first side is the best of several rows (``rows: [[a1, a2],
     b]``) takes, as the paper did, the row with the largest printed mean."""
@@ -137,6 +145,25 @@ def _best_side(table: Table, spec: Mapping, row: str, col: str, sides: tuple) ->
     if not printed:
         return sides
     return (table.entry(max(printed)[1], col), sides[1])
+
+
+def _dz(spec: Mapping, d: Declared) -> float | None:
+    """The d_z the paper prints for the signed entry ``d`` (its row's ``dz:``), else None;
+    a claim takes the first of its places' (the paper may print it at any of them)."""
+    if len(d.entries) != 1:
+        return None
+    row, col = d.entries[0]
+    rspec = next((r for r in spec.get("rows", []) if str(r.get("id")) == row), {})
+    value = (rspec.get("dz") or {}).get(col)
+    return None if value is None else float(value)
+
+
+def _design(d: Declared, sides: tuple[Side, ...]) -> str:
+    """How the declaration compares seeds, as the planner's sides show it: a signed entry of its
+    own per-seed differences is one-sample."""
+    if len(sides) == 1:
+        return "one-sample"
+    return "paired" if d.design == "paired" else "welch"
 
 
 def _sides(table: Table, spec: Mapping, d: Declared) -> tuple[tuple[Side, ...], Entry | None]:
@@ -164,10 +191,12 @@ def _claims_of(tables: Sequence[Table], specs: Mapping) -> list[PaperClaim]:
         d = c.declared
         table = by_number[d.table]
         sides, entry = _sides(table, specs[table.name], d)
-        out.append(PaperClaim(c.id, d.table, d.label, d.paper,
-                              _test(d.paper, d.tol, len(sides) == 2), d.tol, sides,
+        out.append(PaperClaim(c.id, d.table, d.label, d.paper, _design(d, sides),
+                              d.margin if d.test == "parity" else None, sides,
                               c.family == "primary", _why_not(d.paper, sides, entry),
-                              tuple(p.id for p in c.places)))
+                              tuple(p.id for p in c.places),
+                              next((z for p in c.places if (z := _dz(
+                                  specs[by_number[p.table].name], p)) is not None), None)))
     return out
 
 

@@ -9,6 +9,11 @@ def _num(x: float) -> str:
     return f"{x:+.1f}" if abs(x) >= 0.05 else "0.0"
 
 
+def _test(c) -> str:
+    """The claim's test, with the d_z the paper prints where it plans by it."""
+    return c.test + (f" dz={c.dz:g}" if c.dz is not None and c.design == "paired" else "")
+
+
 def spread(row: Row) -> str:
     """The paper's numbers behind a claim: each side's mean±std (n), or 'spread unknown'."""
     c = row.claim
@@ -16,8 +21,8 @@ def spread(row: Row) -> str:
         return "-"
     if not c.spread_known:
         return "spread unknown"
-    return " vs ".join(f"{s.mean:g}±{s.std:g} (n={s.n})" if s.mean is not None
-                       else f"±{s.std:g} (n={s.n})" for s in c.sides)
+    return " vs ".join(f"{'' if s.mean is None else f'{s.mean:g}'}"
+                       f"{'' if s.std is None else f'±{s.std:g}'} (n={s.n})" for s in c.sides)
 
 
 def _seeds(row: Row) -> str:
@@ -58,7 +63,7 @@ def format_plan(plan: Plan) -> str:
     """Every claim: its id, the paper's effect and spread, its test, the seeds a side it
     needs, the runs and GPU-hours they cost, and whether the plan takes it; then
     :func:`coverage`."""
-    head = (f"{'claim':<46} {'paper Δ':>7}  {'paper spread':<34} {'test':<5} "
+    head = (f"{'claim':<46} {'paper Δ':>7}  {'paper spread':<34} {'test':<15} "
             f"{'seeds/side':>10} {'runs':>4} {'GPU-h':>7}  planned")
     lines = [head, "-" * len(head)]
     for r in plan.rows:
@@ -67,11 +72,15 @@ def format_plan(plan: Plan) -> str:
         effect = "-" if c.effect is None else _num(c.effect)
         cost = f"{r.hours:.1f}" if r.runs else "-"
         runs = str(len(r.runs)) if r.runs else "-"
-        lines.append(f"{cid:<46} {effect:>7}  {spread(r):<34} {c.test:<5} {_seeds(r):>10} "
+        lines.append(f"{cid:<46} {effect:>7}  {spread(r):<34} {_test(c):<15} {_seeds(r):>10} "
                      f"{runs:>4} {cost:>7}  {_planned(r)}")
+    levels = ", ".join(f"{f} {plan.alpha:g}/{m} = {plan.alpha / max(m, 1):.3g}"
+                       for f, m in plan.sizes)
     lines += ["-" * len(head),
-              f"seeds/side: for power {plan.power:g} at alpha {plan.alpha:g} with the "
-              "claim's test (* spread unknown: planned at 3); runs and GPU-h: what the "
-              "claim needs alone (runs shared between claims are paid once)",
+              f"seeds/side: for power {plan.power:g} with the claim's test (two-sided, "
+              "counted in the paper's direction; TOST with its margin for a parity) at its "
+              f"family's Bonferroni level alpha/m, a bound on Holm's ({levels}; * spread "
+              "unknown: planned at 3); runs and GPU-h: what the claim needs alone (runs "
+              "shared between claims are paid once)",
               coverage(plan)]
     return "\n".join(lines)

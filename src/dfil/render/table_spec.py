@@ -105,6 +105,9 @@ class RowSpec(Selector):
     """Per-column overrides; ``null``: empty by the paper's layout."""
     paper: dict[str, float | str] = Field(None)
     """The number the paper printed, per column (the diff report's reference)."""
+    dz: dict[str, PositiveReal] = Field(None)
+    """The Cohen's d_z the paper prints for this row's paired difference, per column:
+    the standardised effect a plan sizes its seeds by (:mod:`dfil.plan.power`)."""
     rows: RowDifference = Field(None)
     reduce: Literal["min", "max"] = Field(None)
     over: TupleOf[str] = Field(None)

@@ -8,13 +8,11 @@ App. F.2; scipy's ``zero_method="wilcox"``), Cohen's d_z for paired designs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as sps
-from statsmodels.stats.multitest import multipletests
-from statsmodels.stats.weightstats import ttost_ind
+from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
 
 @dataclass(frozen=True)
@@ -92,19 +90,27 @@ def binomial(k: int, n: int, alternative: str = "greater", p: float = 0.5) -> Te
 
 
 def tost(a, b, margin: float) -> Tost:
-    """Equivalence of two independent means within +-margin, unequal variances (Welch)."""
+    """Equivalence of two independent means within +-margin, unequal variances (Welch);
+    ``b`` None: of the mean of ``a`` (per-seed differences) and 0, by one-sample t."""
     if margin <= 0:
         raise ValueError(f"TOST margin must be positive, got {margin}")
-    p, lower, upper = ttost_ind(_arr(a), _arr(b), -margin, margin, usevar="unequal")
+    x = _arr(a)
+    if b is None:
+        p, lower, upper = ttost_paired(x, np.zeros_like(x), -margin, margin)
+    else:
+        p, lower, upper = ttost_ind(x, _arr(b), -margin, margin, usevar="unequal")
     return Tost(float(p), TestResult(float(lower[0]), float(lower[1]), float(lower[2])),
                 TestResult(float(upper[0]), float(upper[1]), float(upper[2])), float(margin))
 
 
-def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm-adjusted p-values across one table's comparisons."""
-    if len(pvalues) == 0:
-        return []
-    return [float(p) for p in multipletests(list(pvalues), method="holm")[1]]
+def shifted_t(a, b=None, shift: float = 0.0, alternative: str = "two-sided") -> TestResult:
+    """Welch's t test that mean(a) - mean(b) differs from ``shift`` (``b`` None: the
+    one-sample t test of mean(a), e.g. per-seed differences), two-sided or one-sided
+    (``alternative`` ``"greater"`` or ``"less"``, scipy's words)."""
+    x = _arr(a) - shift
+    r = (sps.ttest_1samp(x, 0.0, alternative=alternative) if b is None
+         else sps.ttest_ind(x, _arr(b), equal_var=False, alternative=alternative))
+    return TestResult(float(r.statistic), float(r.pvalue), float(r.df))
 
 
 def _paired(a, b) -> tuple[np.ndarray, np.ndarray]:
