@@ -133,11 +133,10 @@ def _cell_from_json(args: argparse.Namespace) -> None:
 
 def cell_of_json(text: str):
     """The resolved :class:`CellConfig` of a cell given as JSON (``--json``)."""
-    from dfil.config.cell import CellConfig, resolve
-    from dfil.config.validation import validate
+    from dfil.config.cell import cell_of
 
     try:
-        return resolve(validate(CellConfig, json.loads(text)))
+        return cell_of(json.loads(text))
     except json.JSONDecodeError as err:
         raise ConfigError(f"--json: not a JSON cell ({err})") from None
     except ConfigError as err:

@@ -26,7 +26,7 @@ from dfil.config.cell import CellConfig, resolve, to_dict
 from dfil.config.controls import control_pairs
 from dfil.config.gridfile import GridFile, Group, check_references
 from dfil.config.pins import Pin, read_lock, unlocked_error
-from dfil.config.runkey import RunPoint, format_key, group_points
+from dfil.config.runkey import RunPoint, cell_name, format_key, group_points
 from dfil.config.validation import validate
 from dfil.config.yamlfile import load_yaml
 from dfil.hub.local import hub_source
@@ -159,7 +159,7 @@ class Grid:
             model["loss"] = {"lambda_dfil": float(point.lam)}
         if point.init != "na":
             model["heads"] = {"mf_init": point.init}
-        return {"name": format_key(point).replace("/", "_"), "model": model,
+        return {"name": cell_name(format_key(point)), "model": model,
                 "data": {"budget": None if point.budget == "full" else int(point.budget)},
                 "train": {"seed": 0 if point.seed == "na" else int(point.seed)}}
 
