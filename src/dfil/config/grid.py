@@ -26,6 +26,7 @@ from dfil.config.cell import CellConfig, resolve, to_dict
 from dfil.config.controls import control_pairs
 from dfil.config.gridfile import GridFile, Group, check_references
 from dfil.config.pins import Pin, read_lock, unlocked_error
+from dfil.config.rendermap import check_render_map
 from dfil.config.runkey import RunPoint, cell_name, format_key, group_points
 from dfil.config.validation import validate
 from dfil.config.yamlfile import load_yaml
@@ -54,6 +55,7 @@ class Grid:
         try:
             self.spec = validate(GridFile, dict(config))
             check_references(self.spec)
+            check_render_map(self.spec)
         except ConfigError as err:
             raise ConfigError(f"config {err}") from None
         self.config = dict(config)
