@@ -28,7 +28,7 @@ from dfil.config.pins import unlocked_note
 from dfil.cluster.dirlock import lock_hint, other_snakemakes, takes_lock
 from dfil.preflight import preflight
 from dfil.preflight.targets import asks_for, preflight_profiles
-from dfil.render.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged
+from dfil.render.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged, republish
 
 min_version("8.20")  # pyproject's requirement
 
@@ -93,6 +93,11 @@ if workflow.is_main_process:
     # With another Snakemake here the lock hint has named it: its staged files are its own.
     if not other_snakemakes(Path(os.getcwd())):
         for _note in repair_staged(map(staged, PUBLISHED), STAGE, takes_lock(sys.argv)):
+            print(_note, file=sys.stderr)
+        # A published file damaged or edited since it was published: copied again.
+        for _note in republish(
+            ((staged(path), path) for path in PUBLISHED), takes_lock(sys.argv)
+        ):
             print(_note, file=sys.stderr)
 
 
