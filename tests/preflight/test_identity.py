@@ -64,12 +64,12 @@ def test_a_hand_edited_cell_yaml_is_written_again_from_the_grid(workdir):
     data["train"]["epochs"] += 1
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     assert generated_files(GRID, workdir, apply=False) == [
-        f"dfil: {path}: differs from cell {key} as the grid resolves it: a run that builds "
-        "the DAG writes it again from the grid"]
+        f"dfil: {path}: not what the grid makes now (edited by hand, or the grid changed): "
+        "a run that builds the DAG writes it again from the grid"]
     assert path.read_text() != made
     assert generated_files(GRID, workdir, apply=True) == [
-        f"dfil: {path}: differs from cell {key} as the grid resolves it: written again from "
-        "the grid"]
+        f"dfil: {path}: not what the grid makes now (edited by hand, or the grid changed): "
+        "written again from the grid"]
     assert path.read_text() == made
     assert generated_files(GRID, workdir, apply=True) == []
 
@@ -83,8 +83,8 @@ def test_a_hand_edited_grid_yaml_is_written_again_from_the_grid(workdir):
     assert generated_files(GRID, workdir, apply=True) == []
     path.write_text(made.replace("qwen2.5-7b: tiny-llama", "qwen2.5-7b: tiny-lama"))
     (note,) = generated_files(GRID, workdir, apply=True)
-    assert note == (f"dfil: {path}: differs from the grid's resolved config: written again "
-                    "from the grid")
+    assert note == (f"dfil: {path}: not what the grid makes now (edited by hand, or the grid "
+                    "changed): written again from the grid")
     assert path.read_text() == made
 
 
@@ -135,3 +135,17 @@ def test_the_grids_own_runs_are_left_alone(workdir):
     dirs = [_run(workdir, key) for key in KEYS]
     assert foreign_runs(GRID, runs, dirs, apply=True) == []
     assert not any((run / "damaged").exists() for run in dirs)
+
+
+def test_many_rewritten_cells_are_counted_in_one_line(workdir):
+    runs = workdir / "results" / "smoke" / "runs"
+    keys = sorted(GRID.cells)[:5]
+    for key in keys:
+        (runs / key).mkdir(parents=True)
+        (runs / key / "cell.yaml").write_text("name: edited\n")
+    notes = generated_files(GRID, workdir, apply=True)
+    assert [n.split(": ")[1] for n in notes[:3]] == [str(runs / k / "cell.yaml")
+                                                     for k in keys[:3]]
+    assert notes[3] == (f"dfil: and 2 more generated files under {workdir}/results/smoke: "
+                        "written again likewise")
+    assert len(notes) == 4 and generated_files(GRID, workdir, apply=True) == []

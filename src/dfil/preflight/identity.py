@@ -31,36 +31,50 @@ from dfil.contracts.failure import is_failure
 from dfil.contracts.identity import KEY, identity_problem
 from dfil.contracts.rundir import CELL, DAMAGED, EVALUATION_OUTPUTS, METRICS, SUMMARY
 from dfil.preflight.damage import move_aside
+from dfil.util.atomic import atomic_write_bytes
+
+#: How many rewritten files are named one by one; the rest are counted in one line.
+NAMED = 3
 
 
-def _rewrite(path: Path, text: str, what: str, apply: bool) -> str | None:
-    """Write ``text`` to ``path`` where the file there differs; one line saying so."""
+def _rewrite(path: Path, text: str, apply: bool) -> bool:
+    """Write ``text`` to ``path`` (when ``apply``) where the file there differs; whether
+    it did differ."""
     try:
         if path.read_text(encoding="utf-8") == text:
-            return None
+            return False
     except (OSError, UnicodeDecodeError):
         pass
     if apply:
-        path.write_text(text, encoding="utf-8")
-    verb = "written again" if apply else "a run that builds the DAG writes it again"
-    return f"dfil: {path}: differs from {what}: {verb} from the grid"
+        atomic_write_bytes(path, text.encode())
+    return True
 
 
 def generated_files(grid: Grid, workdir: Path, apply: bool) -> list[str]:
-    """One line per generated file (the resolved ``grid.yaml``, each run's ``cell.yaml``)
-    that differs from what the grid makes, each written again when ``apply``."""
+    """One line per generated file (the resolved ``grid.yaml``, each run's ``cell.yaml``;
+    past :data:`NAMED` of them, one line counting the rest) that differs from what the
+    grid makes now, each written again when ``apply``."""
     results = workdir / grid.results
-    notes = []
+    found = []
     if (path := results / "grid.yaml").is_file():
         # What the grid_config job writes from its parameter, the grid as sorted JSON.
         made = Grid(json.loads(json.dumps(grid.config, sort_keys=True)))
-        text = yaml.safe_dump(made.config, sort_keys=False)
-        notes.append(_rewrite(path, text, "the grid's resolved config", apply))
+        if _rewrite(path, yaml.safe_dump(made.config, sort_keys=False), apply):
+            found.append(path)
     for key in sorted(grid.cells):
-        if (path := results / "runs" / key / CELL).is_file():
-            text = dump_cell(cell_of(json.loads(grid.cell_json(key))))  # the job's input
-            notes.append(_rewrite(path, text, f"cell {key} as the grid resolves it", apply))
-    return [n for n in notes if n]
+        path = results / "runs" / key / CELL
+        if not path.is_file():
+            continue
+        text = dump_cell(cell_of(json.loads(grid.cell_json(key))))  # the job's input
+        if _rewrite(path, text, apply):
+            found.append(path)
+    verb = "written again" if apply else "a run that builds the DAG writes it again"
+    notes = [f"dfil: {path}: not what the grid makes now (edited by hand, or the grid "
+             f"changed): {verb} from the grid" for path in found[:NAMED]]
+    if len(found) > NAMED:
+        notes.append(f"dfil: and {len(found) - NAMED} more generated files under {results}: "
+                     f"{'written again' if apply else 'to be written again'} likewise")
+    return notes
 
 
 def _record(path: Path) -> dict | None:
