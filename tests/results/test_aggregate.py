@@ -211,3 +211,18 @@ def test_a_run_recording_another_cell_than_its_path_is_refused_naming_both(tmp_p
     assert str(err.value).startswith(
         f"{moved / 'metrics.json'} records the run of cell {other}, but its path is the run "
         "of cell frog_tiny_dfil_lam0.5_nfull_qure_seed7; ")
+
+
+def test_a_run_of_another_config_than_the_grids_is_refused_naming_both(tmp_path):
+    runs = tmp_path / "runs"
+    here = "frog_tiny_dfil_lam0.5_nfull_qure_seed42"
+    identity = {"cell": here, "config_hash": "0123456789abcdef", "inputs_sha256": "0" * 64,
+                "inputs": {}}
+    run = write_run(runs, 42, 0.5, cell=here, identity=identity)
+    key = "frog/tiny/dfil/lam0.5/nfull/qure/seed42"
+    assert len(aggregate([run / "metrics.json"], runs, {key: "0123456789abcdef"}))
+    with pytest.raises(RefusedError) as err:
+        aggregate([run / "metrics.json"], runs, {key: "fedcba9876543210"})
+    assert str(err.value).startswith(
+        f"{run / 'metrics.json'} records config 0123456789abcdef, but the grid's cell {here} "
+        "is config fedcba9876543210; ")

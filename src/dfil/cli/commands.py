@@ -153,8 +153,10 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     from dfil.results.aggregate import aggregate, check_replaceable, metrics_files
     from dfil.util.atomic import atomic_path
 
-    grid_keys = load_grid_files(args.config).cells if args.config else None
-    table = aggregate(metrics_files(args.runs, args.metrics), args.runs)
+    grid = load_grid_files(args.config) if args.config else None
+    grid_keys = grid.cells if grid else None
+    hashes = {key: grid.config_hash(key) for key in grid.cells} if grid else None
+    table = aggregate(metrics_files(args.runs, args.metrics), args.runs, hashes)
     dropped = check_replaceable(table, args.out, grid_keys, args.drop_unlisted_runs)
     with atomic_path(args.out) as tmp:
         table.to_parquet(tmp, index=False)

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dfil.config.acceptance import acceptance_runs, check_acceptance
-from dfil.config.cell import CellConfig, resolve, to_dict
+from dfil.config.cell import CellConfig, cell_of, config_hash, resolve, to_dict
 from dfil.config.controls import control_pairs
 from dfil.config.gridfile import GridFile, Group, check_references
 from dfil.config.pins import Pin, read_lock, unlocked_error
@@ -178,6 +178,10 @@ class Grid:
         holds, handed to the job by the DAG (so a config edit that changes it reruns the
         cell, and no job parses the grid again)."""
         return json.dumps(self.cell(key).config, sort_keys=True, separators=(",", ":"))
+
+    def config_hash(self, key: str) -> str:
+        """The config hash a run of cell ``key`` records: its ``cell.yaml``'s."""
+        return config_hash(cell_of(json.loads(self.cell_json(key))))
 
     def require_locked(self) -> None:
         """:class:`ConfigError` naming ``dfil grid lock`` if a backbone or dataset the

@@ -22,7 +22,7 @@ prints is one of these rows. Beside them, a few numbers of each run's
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -57,18 +57,22 @@ def failure_reason(metric: str) -> str | None:
     return None
 
 
-def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
+def run_rows(metrics_path: Path, runs_root: Path, hashes: Mapping[str, str] | None = None
+             ) -> list[dict]:
     """Rows of one run's ``metrics.json`` (validated), plus ``train.attempts``; a failure
-    record (a cell that gave up) is one row, metric ``failed.<reason>``, value 1."""
+    record (a cell that gave up) is one row, metric ``failed.<reason>``, value 1. A run
+    whose identity names another cell than its path, or (``hashes``: run key -> the
+    grid's config hash) another config than the grid's, is refused naming both."""
     metrics_path = Path(metrics_path)
     run_dir = metrics_path.parent
     key = parse_key(run_dir.relative_to(runs_root).as_posix())
     metrics = read_metrics(metrics_path, allow_failure=True)
-    if IDENTITY in metrics:
-        named = cell_name(run_dir.relative_to(runs_root).as_posix())
+    run_key = run_dir.relative_to(runs_root).as_posix()
+    if IDENTITY in metrics:  # every run evaluated since runs record their identity
+        grid_hash = (hashes or {}).get(run_key, metrics["config_hash"])
         for record in (metrics, metrics[IDENTITY]):
-            if problem := identity_problem(record, str(metrics_path), named,
-                                           metrics["config_hash"]):
+            if problem := identity_problem(record, str(metrics_path), cell_name(run_key),
+                                           grid_hash):
                 raise RefusedError(f"{problem}; a run directory is read only at its own "
                                    "cell's path (snakemake's preflight moves it aside and "
                                    "the DAG makes the run again)")
@@ -103,10 +107,12 @@ def predicted(run_dir: Path, metrics: dict) -> dict[str, float]:
             **(baselines(frame, classes) if classes else {})}
 
 
-def aggregate(metrics_files: Iterable[Path], runs_root: Path) -> pd.DataFrame:
-    """The tidy table of all ``metrics_files`` (each below ``runs_root``)."""
+def aggregate(metrics_files: Iterable[Path], runs_root: Path,
+              hashes: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The tidy table of all ``metrics_files`` (each below ``runs_root``); ``hashes``
+    (run key -> the grid's config hash), where given, each run's must match."""
     rows = [row for path in sorted(map(Path, metrics_files))
-            for row in run_rows(path, Path(runs_root))]
+            for row in run_rows(path, Path(runs_root), hashes)]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
