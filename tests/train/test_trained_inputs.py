@@ -62,7 +62,8 @@ def test_a_data_seed_change_retrains_the_cells_that_read_it_and_only_those(tmp_p
     assert (runs["a"] / "model.safetensors").read_bytes() != before["a"][2]
     moved = runs["a"] / summary["retrained"]["superseded"]
     assert (moved / "model.safetensors").read_bytes() == before["a"][2]
-    assert f"{runs['a']}: its outputs were trained for config" in out
+    assert (f"{runs['a']}: its outputs were trained on other inputs (data.source/easy.jsonl "
+            f"sha256 {old_easy[:12]} -> {new_easy[:12]}; ") in out
     # The cell whose data did not change is not trained again.
     assert _summary(runs["b"]).get("retrained") is None
     assert (runs["b"] / "model.safetensors").stat().st_mtime_ns == before["b"][1]

@@ -151,9 +151,11 @@ def _prepare(run_dir: Path, cell: CellConfig, cell_path: Path, identity: dict,
     if why:
         moved = supersede(run_dir, str(old.get("config_hash")))
         retrained = {"because": why, "superseded": moved.relative_to(run_dir).as_posix()}
-        log(f"{run_dir}: its outputs were trained for config {old.get('config_hash')}, "
-            f"this cell is {identity['config_hash']} ({'; '.join(why)}): moved them to "
-            f"{moved} and training afresh")
+        was = old.get("config_hash")
+        head = ("were trained on other inputs" if was == identity["config_hash"] else
+                f"were trained for config {was}, this cell is {identity['config_hash']}")
+        log(f"{run_dir}: its outputs {head} ({'; '.join(why)}): moved them to {moved} and "
+            "training afresh")
     target = run_dir / CELL
     if not (target.exists() and target.samefile(cell_path)):
         atomic_write_bytes(target, dump_cell(cell).encode())
