@@ -52,7 +52,7 @@ if PREFLIGHT_PROFILES is not None and workflow.is_main_process:
     sys.exit(preflight_here(config, workflow.configfiles, PREFLIGHT_PROFILES))
 
 from dfil.preflight import preflight
-from dfil.render.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged
+from dfil.render.publish import ALLOW_FLAG, ALLOW_KEY, repair_staged, republish
 
 # `--config allow_fewer=1` lets publishing replace a file with one holding fewer entries
 # from the same runs (publish.smk); it is a setting of this run, not of the grid.
@@ -99,6 +99,11 @@ if workflow.is_main_process:
     # With another Snakemake here the lock hint has named it: its staged files are its own.
     if not other_snakemakes(Path(os.getcwd())):
         for _note in repair_staged(map(staged, PUBLISHED), STAGE, takes_lock(sys.argv)):
+            print(_note, file=sys.stderr)
+        # A published file damaged or edited since it was published: copied again.
+        for _note in republish(
+            ((staged(path), path) for path in PUBLISHED), takes_lock(sys.argv)
+        ):
             print(_note, file=sys.stderr)
 
 

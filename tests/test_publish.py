@@ -201,3 +201,42 @@ def test_a_staged_file_damaged_after_it_was_made_is_moved_aside_to_be_made_again
     assert repair_staged(files, stage) == [note.replace("VERB", "moved to")]
     assert not cut.exists() and aside.read_text() == table(FULL)[:100]
     assert good.read_text() == table(FULL) and repair_staged(files, stage) == []
+
+
+def test_a_table_without_its_run_header_never_replaces_a_published_one(tmp_path, capsys):
+    good = table(FULL)
+    headless = "\n".join(line for line in table(FULL).splitlines()
+                         if not line.startswith("%"))
+    rc, staged, out = publish(tmp_path, headless, good)
+    err = capsys.readouterr().err
+    assert rc == 2 and len(err.splitlines()) == 1
+    assert err.startswith(f"dfil publish: error: {staged}: damaged staged file (no run header "
+                          "(the '% Table ... rendered by dfil' and '% config:' lines dfil "
+                          "render opens a table with, naming its runs)); nothing is published")
+    assert out.read_text() == good
+
+
+def test_a_published_table_damaged_or_edited_since_is_published_again(tmp_path):
+    import os
+
+    from dfil.render.publish import republish
+
+    rc, staged, out = publish(tmp_path, table(FULL), None)
+    assert rc == 0 and republish([(staged, out)]) == []
+    out.write_text(table(FULL)[:100])  # truncated after publishing
+    assert republish([(staged, out)], apply=False) == [
+        f"dfil: {out}: damaged since it was published from {staged} (no \\begin{{table}}): a "
+        "run that builds the DAG publishes it again from staging"]
+    assert republish([(staged, out)]) == [
+        f"dfil: {out}: damaged since it was published from {staged} (no \\begin{{table}}): "
+        "published again from staging"]
+    assert out.read_text() == table(FULL)
+    out.write_text(table(FULL).replace("12.0", "13.0"))  # a number edited by hand
+    (note,) = republish([(staged, out)])
+    assert note == (f"dfil: {out}: edited since it was published from {staged}: published "
+                    "again from staging")
+    assert out.read_text() == table(FULL)
+    # A staged file newer than the published one is the DAG's to publish, or to refuse.
+    staged.write_text(table(LESS))
+    os.utime(staged, ns=(out.stat().st_mtime_ns + 10**9,) * 2)
+    assert republish([(staged, out)]) == [] and out.read_text() == table(FULL)

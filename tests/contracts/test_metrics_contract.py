@@ -92,6 +92,8 @@ class StubScorer:
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_evaluator_writes_a_valid_record_for_every_method(tmp_path, monkeypatch, method):
     from dfil.config.cell import config_hash, load_cell
+    from dfil.contracts.identity import run_identity
+    from dfil.engine.inputs import stamped_inputs, trained_inputs
     from dfil.evaluate import run as evaluate_run_module
 
     write_frog_like(tmp_path / "frog", seed=0, n_easy=48, n_hard=24)
@@ -101,7 +103,9 @@ def test_evaluator_writes_a_valid_record_for_every_method(tmp_path, monkeypatch,
             "data": {"source": str(tmp_path / "frog"), "standin": True},
             "eval": {"grid_sizes": [100], "probe_stride": 50, "alpha": None}}
     (run / "cell.yaml").write_text(yaml.safe_dump(cell))
-    summary = {"cell": method, "config_hash": config_hash(load_cell(run / "cell.yaml")),
+    loaded = load_cell(run / "cell.yaml")
+    identity = run_identity(method, config_hash(loaded), trained_inputs(stamped_inputs(loaded)))
+    summary = {"cell": method, "config_hash": config_hash(loaded), "identity": identity,
                "trained": method_spec(method).trains, "attempts": [],
                "provenance": {"package_version": "0", "git_commit": "x", "device": "cpu",
                               "wall_seconds": 0.0}}
@@ -109,6 +113,7 @@ def test_evaluator_writes_a_valid_record_for_every_method(tmp_path, monkeypatch,
     monkeypatch.setattr(evaluate_run_module, "Scorer", StubScorer)
     metrics = evaluate_run_module.evaluate_run(run)
     assert read_metrics(run / "metrics.json") == json.loads(json.dumps(metrics))
+    assert metrics["identity"] == identity
     spec = method_spec(method)
     paths = ({"main"} if spec.main or not spec.trains else set()) | (
         {"mf"} if spec.numeric else set())

@@ -101,3 +101,41 @@ def test_a_name_only_the_paper_grid_runs_is_a_row_with_no_runs_not_an_error(tmp_
     with pytest.raises(ConfigError, match=re.escape(
             "scaling.rows[0].variant: 'stopgrad' is not a variant of any grid")):
         check_coordinates(load_specs(path), smoke, path)
+
+
+def fewshot_column(specs: dict, cid: str) -> dict:
+    return next(c for c in specs["fewshot_main"]["columns"] if c["id"] == cid)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda s: fewshot_column(s, "n16").update(budget=61),
+     "fewshot_main.columns[0] (column n16).budget: 61 is a budget no cell of any grid has: "
+     "the grids run 32, 64 (and full)"),
+    (lambda s: s["fewshot_main"]["where"].update(lam=0.55),
+     "fewshot_main.where.lam: 0.55 is a lam no cell of any grid has: the grids run 0.5, 1"),
+    (lambda s: s["dataset_stats"]["where"].update(seed=24),
+     "dataset_stats.where.seed: 24 is a seed no cell of any grid has: the grids run 13, 21"),
+])
+def test_a_number_no_grid_runs_is_refused_with_the_nearest_values_run(tmp_path, edit, message):
+    path = edited(tmp_path, edit)
+    with pytest.raises(ConfigError) as err:
+        check_coordinates(load_specs(path), load_yaml(CONFIG / "smoke.yaml"), path)
+    assert str(err.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda s: s["fewshot_main"]["where"].update(scale=1000),
+     "fewshot_main.where.scale: must be 1 or 100, got 1000"),
+    (lambda s: s["compositional"].update(number=2),
+     "compositional.number: 2 is table headline's number too; each table has its own (its "
+     "file is T<number>-<name>.tex)"),
+    (lambda s: s["fewshot_main"]["rows"][0]["paper"].update(n16="16.4±7.x"),
+     "fewshot_main.rows[0].paper.n16: '16.4±7.x' is not a number (give a number, or "
+     "mean±std as the paper prints it)"),
+])
+def test_a_scale_a_table_number_or_a_paper_value_out_of_bounds_is_one_line(tmp_path, edit,
+                                                                          message):
+    path = edited(tmp_path, edit)
+    with pytest.raises(ConfigError) as err:
+        load_specs(path)
+    assert str(err.value) == f"{path}: {message}"

@@ -194,3 +194,35 @@ def test_aggregating_a_runs_root_skips_the_files_runs_keep_aside(tmp_path, capsy
     out = tmp_path / "metrics.parquet"
     assert main(["aggregate", "--runs", str(runs), "--out", str(out)]) == 0
     assert "from 1 runs" in capsys.readouterr().out
+
+
+def test_a_run_recording_another_cell_than_its_path_is_refused_naming_both(tmp_path):
+    """Two run directories swapped: each metrics.json names the cell it was made for,
+    never the one its path says, so neither becomes the other's rows."""
+    runs = tmp_path / "runs"
+    here = "frog_tiny_dfil_lam0.5_nfull_qure_seed42"
+    identity = {"config_hash": "0123456789abcdef", "inputs_sha256": "0" * 64, "inputs": {}}
+    own = write_run(runs, 42, 0.5, cell=here, identity={"cell": here, **identity})
+    assert aggregate([own / "metrics.json"], runs)["value"].notna().all()
+    other = "frog_tiny_dfil_lam0.5_nfull_uniform_seed42"
+    moved = write_run(runs, 7, 0.5, cell=other, identity={"cell": other, **identity})
+    with pytest.raises(RefusedError) as err:
+        aggregate([moved / "metrics.json"], runs)
+    assert str(err.value).startswith(
+        f"{moved / 'metrics.json'} records the run of cell {other}, but its path is the run "
+        "of cell frog_tiny_dfil_lam0.5_nfull_qure_seed7; ")
+
+
+def test_a_run_of_another_config_than_the_grids_is_refused_naming_both(tmp_path):
+    runs = tmp_path / "runs"
+    here = "frog_tiny_dfil_lam0.5_nfull_qure_seed42"
+    identity = {"cell": here, "config_hash": "0123456789abcdef", "inputs_sha256": "0" * 64,
+                "inputs": {}}
+    run = write_run(runs, 42, 0.5, cell=here, identity=identity)
+    key = "frog/tiny/dfil/lam0.5/nfull/qure/seed42"
+    assert len(aggregate([run / "metrics.json"], runs, {key: "0123456789abcdef"}))
+    with pytest.raises(RefusedError) as err:
+        aggregate([run / "metrics.json"], runs, {key: "fedcba9876543210"})
+    assert str(err.value).startswith(
+        f"{run / 'metrics.json'} records config 0123456789abcdef, but the grid's cell {here} "
+        "is config fedcba9876543210; ")

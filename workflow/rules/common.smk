@@ -6,6 +6,7 @@ from dfil.core.methods import method_spec
 from dfil.cluster.partitions import GPU_PARTITION, job_partition, profile_text
 from dfil.contracts.failure import failure_ahead
 from dfil.engine.featuresets import (
+    FEATURE_CACHE_FORMAT,
     feature_group,
     feature_jobs,
     item_sets,

@@ -27,6 +27,8 @@ rule frozen_features:
             )
         },
     params:
+        # The cache's key format: a new one computes every feature set again.
+        cache_format=FEATURE_CACHE_FORMAT,
         cell=lambda wildcards: GRID.cell_json(FEATURE_JOBS[wildcards.fset]),
         item_set=lambda wildcards: wildcards.fset.rsplit("/", 1)[1],
     shell:

@@ -133,11 +133,10 @@ def _cell_from_json(args: argparse.Namespace) -> None:
 
 def cell_of_json(text: str):
     """The resolved :class:`CellConfig` of a cell given as JSON (``--json``)."""
-    from dfil.config.cell import CellConfig, resolve
-    from dfil.config.validation import validate
+    from dfil.config.cell import cell_of
 
     try:
-        return resolve(validate(CellConfig, json.loads(text)))
+        return cell_of(json.loads(text))
     except json.JSONDecodeError as err:
         raise ConfigError(f"--json: not a JSON cell ({err})") from None
     except ConfigError as err:
@@ -154,8 +153,10 @@ def cmd_aggregate(args: argparse.Namespace) -> int:
     from dfil.results.aggregate import aggregate, check_replaceable, metrics_files
     from dfil.util.atomic import atomic_path
 
-    grid_keys = load_grid_files(args.config).cells if args.config else None
-    table = aggregate(metrics_files(args.runs, args.metrics), args.runs)
+    grid = load_grid_files(args.config) if args.config else None
+    grid_keys = grid.cells if grid else None
+    hashes = {key: grid.config_hash(key) for key in grid.cells} if grid else None
+    table = aggregate(metrics_files(args.runs, args.metrics), args.runs, hashes)
     dropped = check_replaceable(table, args.out, grid_keys, args.drop_unlisted_runs)
     with atomic_path(args.out) as tmp:
         table.to_parquet(tmp, index=False)

@@ -22,11 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from dfil.config.acceptance import acceptance_runs, check_acceptance
-from dfil.config.cell import CellConfig, resolve, to_dict
+from dfil.config.cell import CellConfig, cell_of, config_hash, resolve, to_dict
 from dfil.config.controls import control_pairs
 from dfil.config.gridfile import GridFile, Group, check_references
 from dfil.config.pins import Pin, read_lock, unlocked_error
-from dfil.config.runkey import RunPoint, format_key, group_points
+from dfil.config.rendermap import check_render_map
+from dfil.config.runkey import RunPoint, cell_name, format_key, group_points
 from dfil.config.validation import validate
 from dfil.config.yamlfile import load_yaml
 from dfil.hub.local import hub_source
@@ -54,6 +55,7 @@ class Grid:
         try:
             self.spec = validate(GridFile, dict(config))
             check_references(self.spec)
+            check_render_map(self.spec)
         except ConfigError as err:
             raise ConfigError(f"config {err}") from None
         self.config = dict(config)
@@ -159,7 +161,7 @@ class Grid:
             model["loss"] = {"lambda_dfil": float(point.lam)}
         if point.init != "na":
             model["heads"] = {"mf_init": point.init}
-        return {"name": format_key(point).replace("/", "_"), "model": model,
+        return {"name": cell_name(format_key(point)), "model": model,
                 "data": {"budget": None if point.budget == "full" else int(point.budget)},
                 "train": {"seed": 0 if point.seed == "na" else int(point.seed)}}
 
@@ -176,6 +178,10 @@ class Grid:
         holds, handed to the job by the DAG (so a config edit that changes it reruns the
         cell, and no job parses the grid again)."""
         return json.dumps(self.cell(key).config, sort_keys=True, separators=(",", ":"))
+
+    def config_hash(self, key: str) -> str:
+        """The config hash a run of cell ``key`` records: its ``cell.yaml``'s."""
+        return config_hash(cell_of(json.loads(self.cell_json(key))))
 
     def require_locked(self) -> None:
         """:class:`ConfigError` naming ``dfil grid lock`` if a backbone or dataset the

@@ -72,6 +72,12 @@ def format_key(point: RunPoint) -> str:
             f"{point.init}/seed{point.seed}")
 
 
+def cell_name(key: str) -> str:
+    """The name of the cell whose run key is ``key`` (its ``cell.yaml``'s ``name``, and
+    what every run file records as ``cell``): the key with ``_`` for ``/``."""
+    return key.replace("/", "_")
+
+
 def run_key(point: RunPoint) -> str:
     """The key of a cell given in the grid's own terms (the ``na`` rules applied)."""
     return format_key(applicable(point))

@@ -69,10 +69,10 @@ PairOf = Annotated[tuple[T, T], BeforeValidator(as_tuple)]
 Count = Annotated[int, Field(ge=1)]
 #: A count that may be zero (0 often meaning "none" or "all", as documented per field).
 NonNegative = Annotated[int, Field(ge=0)]
-#: A real number that may be zero (weight decays, loss weights).
-NonNegativeReal = Annotated[float, Field(ge=0)]
-#: A real number above zero (learning rates, widths).
-PositiveReal = Annotated[float, Field(gt=0)]
+#: A finite real number that may be zero (weight decays, loss weights, lambdas).
+NonNegativeReal = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+#: A finite real number above zero (learning rates, widths).
+PositiveReal = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 #: A share in [0, 1].
 Share = Annotated[float, Field(ge=0, le=1)]
 
@@ -85,6 +85,7 @@ _MESSAGES = {
     "literal_error": "must be {expected}, got {got}",
     "int_type": "expected an integer, got {got}",
     "float_type": "expected a number, got {got}",
+    "finite_number": "must be a finite number, got {got}",
     "bool_type": "expected true or false, got {got}",
     "string_type": "expected a string, got {got}",
     "tuple_type": "expected a list, got {got}",

@@ -49,7 +49,7 @@ def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 
 def save_checkpoint(model: torch.nn.Module, config: ModelConfig, path: Path,
-                    extra: dict[str, str] | None = None) -> None:
+                    extra: dict | None = None) -> None:
     """Write ``model``'s trained tensors and ``config`` to ``path`` atomically.
 
     All metadata sits in one key holding key-sorted JSON: safetensors does not keep the

@@ -23,7 +23,9 @@ from dfil.data.prompts import prompt_for
 from dfil.engine.batching import Encoded, encode, encode_ids
 from dfil.engine.control import append_proportion, proportion_column
 from dfil.engine.device import autocast_dtype
+from dfil.engine.featuresets import FEATURE_CACHE_FORMAT
 from dfil.engine.frames import probe_sets, qure_frame, task_frames
+from dfil.engine.inputs import model_digest
 from dfil.engine.predict import frozen_states
 from dfil.model.backbone import load_tokenizer
 from dfil.model.dual_path import build_model
@@ -32,8 +34,6 @@ from dfil.util.atomic import atomic_path
 from dfil.util.errors import MissingInputError
 from dfil.util.lock import hold
 
-# Part of every feature-cache key: bump it when what a cached file holds changes.
-FEATURE_CACHE_FORMAT = 3
 #: Set to 1 (the DAG's train and evaluate jobs, whose features its frozen_features jobs
 #: compute first): a feature set missing from the cache is an error, not computed here.
 REQUIRE_CACHED = "DFIL_FEATURES_CACHED"
@@ -94,11 +94,13 @@ def encode_frame(model, tokenizer: LazyTokenizer, cell: CellConfig, frame: pd.Da
 
 
 def feature_paths(cell: CellConfig, prompts: list[str]) -> tuple[Path, Path]:
-    """Where the cache keeps the features of ``prompts`` for the cell's backbone, prompt
-    length, truncation side and precision: the pooled file and the token states' file."""
+    """Where the cache keeps the features of ``prompts`` for the cell's backbone (its
+    config and the digest of its weights' files, :func:`dfil.engine.inputs.model_digest`:
+    weights made again differently never meet features of the old ones), prompt length,
+    truncation side and precision: the pooled file and the token states' file."""
     d = cell.data
-    inputs = [FEATURE_CACHE_FORMAT, to_dict(cell.model.backbone), d.max_length,
-              d.truncation_side, cell.train.precision, prompts]
+    inputs = [FEATURE_CACHE_FORMAT, to_dict(cell.model.backbone), model_digest(cell),
+              d.max_length, d.truncation_side, cell.train.precision, prompts]
     key = hashlib.sha256(json.dumps(inputs).encode()).hexdigest()
     path = cache_dir() / "features" / f"{key[:32]}.safetensors"
     return path, path.with_suffix(".states.safetensors")

@@ -24,6 +24,10 @@ from collections.abc import Mapping
 
 from dfil.core.methods import method_spec
 
+#: Part of every feature-cache key (:func:`dfil.engine.features.feature_paths`), and a
+#: parameter of the DAG's ``frozen_features`` jobs: bump it when what a cached file holds,
+#: or what its key is made of, changes, and every feature set is computed again.
+FEATURE_CACHE_FORMAT = 4
 #: Every item set, in the order a group's jobs are listed.
 ITEM_SETS = ("train", "val", "test", "probes", "qure")
 #: What each stage of a cell reads.

@@ -134,3 +134,40 @@ def stamped_inputs(cell: CellConfig) -> dict:
         if probes is not None:
             data["probes"] = probes
     return inputs
+
+
+#: The inputs of :func:`stamped_inputs` evaluation reads and training does not.
+EVALUATION_ONLY = ("qure_source", "probes")
+
+
+def _identities(name: str, found: dict) -> dict[str, str]:
+    """``found``'s files as ``<name>/<file>`` -> sha256; an input without digests is one
+    entry saying what it is (its repo and commit, path or id, and why it has none)."""
+    if found.get("sha256"):
+        return {f"{name}/{rel}": digest for rel, digest in found["sha256"].items()}
+    what = (f"{found['repo']}@{found['commit']}" if "repo" in found
+            else found.get("path") or found.get("id") or "")
+    return {name: f"unstamped {what}: {found.get('note', 'no digests')}"}
+
+
+def trained_inputs(inputs: dict) -> dict[str, str]:
+    """What a cell trains on, from :func:`stamped_inputs`' ``inputs``: the sha256 of every
+    file of its backbone (``model/<file>``) and of the data it trains and is tested on
+    (``data.<source>/<file>``). Frozen features are no separate entry: their cache files
+    are named by the backbone's digests and the prompts
+    (:func:`dfil.engine.features.feature_paths`), which these determine."""
+    out = _identities("model", inputs["model"])
+    for name, found in sorted(inputs["data"].items()):
+        if name not in EVALUATION_ONLY:
+            out.update(_identities(f"data.{name}", found))
+    return out
+
+
+def model_digest(cell: CellConfig) -> str:
+    """One digest of the cell's backbone weights (from their stamp, as
+    :func:`trained_inputs` names them): what keys its frozen features besides its
+    config and the prompts."""
+    from dfil.contracts.identity import inputs_digest
+
+    found = cell_inputs(cell)["model"]
+    return inputs_digest(_identities("model", {**found, **_model_digests(cell, found)}))

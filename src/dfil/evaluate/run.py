@@ -18,6 +18,8 @@ import pandas as pd
 
 from dfil.config.cell import config_hash, load_cell
 from dfil.contracts.failure import is_failure, write_failure
+from dfil.contracts.identity import KEY as IDENTITY
+from dfil.contracts.identity import differences, run_identity
 from dfil.contracts.metrics import write_metrics
 from dfil.contracts.predcheck import accuracy_block
 from dfil.contracts.predictions import COLUMNS as PREDICTION_COLUMNS
@@ -25,7 +27,7 @@ from dfil.contracts.rundir import CELL, METRICS, MF, PREDICTIONS, SUMMARY, read_
 from dfil.core.methods import method_spec
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.frames import probe_sets, qure_frame, task_frames
-from dfil.engine.inputs import stamped_inputs
+from dfil.engine.inputs import stamped_inputs, trained_inputs
 from dfil.engine.provenance import provenance
 from dfil.engine.truncation import truncation_line
 from dfil.evaluate import protocols as ev
@@ -46,9 +48,12 @@ def _rows(set_name, ids, gold, p_true, preds, labels) -> pd.DataFrame:
     return frame
 
 
-def _train_summary(run_dir: Path, expected_hash: str) -> dict:
+def _train_summary(run_dir: Path, cell, inputs: dict) -> dict:
     """The run's training summary, checked before any work: a run still training (or
-    never trained) has none, and one trained for another config is refused."""
+    never trained) has none, and one trained for another config, or on other inputs than
+    the cell reads now (``inputs``, :func:`dfil.engine.inputs.stamped_inputs`), is
+    refused: weights are never evaluated on data they were not trained for."""
+    expected_hash = config_hash(cell)
     path = run_dir / SUMMARY
     if not path.is_file():
         raise MissingInputError(f"{run_dir}: not trained yet (no {SUMMARY}); run `dfil train` on "
@@ -58,6 +63,14 @@ def _train_summary(run_dir: Path, expected_hash: str) -> dict:
     if summary.get("config_hash") != expected_hash:
         raise RefusedError(f"{path}: trained for config {summary.get('config_hash')}, but "
                          f"{CELL} is config {expected_hash}; retrain the run")
+    if is_failure(summary):
+        return summary
+    why = differences(summary.get(IDENTITY),
+                      run_identity(cell.name, expected_hash, trained_inputs(inputs)))
+    if why:
+        raise RefusedError(f"{path}: trained on other inputs than cell {cell.name} reads "
+                           f"now ({'; '.join(why)}); retrain the run: dfil train --cell "
+                           f"{run_dir / CELL} --out {run_dir}")
     return summary
 
 
@@ -67,7 +80,8 @@ def evaluate_run(run_dir: str | Path, log=print) -> dict:
     started = time.perf_counter()
     run_dir = Path(run_dir)
     cell = load_cell(run_dir / CELL)
-    summary = _train_summary(run_dir, config_hash(cell))
+    inputs = stamped_inputs(cell)
+    summary = _train_summary(run_dir, cell, inputs)
     if is_failure(summary):
         write_failed(run_dir, cell, summary)
         return summary
@@ -79,7 +93,7 @@ def evaluate_run(run_dir: str | Path, log=print) -> dict:
             log(line)
         trained = summary.get("provenance", {})
         metrics["provenance"] = provenance(
-            device, time.perf_counter() - started, stamped_inputs(cell),
+            device, time.perf_counter() - started, inputs,
             {"training": trained, **({"memory": trained["memory"]} if "memory" in trained
                                      else {})})
         metrics = _write(run_dir, cell, metrics, predictions)
@@ -120,6 +134,8 @@ def compute_metrics(cell, score: Scorer, summary: dict) -> tuple[dict, pd.DataFr
     if cut:
         metrics["truncation"] = cut
     metrics.update(train=summary, config_hash=summary["config_hash"], seed=cell.train.seed)
+    if IDENTITY in summary:
+        metrics[IDENTITY] = summary[IDENTITY]
     metrics.update({k: summary[k] for k in ("note", "data_note") if k in summary})
     return metrics, pd.concat(predictions, ignore_index=True)
 

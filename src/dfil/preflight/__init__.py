@@ -6,6 +6,9 @@
   (:mod:`dfil.cluster.writer`);
 - damaged run files, moved aside so that the DAG re-creates them (:mod:`.damage`; only
   in a run that takes Snakemake's lock, and only with no other Snakemake running here);
+- generated files (``grid.yaml``, ``cell.yaml``) that differ from what the grid makes,
+  written again, and run directories that are not the grid's run at their path, moved
+  aside (:mod:`.identity`);
 - frozen-feature stamps whose cache files are gone, removed likewise
   (:mod:`.featurestamps`);
 - incomplete files of an interrupted run that this run would stop at
@@ -24,6 +27,7 @@ from dfil.core.methods import method_spec
 from dfil.preflight.budgets import check_budgets
 from dfil.preflight.damage import repair_runs
 from dfil.preflight.featurestamps import stale_stamps
+from dfil.preflight.identity import foreign_runs, generated_files
 from dfil.preflight.targets import target_notes
 from dfil.util.errors import ConfigError
 
@@ -42,10 +46,15 @@ def preflight(grid: Grid, argv: list[str], workdir: str | Path, config_files: It
     dirs = [(runs / key, method_spec(cell.config["model"]["method"]).trains)
             for key, cell in sorted(grid.cells.items()) if (runs / key).is_dir()]
     building = other_snakemakes(workdir)
+    writing = list(running_writers(d for d, _ in dirs))
     notes += [running_note(run_dir.relative_to(runs).as_posix(), holder, building)
-              for run_dir, holder in running_writers(d for d, _ in dirs)]
+              for run_dir, holder in writing]
     if not building:  # else the lock hint has said who runs here
+        notes += generated_files(grid, workdir, apply=takes_lock(argv))
         notes += repair_runs(dirs, apply=takes_lock(argv))
+        written = {d for d, _ in writing}
+        notes += foreign_runs(grid, runs, [d for d, _ in dirs if d not in written],
+                              apply=takes_lock(argv))
         notes += stale_stamps(workdir / grid.results / "features", apply=takes_lock(argv))
     if hint := incomplete_hint(workdir, argv):
         notes.append(hint)

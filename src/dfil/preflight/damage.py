@@ -137,14 +137,14 @@ def repair_runs(runs: Iterable[tuple[Path, bool]], apply: bool = True) -> list[s
                          for f in findings)
             continue
         if apply:
-            _move_aside(Path(run_dir), {name for f in findings for name in f.move})
+            move_aside(Path(run_dir), {name for f in findings for name in f.move})
         verb = "moved to" if apply else "would move it to"
         notes.extend(f"dfil: {f.path}: damaged ({f.problem}); {verb} {run_dir}/{DAMAGED}/, "
                      f"{f.redo}" for f in findings)
     return notes
 
 
-def _move_aside(run_dir: Path, names: set[str]) -> None:
+def move_aside(run_dir: Path, names: set[str]) -> None:
     """Move ``names`` to ``damaged/``; a results directory the filesystem will not let
     change (read-only, or full) is one error naming the path and the fix."""
     target = run_dir / DAMAGED

@@ -33,7 +33,8 @@ def table_frame(specs: dict, grid: Grid, name: str, runs: Path) -> pd.DataFrame:
             raise MissingInputError(f"{path}: cell {key} (needed by table {name}) has no "
                                     "metrics; evaluate it first")
         files.append(path)
-    return aggregate(files, runs)
+    return aggregate(files, runs, {key: grid.config_hash(key)
+                                   for key in table_keys(specs, grid, name)})
 
 
 def render_one(specs: dict, source: Source, name: str, config_files: list[str],

@@ -8,7 +8,9 @@ name that no grid knows is different: a typo, which would read as such a row. So
 name must be known to the grid being built (its own names, and the paper's names its
 render map maps), to the paper's grid (``paper.yaml`` beside the tables file, whose
 coordinates the tables use), or, for a backbone, to the catalogue of backbone shapes
-(:data:`dfil.cost.archs.ARCHS`).
+(:data:`dfil.cost.archs.ARCHS`). The same holds for a cell's numbers: a lambda, budget, MF
+init or seed no grid runs is a typo (``budget: 61``), named with the nearest values the
+grids run, never a row with no runs.
 """
 
 from __future__ import annotations
@@ -40,6 +42,46 @@ def known_names(grids: Iterable[Mapping]) -> dict[str, set[str]]:
     return known
 
 
+#: A selector's numeric coordinate -> the group list holding the values grids run.
+VALUES = {"lam": "lambdas", "budget": "budgets", "init": "inits", "seed": "seeds"}
+
+
+def run_values(grids: Iterable[Mapping]) -> dict[str, set]:
+    """Coordinate -> every value the groups of ``grids`` run (a seed set's seeds too, and
+    the paper lambdas a render map names)."""
+    found: dict[str, set] = {key: set() for key in VALUES}
+    for grid in grids:
+        seed_sets = grid.get("seed_sets") or {}
+        for group in (grid.get("groups") or {}).values():
+            for key, field in VALUES.items():
+                values = group.get(field) or ()
+                if key == "seed" and isinstance(values, str):
+                    values = seed_sets.get(values) or ()
+                found[key] |= {float(v) if key == "lam" else v for v in values}
+        found["lam"] |= {float(k) for k in ((grid.get("render") or {}).get("lambdas") or {})}
+    return found
+
+
+def nearest(value, runs: set, n: int = 2) -> str:
+    """The ``n`` values of ``runs`` nearest ``value`` (numbers by distance, names as
+    given), in order: ``16, 64``."""
+    numbers = sorted(v for v in runs if isinstance(v, (int, float)))
+    names = sorted(str(v) for v in runs if not isinstance(v, (int, float)))
+    if isinstance(value, (int, float)) and numbers:
+        close = sorted(sorted(numbers, key=lambda v: (abs(v - value), v))[:n])
+        return ", ".join(f"{v:g}" for v in close) + (f" (and {', '.join(names)})"
+                                                      if names else "")
+    return ", ".join([*names, *(f"{v:g}" for v in numbers)])
+
+
+def _where(table, where: str) -> str:
+    """``columns[2]`` with the column's id: ``columns[2] (column fewshot)``."""
+    if where.startswith("columns["):
+        index = int(where[len("columns["):where.index("]")])
+        return f"{where} (column {table.columns[index].id})"
+    return where
+
+
 def paper_grid(tables_path: str | Path) -> list[Mapping]:
     """The paper's grid config beside the tables file (none if it is not there)."""
     path = Path(tables_path).parent / "paper.yaml"
@@ -50,8 +92,10 @@ def check_coordinates(specs: Mapping, grid: Mapping, path: str | Path) -> None:
     """:class:`ConfigError` naming ``path``, the table, the dotted key and the closest
     known name, for the first backbone, task, variant or seed set of the tables ``specs``
     that neither the grid config ``grid`` nor the paper's grid nor the backbone
-    catalogue knows (see the module docstring)."""
+    catalogue knows, or lambda, budget, init or seed no group of either runs (the nearest
+    values they run named; see the module docstring)."""
     known = known_names([grid, *paper_grid(path)])
+    runs = run_values([grid, *paper_grid(path)])
     for name, table in validate(TablesFile, specs).root.items():
         for where, selector in selectors(table):
             for key, (_, words) in KINDS.items():
@@ -59,3 +103,11 @@ def check_coordinates(specs: Mapping, grid: Mapping, path: str | Path) -> None:
                 if value is not None and value not in known[key]:
                     raise ConfigError(f"{path}: {name}.{where}.{key}: "
                                       f"{unknown(f'{words} of any grid', value, known[key])}")
+            for key in VALUES:
+                value = getattr(selector, key)
+                if value is not None and (float(value) if key == "lam" else value) \
+                        not in runs[key]:
+                    raise ConfigError(
+                        f"{path}: {name}.{_where(table, where)}.{key}: {value!r} is a "
+                        f"{key} no cell of any grid has: the grids run "
+                        f"{nearest(value, runs[key])}")

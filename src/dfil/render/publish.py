@@ -17,7 +17,8 @@ is what that edit makes: it replaces the old one.
 A staged file damaged after its rule made it (truncated, emptied) would be refused at
 publishing, leaving the published one stale: :func:`repair_staged`, run before the DAG is
 built, moves it aside (one line naming it) so the DAG makes it again, as it does for a
-damaged run file (:mod:`dfil.preflight.damage`).
+damaged run file (:mod:`dfil.preflight.damage`). A published file damaged or edited after
+it was published is copied from staging again (:func:`republish`), one line naming it.
 
 Which runs a file was made from: a table's header lists each run key with its config
 hash (``%   <key>  config <hash>``, ``dfil render``) and the digest of its
@@ -35,6 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from dfil.util.atomic import atomic_write_bytes
 from dfil.util.errors import RefusedError, RunFileError
 
 #: The config key (``snakemake --config allow_fewer=1``) and the ``dfil publish`` flag that
@@ -43,6 +45,9 @@ ALLOW_KEY = "allow_fewer"
 ALLOW_FLAG = "--allow-fewer"
 
 _KEY_LINE = re.compile(r"^%   (\S+)(?:  config (\S+))?$", re.M)
+#: The run header ``dfil render`` opens every table with (``_table.tex.j2``).
+_HEADER = (re.compile(r"^% Table \S+ \(.*\) rendered by dfil ", re.M),
+           re.compile(r"^% config: ", re.M))
 _SPEC_LINE = re.compile(r"^% spec: (\S+)$", re.M)
 _AMPERSAND = re.compile(r"(?<!\\)&")
 #: What an entry with no number renders as (:data:`dfil.render.fmt.MISSING`), bold or not.
@@ -78,6 +83,9 @@ def _table(path: Path) -> Content:
                  r"\end{table}"):
         if mark not in text:
             raise Damaged(f"no {mark}")
+    if not all(line.search(text) for line in _HEADER):
+        raise Damaged("no run header (the '% Table ... rendered by dfil' and '% config:' "
+                      "lines dfil render opens a table with, naming its runs)")
     runs = frozenset(f"{key} {config or 'none'}" for key, config in _KEY_LINE.findall(text))
     head_end = text.find(r"\midrule", text.index(r"\begin{tabular}"))
     if head_end < 0:
@@ -254,4 +262,33 @@ def repair_staged(staged_files: Iterable[str | Path], stage: str | Path,
             verb = "moved to" if apply else "would move it to"
             notes.append(f"dfil: {path}: damaged staged file ({err}); {verb} {target}, so "
                          "the DAG makes it again before publishing it")
+    return notes
+
+
+def republish(pairs: Iterable[tuple[str | Path, str | Path]], apply: bool = True) -> list[str]:
+    """Copy each staged file of ``pairs`` ((staged, published)) over its published file
+    where that was published from it (it is the newer) but no longer holds its bytes
+    (truncated or edited since), when ``apply``; one line per file so found. A staged
+    file newer than its published one is the DAG's to publish (or to refuse: a rebuild
+    refused to replace leaves the published file older), and a damaged staged file is
+    :func:`repair_staged`'s."""
+    notes = []
+    for staged, out in pairs:
+        staged, out = Path(staged), Path(out)
+        if (not (staged.is_file() and out.is_file())
+                or staged.stat().st_mtime_ns > out.stat().st_mtime_ns
+                or staged.read_bytes() == out.read_bytes()):
+            continue
+        try:
+            check_staged(staged, out)
+        except RunFileError:
+            continue
+        try:
+            why = f"edited since it was published from {staged}" if read(out) else ""
+        except Damaged as err:
+            why = f"damaged since it was published from {staged} ({err})"
+        if apply:
+            atomic_write_bytes(out, staged.read_bytes())
+        verb = "published again" if apply else "a run that builds the DAG publishes it again"
+        notes.append(f"dfil: {out}: {why}: {verb} from staging")
     return notes

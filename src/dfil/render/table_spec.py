@@ -29,6 +29,7 @@ from dfil.config.validation import (
     validate,
 )
 from dfil.contracts.metrics import measure_problem
+from dfil.render.spec_values import check_values
 from dfil.util.errors import ConfigError, did_you_mean
 
 #: How an entry prints (:meth:`dfil.render.entries.Entry.render`).
@@ -52,7 +53,8 @@ class Selector(StrictModel):
     seed: NonNegative = Field(None)
     metric: str = Field(None)
     """A dotted path into metrics.json (``test.mf.acc``)."""
-    scale: float = 1.0
+    scale: Literal[1, 100] = 1
+    """1: the metric as metrics.json holds it (a fraction); 100: a percentage."""
 
 
 class EntrySpec(Selector):
@@ -172,6 +174,7 @@ def check_specs(specs: Mapping, path: str = "config/tables.yaml") -> Mapping:
         tables = validate(TablesFile, specs).root
         for name, table in tables.items():
             _check_references(name, table, tables)
+        check_values(tables)
     except ConfigError as err:
         raise ConfigError(f"{path}: {err}") from None
     return specs

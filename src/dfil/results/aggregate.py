@@ -11,7 +11,10 @@ validated against it on the way in, its digest checked, and every number the run
 (:func:`dfil.contracts.predcheck.predictions_problem`): an edited number stops the
 aggregate, naming the file and key, and never becomes a row. (A run without its
 predictions is checked on its digest alone: the DAG re-evaluates such a run before it
-aggregates, since the predictions are an output of the same job.) Every number a table
+aggregates, since the predictions are an output of the same job.) A record naming its
+run (``identity``, :mod:`dfil.contracts.identity`) must name the cell of its path: a run
+directory moved to another cell's path is refused, naming both, and never becomes that
+cell's rows. Every number a table
 prints is one of these rows. Beside them, a few numbers of each run's
 ``predictions.parquet`` (:mod:`dfil.contracts.predictions`: ``pred.*`` facts and
 ``baseline.*`` accuracies).
@@ -19,13 +22,15 @@ prints is one of these rows. Beside them, a few numbers of each run's
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pandas as pd
 
-from dfil.config.runkey import FIELDS, RunPoint, format_key, parse_key
+from dfil.config.runkey import FIELDS, RunPoint, cell_name, format_key, parse_key
 from dfil.contracts.failure import KEY, is_failure
+from dfil.contracts.identity import KEY as IDENTITY
+from dfil.contracts.identity import identity_problem
 from dfil.contracts.metrics import measures, read_metrics
 from dfil.contracts.predcheck import predictions_problem
 from dfil.contracts.predictions import baselines, prediction_facts, read_predictions
@@ -52,13 +57,25 @@ def failure_reason(metric: str) -> str | None:
     return None
 
 
-def run_rows(metrics_path: Path, runs_root: Path) -> list[dict]:
+def run_rows(metrics_path: Path, runs_root: Path, hashes: Mapping[str, str] | None = None
+             ) -> list[dict]:
     """Rows of one run's ``metrics.json`` (validated), plus ``train.attempts``; a failure
-    record (a cell that gave up) is one row, metric ``failed.<reason>``, value 1."""
+    record (a cell that gave up) is one row, metric ``failed.<reason>``, value 1. A run
+    whose identity names another cell than its path, or (``hashes``: run key -> the
+    grid's config hash) another config than the grid's, is refused naming both."""
     metrics_path = Path(metrics_path)
     run_dir = metrics_path.parent
     key = parse_key(run_dir.relative_to(runs_root).as_posix())
     metrics = read_metrics(metrics_path, allow_failure=True)
+    run_key = run_dir.relative_to(runs_root).as_posix()
+    if IDENTITY in metrics:  # every run evaluated since runs record their identity
+        grid_hash = (hashes or {}).get(run_key, metrics["config_hash"])
+        for record in (metrics, metrics[IDENTITY]):
+            if problem := identity_problem(record, str(metrics_path), cell_name(run_key),
+                                           grid_hash):
+                raise RefusedError(f"{problem}; a run directory is read only at its own "
+                                   "cell's path (snakemake's preflight moves it aside and "
+                                   "the DAG makes the run again)")
     prov = metrics["provenance"]
     base = {**key, "run_dir": run_dir.as_posix(), "config_hash": metrics["config_hash"],
             "package_version": prov["package_version"], "git_commit": prov["git_commit"],
@@ -90,10 +107,12 @@ def predicted(run_dir: Path, metrics: dict) -> dict[str, float]:
             **(baselines(frame, classes) if classes else {})}
 
 
-def aggregate(metrics_files: Iterable[Path], runs_root: Path) -> pd.DataFrame:
-    """The tidy table of all ``metrics_files`` (each below ``runs_root``)."""
+def aggregate(metrics_files: Iterable[Path], runs_root: Path,
+              hashes: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The tidy table of all ``metrics_files`` (each below ``runs_root``); ``hashes``
+    (run key -> the grid's config hash), where given, each run's must match."""
     rows = [row for path in sorted(map(Path, metrics_files))
-            for row in run_rows(path, Path(runs_root))]
+            for row in run_rows(path, Path(runs_root), hashes)]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

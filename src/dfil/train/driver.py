@@ -2,9 +2,13 @@
 
 Writes ``cell.yaml`` (unless the cell was read from it), then per attempt the loop's
 outputs (:mod:`dfil.train.loop`) and ``attempts.json``; when every attempt is done,
-``train_summary.json``. An MF branch that collapses (App. D.2) is retrained once with
-stop-gradient on p. A CUDA out-of-memory error moves the run's memory plan one remedy on
-(:mod:`dfil.train.memory`) for the retry. File names: :mod:`dfil.contracts.rundir`.
+``train_summary.json``. Each of them records the run's identity: its cell, config hash
+and the sha256 of every input it trains on (:mod:`dfil.contracts.identity`); outputs
+recorded for another identity are moved aside and the cell trains afresh, the summary's
+``retrained`` saying why (:mod:`dfil.train.superseded`). An MF branch that collapses
+(App. D.2) is retrained once with stop-gradient on p. A CUDA out-of-memory error moves the
+run's memory plan one remedy on (:mod:`dfil.train.memory`) for the retry.
+File names: :mod:`dfil.contracts.rundir`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ import pandas as pd
 import torch
 
 from dfil.config.cell import CellConfig, config_hash, dump_cell, load_cell, with_stop_grad_p
+from dfil.contracts.identity import KEY as IDENTITY
+from dfil.contracts.identity import differences, run_identity
 from dfil.contracts.rundir import (
     ATTEMPT1_BEST,
     ATTEMPTS,
@@ -32,14 +38,14 @@ from dfil.engine.checkpoint import read_checkpoint
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
 from dfil.engine.frames import task_frames
-from dfil.engine.inputs import stamped_inputs
+from dfil.engine.inputs import stamped_inputs, trained_inputs
 from dfil.engine.provenance import provenance
 from dfil.engine.truncation import truncation, truncation_line
 from dfil.model.attention import describe as describe_attention
 from dfil.model.dual_path import build_model
 from dfil.train.loop import Place, TrainData, train_attempt
 from dfil.train.memory import MemoryPlan, applied, next_plan, read_plan, write_plan
-from dfil.train.superseded import supersede, trained_for
+from dfil.train.superseded import supersede, trained_record
 from dfil.util.atomic import atomic_write_bytes, atomic_write_json
 from dfil.util.errors import CheckpointError, OutOfMemory
 
@@ -51,7 +57,7 @@ FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (l
 class Job:
     """What every attempt of one cell shares: where it writes, its config hash, the
     device, the task's data frames and the tokenizer, the log, the memory plan, and
-    whether this is the job's last try."""
+    whether this is the job's last try, and the run's identity record."""
 
     run_dir: Path
     config_hash: str
@@ -60,6 +66,7 @@ class Job:
     tokenizer: LazyTokenizer
     log: Callable[[str], None]
     plan: MemoryPlan = MemoryPlan()
+    identity: dict | None = None
 
 
 def train_cell(cell_path: str | Path, run_dir: str | Path, log=print) -> dict:
@@ -78,7 +85,9 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
     trains = method_spec(cell.model.method).trains
     run_dir.mkdir(parents=True, exist_ok=True)
     chash = config_hash(cell)
-    _prepare(run_dir, cell, cell_path, chash, log)
+    inputs = stamped_inputs(cell)
+    identity = run_identity(cell.name, chash, trained_inputs(inputs))
+    retrained = _prepare(run_dir, cell, cell_path, identity, log)
     plan = read_plan(run_dir)
     if plan.ooms:
         log(f"memory plan after {len(plan.ooms)} out-of-memory error(s): "
@@ -86,22 +95,25 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
             f", micro-batch {plan.micro_batch_size or cell.train.batch_size} of "
             f"{cell.train.batch_size}")
     device = pick_device()
-    summary = {"cell": cell.name, "config_hash": chash, "method": cell.model.method,
+    summary = {"cell": cell.name, "config_hash": chash, IDENTITY: identity,
+               "method": cell.model.method,
                "frozen_backbone": cell.model.adapter == "none", "attempts": []}
+    if retrained:
+        summary["retrained"] = retrained
     if cell.model.adapter == "none":
         summary["note"] = FROZEN_NOTE
     if cell.data.standin:
         summary["data_note"] = "synthetic stand-in data, not the paper's dataset"
     if trains:
         job = Job(run_dir, chash, device, frames,
-                  LazyTokenizer(cell.model.backbone), log, plan)
+                  LazyTokenizer(cell.model.backbone), log, plan, identity)
         attempts = _out_of_memory_guarded(cell, job)
         summary.update(attempts=attempts, remediated=len(attempts) > 1, trained=True,
                        train_examples=len(job.frames["train"]))
     else:
         summary["trained"] = False
     summary["provenance"] = provenance(device, time.perf_counter() - started,
-                                       stamped_inputs(cell), {"memory": plan.record()})
+                                       inputs, {"memory": plan.record()})
     atomic_write_json(run_dir / SUMMARY, summary)
     return summary
 
@@ -127,17 +139,27 @@ def _out_of_memory_guarded(cell: CellConfig, job: Job) -> list[dict]:
                           retry=True) from err
 
 
-def _prepare(run_dir: Path, cell: CellConfig, cell_path: Path, chash: str, log) -> None:
-    """Move aside outputs made for another config; write the cell's ``cell.yaml`` unless
-    that is the file the cell was read from (a rule never rewrites its own input)."""
-    old = trained_for(run_dir)
-    if old is not None and old != chash:
-        moved = supersede(run_dir, old)
-        log(f"{run_dir}: its outputs were trained for config {old}, this cell is {chash}: "
-            f"moved them to {moved} and training afresh")
+def _prepare(run_dir: Path, cell: CellConfig, cell_path: Path, identity: dict,
+             log) -> dict | None:
+    """Move aside outputs made for another config or from other inputs (what the
+    summary's ``retrained`` then records: why, and where they went; None when nothing
+    was moved); write the cell's ``cell.yaml`` unless that is the file the cell was read
+    from (a rule never rewrites its own input)."""
+    old = trained_record(run_dir)
+    why = differences(old, identity) if old is not None else []
+    retrained = None
+    if why:
+        moved = supersede(run_dir, str(old.get("config_hash")))
+        retrained = {"because": why, "superseded": moved.relative_to(run_dir).as_posix()}
+        was = old.get("config_hash")
+        head = ("were trained on other inputs" if was == identity["config_hash"] else
+                f"were trained for config {was}, this cell is {identity['config_hash']}")
+        log(f"{run_dir}: its outputs {head} ({'; '.join(why)}): moved them to {moved} and "
+            "training afresh")
     target = run_dir / CELL
     if not (target.exists() and target.samefile(cell_path)):
         atomic_write_bytes(target, dump_cell(cell).encode())
+    return retrained
 
 
 def _attempts(cell: CellConfig, job: Job) -> list[dict]:
@@ -174,7 +196,7 @@ def _attempt(number: int, cell: CellConfig, job: Job) -> dict:
            for split, enc in (("train", data.train), ("val", data.val))}
     if line := truncation_line(cut):
         job.log(line)
-    place = Place(job.run_dir, number, job.log, job.plan.micro_batch_size)
+    place = Place(job.run_dir, number, job.log, job.plan.micro_batch_size, job.identity)
     return {**train_attempt(model, cell, data, place), "truncation": cut}
 
 
@@ -198,7 +220,7 @@ def _encode(model, cell: CellConfig, job: Job) -> TrainData:
 
 def _record(done: list[dict], result: dict, job: Job) -> None:
     """Add a finished attempt to ``attempts.json``; its resume state is no longer needed."""
-    done.append({**result, "config_hash": job.config_hash})
+    done.append({**result, "config_hash": job.config_hash, IDENTITY: job.identity})
     atomic_write_json(job.run_dir / ATTEMPTS, done)
     (job.run_dir / RESUME).unlink(missing_ok=True)
 

@@ -88,12 +88,14 @@ def epoch_plan(cell: CellConfig, train: Encoded, epoch: int) -> list[np.ndarray]
 class Place:
     """Where and how one attempt runs, none of it part of the cell's config: its run
     directory and number, the log, the micro-batch (None: each batch at once; else its
-    parts with gradient accumulation)."""
+    parts with gradient accumulation), and the run's identity record
+    (:mod:`dfil.contracts.identity`), which its resume state and checkpoint carry."""
 
     run_dir: Path
     number: int
     log: Callable[[str], None] = print
     micro_batch_size: int | None = None
+    identity: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -162,7 +164,8 @@ def _set_up(model, cell: CellConfig, data: TrainData,
     run.log(f"batches: {layout}" + (", grouped by length" if cfg.group_by_length
                                     and layout != "features" else "")
             + (f", in parts of {micro} (gradient accumulation)" if micro else ""))
-    state = AttemptState(model, optimizer, scheduler, config_hash(cell), place.number)
+    state = AttemptState(model, optimizer, scheduler, config_hash(cell), place.number,
+                         identity=place.identity)
     if state.resume(place.run_dir / RESUME):
         run.log(f"resuming attempt {place.number} at epoch {state.epoch + 1}, "
                 f"step {state.step}")
@@ -231,7 +234,9 @@ def _end_epoch(run: Attempt, state: AttemptState) -> None:
     if record["val_loss"] < state.best_val_loss:
         state.best_val_loss, state.best_epoch = record["val_loss"], epoch
         save_checkpoint(model, run.cell.model, run.run_dir / BEST,
-                        extra={"epoch": str(epoch), "attempt": str(run.number)})
+                        extra={"epoch": str(epoch), "attempt": str(run.number),
+                               **({"identity": run.place.identity}
+                                  if run.place.identity else {})})
     state.epoch, state.step, state.sums = epoch, 0, {}
     state.save(run.run_dir / RESUME)
     atomic_write_bytes(run.run_dir / LOG, dumps_jsonl(state.history))

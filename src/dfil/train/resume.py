@@ -67,6 +67,7 @@ class AttemptState:
     scheduler: torch.optim.lr_scheduler.LRScheduler
     config_hash: str
     attempt: int
+    identity: dict | None = None
     epoch: int = 0
     step: int = 0
     history: list[dict] = field(default_factory=list)
@@ -82,6 +83,7 @@ class AttemptState:
     def save(self, path: Path) -> None:
         """Write the state to ``path`` atomically (format :data:`FORMAT`)."""
         state = {"format": FORMAT, "config_hash": self.config_hash, "attempt": self.attempt,
+                 **({"identity": self.identity} if self.identity else {}),
                  "epoch": self.epoch, "step": self.step, "trained": trained_state(self.model),
                  "optimizer": self.optimizer.state_dict(),
                  "scheduler": self.scheduler.state_dict(), **rng_state(self.device),
@@ -120,6 +122,19 @@ def written_for(path: Path) -> str | None:
     except CheckpointError:
         return None
     return None if state is None else state["config_hash"]
+
+
+def written_record(path: Path) -> dict | None:
+    """What the resume state at ``path`` was written for: its identity record
+    (:mod:`dfil.contracts.identity`), or only its config hash where it has none; None if
+    there is no readable state."""
+    try:
+        state = _load(path)
+    except CheckpointError:
+        return None
+    if state is None:
+        return None
+    return state.get("identity") or {"config_hash": state["config_hash"]}
 
 
 def _read(path: Path, expected_hash: str) -> dict | None:

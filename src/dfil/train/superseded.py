@@ -1,16 +1,20 @@
-"""A run directory whose outputs belong to another config: moved aside, never mixed.
+"""A run directory whose outputs belong to another run: moved aside, never mixed.
 
-A run directory's model, ``cell.yaml`` and config hash must always agree. When a cell is
-trained into a directory whose training outputs were made for a different resolved config
-(an edited grid reruns the cell, or ``dfil train --cell other.yaml`` reuses a directory),
-those outputs are moved to ``superseded/<old hash>/`` inside it, nothing deleted, and the
-cell trains afresh from a clean state.
+A run directory's model, ``cell.yaml``, config hash and the inputs it trained on must
+always agree. When a cell is trained into a directory whose training outputs were made
+for a different resolved config (an edited grid reruns the cell, or ``dfil train --cell
+other.yaml`` reuses a directory) or from other inputs (data made again from another seed,
+another backbone's weights: their sha256 differ from the record's,
+:mod:`dfil.contracts.identity`), those outputs are moved to ``superseded/<old hash>/``
+inside it, nothing deleted, and the cell trains afresh from a clean state.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from dfil.contracts.failure import is_failure
+from dfil.contracts.identity import KEY
 from dfil.contracts.rundir import (
     ATTEMPTS,
     EVALUATION_OUTPUTS,
@@ -20,7 +24,7 @@ from dfil.contracts.rundir import (
     TRAINING_OUTPUTS,
     read_run_json,
 )
-from dfil.train.resume import written_for
+from dfil.train.resume import written_record
 
 _REMEDY = ("it says which config the directory's outputs were made for: move the damaged "
            "file aside (the Snakemake target does, naming it) and rerun")
@@ -28,18 +32,24 @@ _REMEDY = ("it says which config the directory's outputs were made for: move the
 OUTPUTS = (*TRAINING_OUTPUTS, *EVALUATION_OUTPUTS)
 
 
-def trained_for(run_dir: Path) -> str | None:
-    """The config hash the directory's training outputs were made for; None if it has
-    none. Read from the summary, else the attempts, else the resume state."""
+def trained_record(run_dir: Path) -> dict | None:
+    """The identity record (:mod:`dfil.contracts.identity`) of the directory's training
+    outputs, or only their config hash where they record none; None if it has none. Read
+    from the summary (a failure record is no training output), else the first attempt,
+    else the resume state."""
     summary = run_dir / SUMMARY
     if summary.is_file():
-        return read_run_json(summary, _REMEDY).get("config_hash")
+        record = read_run_json(summary, _REMEDY)
+        if not is_failure(record):
+            return record.get(KEY) or {"config_hash": record.get("config_hash")}
     attempts = run_dir / ATTEMPTS
     if attempts.is_file():
-        hashes = {a.get("config_hash") for a in read_run_json(attempts, _REMEDY)}
-        # attempts written before hashes were recorded belong to an unknown config
-        return hashes.pop() if len(hashes) == 1 and None not in hashes else "unknown"
-    return written_for(run_dir / RESUME)
+        done = read_run_json(attempts, _REMEDY)
+        records = [a.get(KEY) or {"config_hash": a.get("config_hash")} for a in done]
+        if records and all(r == records[0] for r in records):
+            return records[0]
+        return {"config_hash": "unknown"}
+    return written_record(run_dir / RESUME)
 
 
 def supersede(run_dir: Path, old_hash: str) -> Path:

@@ -8,6 +8,7 @@ the file and the dotted key (:mod:`dfil.config.validation`).
 
 from dfil.config.cell.cell import (
     CellConfig,
+    cell_of,
     config_hash,
     dump_cell,
     load_cell,
@@ -32,6 +33,7 @@ from dfil.config.cell.train import TrainConfig
 __all__ = [
     "BackboneConfig",
     "CellConfig",
+    "cell_of",
     "DataConfig",
     "EvalConfig",
     "HeadsConfig",

@@ -54,6 +54,12 @@ def resolve(cell: CellConfig) -> CellConfig:
     return cell
 
 
+def cell_of(config: dict) -> CellConfig:
+    """The resolved cell of a grid's resolved cell config (``Grid.cell(key).config``):
+    what the DAG's ``cell_config`` job writes as ``cell.yaml`` (:func:`dump_cell`)."""
+    return resolve(validate(CellConfig, config))
+
+
 def load_cell(path: str | Path) -> CellConfig:
     """Read and resolve a cell YAML; :class:`ConfigError` names the file and the key."""
     path = Path(path)
