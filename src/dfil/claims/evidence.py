@@ -21,7 +21,8 @@ from statsmodels.stats.power import TTestIndPower, TTestPower
 from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
 from dfil.claims.declare import Declared
-from dfil.render.entries import sides_degenerate
+from dfil.claims.degenerate import no_evidence
+from dfil.render.entries import sides_degenerate, voiding
 
 ALPHA = 0.05
 POWER = 0.8
@@ -126,13 +127,17 @@ def tost(x, y, tol: float) -> float:
 
 
 def evaluate(claim: Declared) -> Evidence | None:
-    """The evidence on ``claim``; None when a side has no run. A side resting on
-    degenerate runs (:mod:`dfil.claims.degenerate`, found when its table was resolved)
-    makes the evidence degenerate, whatever its test says."""
+    """The evidence on ``claim``; None when a side has no run. A side that predicts one
+    class or lies at chance (:mod:`dfil.claims.degenerate`, found when its table was
+    resolved), or paired sides whose per-seed differences are all equal, make the
+    evidence no evidence, whatever its test says
+    (:func:`dfil.render.entries.sides_degenerate`); a side's zero variance alone does
+    not: a paired claim is judged on its differences, a Welch one on both spreads."""
     ev = _evaluate(claim)
     sides = claim.sides
-    why = sides_degenerate(sides) if len(sides) == 2 else getattr(sides[0], "degenerate", "")
-    return replace(ev, degenerate=f"degenerate ({why})") if ev is not None and why else ev
+    why = (sides_degenerate(sides) if len(sides) == 2
+           else voiding(getattr(sides[0], "degenerate", "") or ""))
+    return replace(ev, degenerate=no_evidence(why)) if ev is not None and why else ev
 
 
 def _evaluate(claim: Declared) -> Evidence | None:
@@ -158,7 +163,7 @@ def _evaluate(claim: Declared) -> Evidence | None:
         p_for, p_against = _exact(claim, est)
         why = ("every seed gives the same value on both sides" if y is not None
                else "every seed gives the same difference")
-        return Evidence(name, n_a, n_b, est, est, est, p_for, p_against, 0.0,
+        return Evidence(name, n_a, n_b, est, est, est, p_for, p_against, None,
                         f"degenerate ({why}: zero variance)")
     r = sps.ttest_1samp(x, 0.0) if y is None else sps.ttest_ind(x, y, equal_var=False)
     ci = r.confidence_interval(0.95)

@@ -29,9 +29,10 @@ VERDICTS = {
     "inconclusive": "there is data, but neither test reaches p_holm < 0.05: the reason "
                     "says the smallest effect this grid could detect (power 0.8)",
     "not comparable": "the paper prints no value for one side, or the runs are no "
-                      "evidence (degenerate: a run predicting one class for every item, "
-                      "predictions identical across seeds, or zero variance across "
-                      "seeds), never counted in any family's Holm adjustment",
+                      "evidence: a side at or below its set's chance or majority-class "
+                      "rate (at chance), a run predicting one class for every item, or "
+                      "a difference with no spread (every seed the same difference; "
+                      "degenerate), never counted in any family's Holm adjustment",
     "not run": "the grid has no run for one side",
 }
 #: The families within which p is Holm-adjusted.
