@@ -20,8 +20,9 @@ from dfil.cli import main
 from dfil.config.grid import load_grid_files
 from dfil.contracts.predictions import digest
 from dfil.data.synthetic import write_frog_like
-from dfil.render.entries import Entry, voiding
+from dfil.render.entries import Entry
 from dfil.render.source import Source
+from dfil.render.voiding import voiding
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from dfil.claims import judge
 from dfil.claims.declare import declare
 from dfil.claims.degenerate import at_chance, chance_rates, check, no_evidence
 from dfil.claims.evidence import evaluate
-from dfil.render.entries import sides_degenerate
+from dfil.render.voiding import sides_degenerate
 
 COMPOSE = "frog/smollm2-135m/ft_compose/lam0.5/nfull/uniform"
 ZERO_VAR = "zero variance across 3 seeds (every seed 8)"

@@ -13,7 +13,7 @@ Four findings mark a table entry's runs:
 
 One class and at chance void every comparison an entry enters; identical predictions
 and zero variance are facts about one side's spread, and a difference is judged on its
-own (:func:`dfil.render.entries.sides_degenerate`, the one rule for a table's Δ and a
+own (:func:`dfil.render.voiding.sides_degenerate`, the one rule for a table's Δ and a
 claim).
 
 The per-run facts are the aggregate's (:mod:`dfil.contracts.predictions`); a metric
@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from dfil.contracts.predictions import BASELINE, BEST, FACTS, PATHS
-from dfil.render.entries import AT_CHANCE, ONE_CLASS
+from dfil.render.voiding import AT_CHANCE, ONE_CLASS
 
 #: Probe sets predicted in two halves (``<set>_a``, ``<set>_b``).
 PAIRED_SETS = ("csmc", "entailment")
@@ -175,7 +175,7 @@ def at_chance(reads: Iterable[tuple[str, str]], lookup: Lookup) -> str:
 
 def no_evidence(why: str) -> str:
     """A claim's reason when its sides are no evidence (``why``:
-    :func:`dfil.render.entries.sides_degenerate`'s words): "at chance (...)" when every
+    :func:`dfil.render.voiding.sides_degenerate`'s words): "at chance (...)" when every
     finding is a side at chance, "degenerate (...)" otherwise."""
     parts = why.split("; ")
     if all(p.split(": ", 1)[-1].startswith(AT_CHANCE) for p in parts):

@@ -22,7 +22,7 @@ from statsmodels.stats.weightstats import ttost_ind, ttost_paired
 
 from dfil.claims.declare import Declared
 from dfil.claims.degenerate import no_evidence
-from dfil.render.entries import sides_degenerate, voiding
+from dfil.render.voiding import sides_degenerate, voiding
 
 ALPHA = 0.05
 POWER = 0.8
@@ -131,7 +131,7 @@ def evaluate(claim: Declared) -> Evidence | None:
     class or lies at chance (:mod:`dfil.claims.degenerate`, found when its table was
     resolved), or paired sides whose per-seed differences are all equal, make the
     evidence no evidence, whatever its test says
-    (:func:`dfil.render.entries.sides_degenerate`); a side's zero variance alone does
+    (:func:`dfil.render.voiding.sides_degenerate`); a side's zero variance alone does
     not: a paired claim is judged on its differences, a Welch one on both spreads."""
     ev = _evaluate(claim)
     sides = claim.sides

@@ -16,6 +16,7 @@ from dfil import stats
 from dfil.render import fmt
 from dfil.render.source import Read, Substitution
 from dfil.render.text import MARK
+from dfil.render.voiding import sides_degenerate
 
 #: Entries computed from other rows of their column once every row is resolved
 #: (:func:`row_ops`): ``holm`` (args: the tested column), ``delta_rows`` (args: row a or a
@@ -148,49 +149,6 @@ class Table:
     def entry(self, row: str, col: str) -> Entry | None:
         """The entry of row ``row``, column ``col`` (``None`` if there is none)."""
         return _find(self.rows, row, col)
-
-
-#: How the findings open that make an entry no evidence for any comparison it enters,
-#: whatever the other side: a run predicting one class for every item, and a mean at or
-#: below its test set's chance or majority-class rate (the words of
-#: :mod:`dfil.claims.degenerate`). Identical predictions and zero variance across seeds
-#: are findings about one side's spread only: a difference is judged on its own spread.
-ONE_CLASS, AT_CHANCE = "one class for all", "at chance"
-
-
-def voiding(reason: str) -> str:
-    """The parts of an entry's degenerate ``reason`` that make any comparison with it no
-    evidence (:data:`ONE_CLASS`, :data:`AT_CHANCE`), "" when none does."""
-    parts = [p for p in reason.split("; ") if p.startswith((ONE_CLASS, AT_CHANCE))]
-    return "; ".join(parts)
-
-
-def _constant_difference(sides) -> str:
-    """"every seed gives the same difference" for two stat entries on the same two or
-    more seeds whose per-seed differences are all equal; "" otherwise."""
-    a, b = sides
-    if a is None or b is None or a.kind != "stat" or b.kind != "stat":
-        return ""
-    if len(a.seeds) != len(a.values) or len(b.seeds) != len(b.values):
-        return ""
-    sa, sb = dict(zip(a.seeds, a.values, strict=True)), dict(zip(b.seeds, b.values, strict=True))
-    if len(sa) < 2 or set(sa) != set(sb):
-        return ""
-    diffs = np.array([sa[s] - sb[s] for s in sorted(sa)], dtype=float)
-    return "every seed gives the same difference" if np.ptp(diffs) == 0 else ""
-
-
-def sides_degenerate(sides) -> str:
-    """Why a difference of ``sides`` (a, b) is degenerate (one rule for a table's Δ and
-    a claim, :mod:`dfil.claims.evidence`): a side that predicts one class or lies at
-    chance (:func:`voiding`, named a or b), or, where the sides pair by seed, per-seed
-    differences that are all equal; "" otherwise. A side with zero variance or identical
-    predictions across seeds is no reason by itself: the difference has its own spread."""
-    found = [f"{name}: {why}" for name, s in zip("ab", sides, strict=False)
-             if s is not None and (why := voiding(s.degenerate))]
-    if len(sides) == 2 and (same := _constant_difference(sides)):
-        found.append(same)
-    return "; ".join(found)
 
 
 def _find(rows: list[Row], row: str, col: str) -> Entry | None:

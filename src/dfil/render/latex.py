@@ -72,7 +72,7 @@ def substitution_note(table: Table, standin: str) -> str:
 #: The mark of an entry resting on degenerate runs (:func:`degenerate_footnote`).
 DEGENERATE_MARK = r"$^{\odot}$"
 #: What the footnote of marked entries opens with: which findings void a claim
-#: (:func:`dfil.render.entries.sides_degenerate`).
+#: (:func:`dfil.render.voiding.sides_degenerate`).
 HEADING = (" Degenerate evidence (one class or at chance: never counted for a claim; "
            "identical predictions or zero variance: a claim is judged on its per-seed "
            "differences): ")

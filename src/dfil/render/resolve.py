@@ -37,12 +37,13 @@ import pandas as pd
 from dfil import stats
 from dfil.contracts.failure import NOT_RUN
 from dfil.render.baselines import baseline_entry, baseline_metric, like_row
-from dfil.render.entries import Entry, Row, Table, dash_reason, sides_degenerate
+from dfil.render.entries import Entry, Row, Table, dash_reason
 from dfil.render.finish import finish, union
 from dfil.render.fmt import MISSING
 from dfil.render.probe_sizes import probe_note
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
+from dfil.render.voiding import sides_degenerate
 from dfil.results.origin import origin_note
 from dfil.util.errors import ConfigError
 
