@@ -108,3 +108,41 @@ def test_a_claim_with_a_side_at_chance_is_not_comparable_and_never_counted():
     assert rows[1]["p_holm"] == pytest.approx(rows[1]["p"])  # alone in its family
     assert no_evidence("a: one class for all 9 items in 1 of 3 runs; b: " + at) == (
         "degenerate (a: one class for all 9 items in 1 of 3 runs; b: " + at + ")")
+
+
+def test_an_inconclusive_row_with_an_opposite_estimate_says_so_with_its_interval():
+    from dfil.claims.evidence import Evidence
+    from dfil.claims.verdict import decide, opposite_words
+
+    # T29's CSMC contrast: -38.0 [-55.9, -20.1] against the paper's +3.5
+    ev = Evidence("Welch's t, one-sided", 3, 3, -38.0, -55.9, -20.1, 0.99, 0.06, 16.6)
+    verdict, reason = decide(3.5, ev, 0.99, 0.06)
+    assert verdict == "inconclusive"
+    assert ("the estimate is opposite the paper's (+3.5): -38 [-55.9, -20.1], its interval "
+            "excludes 0; this grid cannot detect") in reason
+    # an interval across 0 says the sign only; the paper's direction says nothing
+    across = Evidence("t", 3, 3, -1.0, -4.0, 2.0, 0.7, 0.3, 5.0)
+    assert opposite_words(2.0, across) == "the estimate is opposite the paper's (+2): -1 " \
+        "[-4, +2]; "
+    assert opposite_words(-2.0, across) == ""
+
+
+def test_a_caption_counts_only_pairs_that_are_evidence():
+    from dfil.render.entries import Entry, Row, Table
+    from dfil.render.resolve import _At, _wins
+
+    def row(rid, mf, ft, why=""):
+        return Row(rid, rid, entries={"mf": replace(stat(mf, mf + 1.0, cell=DFIL),
+                                                    degenerate=why),
+                                      "ft": stat(ft, ft + 1.0, cell=FT)})
+
+    one = "one class for all 500 items in 3 of 3 runs"
+    table = Table("crosstask_full", 19, "tab:x", "", ["mf", "ft"],
+                  [row("a", 50.0, 40.0), row("b", 50.0, 45.0, why=one),
+                   row("c", 30.0, 45.0, why="zero variance across 2 seeds (every seed 30)")])
+    at = _At({}, table, Row("f", "f"))
+    spec = {"wins": [["a", "mf"], ["b", "mf"], ["c", "mf"]], "against": "ft"}
+    # b predicts one class: left out; c's zero variance is no reason (its mean stands)
+    assert _wins({**spec, "show": "k"}, at).value == 1
+    assert _wins({**spec, "show": "n"}, at).value == 2
+    assert isinstance(_wins({**spec, "show": "p"}, at), Entry)

@@ -48,8 +48,12 @@ def test_probe_note_names_both_sizes():
     assert grid_sizes("compositional", ["k1", "k2"], lookup) == [128]
     assert probe_note({"compositional": 900, "csmc": 200, "ipr": 40}, ["k1", "k2"], lookup) == (
         "Probe sets smaller than the paper's: compositional 128 items here, 900 in the "
-        "paper; csmc 50 pairs here, 200 in the paper.")
+        "paper; csmc 50 pairs here (5 per domain), 200 in the paper (20 per domain).")
     assert probe_note({"ipr": 40}, ["k1"], lookup) == ""  # the paper's size: nothing to say
+    facts[("k1", "pred.naturalistic.main.n")] = 107.0  # 320 every 3rd: uneven domains
+    assert probe_note({"naturalistic": 320}, ["k1"], lookup) == (
+        "Probe sets smaller than the paper's: naturalistic 107 items here (about 13 per "
+        "domain), 320 in the paper (40 per domain).")
     assert probe_note({"entailment": 1344}, ["k1"], lookup) == ""  # not predicted here
 
 

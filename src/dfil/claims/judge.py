@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from dfil.claims.construction import construction_verdict
 from dfil.claims.controls import claim_family
 from dfil.claims.declare import Claim, Declared, declare, merge
 from dfil.claims.evidence import Evidence, evaluate
@@ -66,20 +67,23 @@ def judge(tables: Sequence[Table], standin: bool = False,
     claims = merge(declared_claims(tables, names))
     found: list[Evidence | None] = [evaluate(c.declared) for c in claims]
     families = [c.family for c in claims]
-    counted = [None if e is None or e.degenerate else e for e in found]  # never counted
+    counted = [None if e is None or e.degenerate or c.declared.construction else e
+               for c, e in zip(claims, found, strict=True)]  # never counted
     p_for = holm_by_family([None if e is None else e.p_for for e in counted], families)
     p_against = holm_by_family([None if e is None else e.p_against for e in counted],
                                families)
     rows = []
     for c, ev, pf, pa in zip(claims, found, p_for, p_against, strict=True):
         d = c.declared
-        verdict, reason = decide(d.paper, ev, pf, pa)
+        verdict, reason = (construction_verdict(d, ev) if d.construction
+                           else decide(d.paper, ev, pf, pa))
         if verdict == "not run":
             reason = _not_run_reason(d, reason)
         against = verdict == "contradicted"
         if standin and verdict in ("reproduced", "contradicted"):
             reason += f" ({STANDIN_REASON})"
-        raw = None if ev is None else (ev.p_against if against else ev.p_for)
+        raw = None if ev is None or d.construction else (ev.p_against if against
+                                                          else ev.p_for)
         rows.append({
             "claim": c.id, "label": d.label, "paper": d.paper, "places": places_text(c),
             "sides": sides_text(d), "test": "" if ev is None else ev.test,

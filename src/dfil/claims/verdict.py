@@ -23,6 +23,10 @@ from dfil.claims.evidence import ALPHA, POWER, Evidence
 VERDICTS = {
     "reproduced": "the claim's declared test, in the paper's direction (or TOST for a "
                   "parity, with its stated margin), gives p_holm < 0.05",
+    "by construction": "the claim holds by the method's definition (a theorem or a "
+                       "definition the paper states; the reason names it) and the runs "
+                       "show it: no finding, no test, counted apart from reproduced and "
+                       "in no family's Holm adjustment",
     "contradicted": "the test the other way gives p_holm < 0.05: an effect of the "
                     "opposite sign, a parity established against a claimed difference, or "
                     "a difference beyond the margin of a claimed parity",
@@ -97,7 +101,20 @@ def decide(paper: float | None, ev: Evidence | None, p_for: float | None,
     if p_against is not None and p_against < ALPHA:
         return "contradicted", (f"{ev.test} not established (p_holm = {p_for:.3g}); "
                                 f"{ev.against} gives p_holm = {p_against:.3g} < {ALPHA:g}")
-    return "inconclusive", f"{ev.test}: p_holm = {p_for:.3g}; {mde_words(ev.mde)}"
+    return "inconclusive", (f"{ev.test}: p_holm = {p_for:.3g}; {opposite_words(paper, ev)}"
+                            f"{mde_words(ev.mde)}")
+
+
+def opposite_words(paper: float, ev: Evidence) -> str:
+    """What an estimate of the sign opposite to the paper's says, with its 95% interval
+    ("the estimate is opposite the paper's: -38 [-55.9, -20.1], its interval excludes
+    0; "), "" for an estimate in the paper's direction or without an interval."""
+    if ev.ci_low is None or ev.ci_high is None or paper == 0 or ev.estimate * paper >= 0:
+        return ""
+    excludes = ev.ci_low > 0 or ev.ci_high < 0
+    return (f"the estimate is opposite the paper's ({paper:+.3g}): {ev.estimate:+.3g} "
+            f"[{ev.ci_low:+.3g}, {ev.ci_high:+.3g}]"
+            + (", its interval excludes 0" if excludes else "") + "; ")
 
 
 def verdict_counts(rows: Sequence[dict]) -> dict[str, int]:

@@ -268,11 +268,14 @@ def _delta(espec: Mapping, at: _At) -> Entry:
 
 
 def _wins(espec: Mapping, at: _At) -> Entry:
-    """Rows of this table whose named entry beats the row's ``against`` entry."""
+    """Rows of this table whose named entry beats the row's ``against`` entry, among the
+    pairs that are evidence (a pair with a side predicting one class or at chance is no
+    comparison: :func:`dfil.render.voiding.sides_degenerate`)."""
     pairs = [(at.table.entry(r, c), at.table.entry(r, espec["against"]))
              for r, c in espec["wins"]]
     pairs = [(a.mean, b.mean) for a, b in pairs
-             if a and b and a.mean is not None and b.mean is not None]
+             if a and b and a.mean is not None and b.mean is not None
+             and not sides_degenerate((a, b))]
     k = sum(a > b for a, b in pairs)
     value = {"k": k, "n": len(pairs),
              "p": stats.binomial(k, len(pairs)).pvalue if pairs else None}

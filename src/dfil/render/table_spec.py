@@ -136,6 +136,13 @@ class Effect(StrictModel):
     """``row/column``."""
     b: str
     tol: NonNegativeReal = 0.0
+    paper_a: str = ""
+    """``row/column`` of the paper's number that side a (the same quantity measured on
+    side b's items) stands for; ``paper_b`` as it, for side b."""
+    paper_b: str = ""
+    construction: str = ""
+    """Why the contrast holds by construction ("" for an empirical one,
+    :mod:`dfil.claims.construction`)."""
 
 
 class TableSpec(StrictModel):
@@ -223,12 +230,16 @@ def _check_references(name: str, table: TableSpec, tables: Mapping[str, TableSpe
             raise ConfigError(f"{name}.{where}.metric: {problem}")
     _check_metric_layers(name, table)
     published = {(str(r.id), c) for r in table.rows if r.id is not None for c in r.paper or {}}
+    entries = {(str(r.id), c) for r in table.rows if r.id is not None for c in cols}
     for i, effect in enumerate(table.effects):
         for side in ("a", "b"):
-            ref = getattr(effect, side)
-            if tuple(ref.split("/")) not in published:
+            ref, paper = getattr(effect, side), getattr(effect, f"paper_{side}")
+            if paper and tuple(paper.split("/")) not in published:
+                raise ConfigError(f"{name}.effects[{i}].paper_{side}: {paper!r} is not a "
+                                  "row/column with a published number")
+            if tuple(ref.split("/")) not in (entries if paper else published):
                 raise ConfigError(f"{name}.effects[{i}].{side}: {ref!r} is not a row/column "
-                                  "with a published number")
+                                  + ("of the table" if paper else "with a published number"))
 
 
 def _row_ids(table: TableSpec) -> list[str]:
