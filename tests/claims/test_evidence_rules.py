@@ -134,7 +134,7 @@ def test_a_caption_counts_only_pairs_that_are_evidence():
     def row(rid, mf, ft, why=""):
         return Row(rid, rid, entries={"mf": replace(stat(mf, mf + 1.0, cell=DFIL),
                                                     degenerate=why),
-                                      "ft": stat(ft, ft + 1.0, cell=FT)})
+                                      "ft": stat(ft, ft + 3.0, cell=FT)})
 
     one = "one class for all 500 items in 3 of 3 runs"
     table = Table("crosstask_full", 19, "tab:x", "", ["mf", "ft"],
