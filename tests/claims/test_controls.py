@@ -73,7 +73,7 @@ def _row(claim, family, verdict, reason="r"):
                                          "verdict": verdict, "reason": reason, "control": ""}
 
 
-def test_with_controls_fills_the_column_and_attributes_reversed_claims():
+def test_with_controls_fills_the_column_and_attributes_only_contradicted_claims():
     passed = control_result("comp", _spec(family="compositional"), [(0.9, 0.5)])
     failed = control_result("ord", _spec(), [(0.5, 0.5)])
     rows = [_row("T3:a", "compositional", "contradicted"),
@@ -87,7 +87,9 @@ def test_with_controls_fills_the_column_and_attributes_reversed_claims():
                                 "stand-in, not the code")
     assert out[1]["reason"] == "r"  # reproduced: nothing to attribute
     assert out[2]["control"].startswith("failed: ord ")
-    assert out[2]["reason"].endswith("this flags the code, not the stand-in")
+    assert out[2]["reason"] == "r"  # inconclusive: no effect went missing, none attributed
+    reversed_ = with_controls([_row("T5:c", "ordinal", "contradicted")], [failed], True)
+    assert reversed_[0]["reason"].endswith("this flags the code, not the stand-in")
     assert out[3]["control"] == "" and out[3]["reason"] == "r"
 
 

@@ -7,7 +7,13 @@ import yaml
 
 from dfil.render.baselines import baseline_entry, baseline_metric
 from dfil.render.entries import Entry, Row, Table
-from dfil.render.latex import DEGENERATE_MARK, degenerate_footnote, environment, render_table
+from dfil.render.latex import (
+    DEGENERATE_MARK,
+    HEADING,
+    degenerate_footnote,
+    environment,
+    render_table,
+)
 from dfil.render.probe_sizes import grid_sizes, probe_note
 
 TABLES = Path(__file__).resolve().parents[2] / "config" / "tables.yaml"
@@ -42,8 +48,12 @@ def test_probe_note_names_both_sizes():
     assert grid_sizes("compositional", ["k1", "k2"], lookup) == [128]
     assert probe_note({"compositional": 900, "csmc": 200, "ipr": 40}, ["k1", "k2"], lookup) == (
         "Probe sets smaller than the paper's: compositional 128 items here, 900 in the "
-        "paper; csmc 50 pairs here, 200 in the paper.")
+        "paper; csmc 50 pairs here (5 per domain), 200 in the paper (20 per domain).")
     assert probe_note({"ipr": 40}, ["k1"], lookup) == ""  # the paper's size: nothing to say
+    facts[("k1", "pred.naturalistic.main.n")] = 107.0  # 320 every 3rd: uneven domains
+    assert probe_note({"naturalistic": 320}, ["k1"], lookup) == (
+        "Probe sets smaller than the paper's: naturalistic 107 items here (about 13 per "
+        "domain), 320 in the paper (40 per domain).")
     assert probe_note({"entailment": 1344}, ["k1"], lookup) == ""  # not predicted here
 
 
@@ -55,8 +65,8 @@ def test_a_degenerate_entry_is_marked_and_named_escaped():
     table = Table("scaling", 5, "tab:scaling", "Scaling", ["acc"], rows,
                   row_names={"dfil": "DFIL (ours)"})
     note = degenerate_footnote(table)
-    assert note == (DEGENERATE_MARK + r" Degenerate evidence, never counted for a claim: "
-                    r"DFIL (ours) / acc: one class for all 500 items in 3 of 3 runs; "
+    assert note == (DEGENERATE_MARK + HEADING
+                    + r"DFIL (ours) / acc: one class for all 500 items in 3 of 3 runs; "
                     r"100\% \& \_x.")
     tex = render_table(environment(), table, {"package_version": "0", "git_commit": "x",
                                               "config": "c", "config_files": "c.yaml",
@@ -69,7 +79,7 @@ def test_a_degenerate_entry_is_marked_and_named_escaped():
     # one reason marking two entries is said once, naming both
     rows.append(Row("corn", "CORN", entries={"acc": Entry("stat", values=(0.5, 0.5),
                                                           degenerate=why)}))
-    assert degenerate_footnote(table).count("one class") == 1
+    assert degenerate_footnote(table).count("one class for all") == 1
     assert "DFIL (ours) / acc, corn / acc: one class" in degenerate_footnote(table)
 
 
@@ -133,6 +143,11 @@ def test_resolved_baseline_rows_and_degenerate_marks_through_the_source():
     assert table.entry("majority", "dfil").render() == "75.0"
     assert table.entry("chance", "ft").render() == "12.5"
     assert table.entry("majority", "d").kind == "tex"  # a Δ column has no baseline
-    assert table.entry("r", "dfil").degenerate == "one class for all 4 items in 3 of 3 runs"
-    assert not table.entry("r", "ft").degenerate
-    assert table.entry("r", "d").degenerate == "a: one class for all 4 items in 3 of 3 runs"
+    # both means lie below the majority class's 75%: at chance, the Δ with them
+    chance = "at chance: mean {}% ≤ majority-class rate 75% on the test set"
+    assert table.entry("r", "dfil").degenerate == \
+        "one class for all 4 items in 3 of 3 runs; " + chance.format(52)
+    assert table.entry("r", "ft").degenerate == chance.format(42)
+    assert table.entry("r", "d").degenerate == (
+        "a: one class for all 4 items in 3 of 3 runs; " + chance.format(52) + "; b: "
+        + chance.format(42))

@@ -17,10 +17,10 @@ def test_the_diff_counts_claims_and_numbers_in_the_same_words():
     rows = diff_rows([NUMBER, {**NUMBER, "paper": None}], {"T5": "scaling"})
     assert len(rows) == 1 and rows[0]["table"] == "T5 scaling" and rows[0]["diff"] == 4.0
     md = markdown(rows, "config unit", [CLAIM])
-    assert ("Verdicts on the paper's 1 distinct claims: reproduced 1, contradicted 0, "
+    assert ("Verdicts on the paper's 1 distinct claims: reproduced 1, by construction 0, "
+            "contradicted 0, inconclusive 0, not comparable 0, not run 0.") in md
+    assert ("1 published numbers: reproduced 0, by construction 0, contradicted 1, "
             "inconclusive 0, not comparable 0, not run 0.") in md
-    assert ("1 published numbers: reproduced 0, contradicted 1, inconclusive 0, "
-            "not comparable 0, not run 0.") in md
     assert "| T5:dfil-vs-ft | DFIL vs FT | 1 | 4.5 | [3, 6] | 0.004 | primary | reproduced |" in md
     page = html_report(rows, "config unit", [CLAIM])
     assert '<tr class="reproduced">' in page and '<tr class="contradicted">' in page

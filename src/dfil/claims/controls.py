@@ -5,8 +5,9 @@ cells through the same path and heads, differing only in the input: the item's t
 proportion appended to the frozen features (:mod:`dfil.engine.control`). With it, heads,
 composing and metrics that work must move the declared metric in the declared direction
 by at least the declared threshold, seed by seed, against the family's own cells. A
-claim whose effect is reversed or absent on the grid is then attributed to the grid's
-model and data (its family's controls passed) or flags the code (one failed).
+claim whose effect is reversed on the grid (contradicted; never an inconclusive one) is
+then attributed to the grid's model and data (its family's controls passed) or flags the
+code (one failed).
 """
 
 from __future__ import annotations
@@ -91,7 +92,7 @@ def control_words(result: dict) -> str:
 
 
 def attribution(results: Sequence[dict], standin: bool) -> str:
-    """What a family's controls say about a claim of it that is reversed or absent."""
+    """What a family's controls say about a claim of it that is contradicted."""
     where = "the stand-in" if standin else "this grid's model and data"
     outcomes = {r["outcome"] for r in results}
     if "failed" in outcomes:
@@ -105,8 +106,9 @@ def with_controls(rows: Sequence[dict], results: Sequence[dict],
                   standin: bool = False) -> list[dict]:
     """``rows`` (:func:`dfil.claims.judge`'s, each with its ``claim_family``) with the
     ``control`` column: each control result of the claim's family in words; a claim
-    contradicted or inconclusive (its effect reversed or absent) says in its reason
-    what the controls attribute it to."""
+    contradicted (its effect reversed) says in its reason what the controls attribute it
+    to. An inconclusive claim is attributed nothing: an effect a grid could not detect is
+    no effect that went missing."""
     by_family: Mapping[str, list[dict]] = {}
     for r in results:
         by_family.setdefault(r["family"], []).append(r)
@@ -114,7 +116,7 @@ def with_controls(rows: Sequence[dict], results: Sequence[dict],
     for row in rows:
         found = by_family.get(row["claim_family"], [])
         row = {**row, "control": "; ".join(map(control_words, found))}
-        if found and row["verdict"] in ("contradicted", "inconclusive"):
+        if found and row["verdict"] == "contradicted":
             row["reason"] = f"{row['reason']}; {attribution(found, standin)}"
         out.append(row)
     return out

@@ -45,6 +45,9 @@ class Declared:
     tol: float
     sides: tuple[Entry | None, ...]
     entries: tuple[tuple[str, str], ...]
+    #: Why the claim holds by construction ("" for an empirical claim;
+    #: :mod:`dfil.claims.construction`).
+    construction: str = ""
 
     @property
     def test(self) -> str:
@@ -144,11 +147,13 @@ def declare(table: Table, name_of=None) -> list[Declared]:
                             _published(table, row, col), TOL, tuple(sides), ((row, col),)))
     for e in table.effects:
         at = [tuple(str(e[s]).split("/")) for s in ("a", "b")]
-        pubs = [_published(table, *s) for s in at]
+        pubs = [_published(table, *(str(e.get(f"paper_{s}") or e[s]).split("/")))
+                for s in ("a", "b")]
         out.append(Declared(f"T{table.number}:{slug(e['label'])}", table.number, e["label"],
                             None if None in pubs else pubs[0] - pubs[1],
                             float(e.get("tol", TOL)),
-                            (table.entry(*at[0]), table.entry(*at[1])), tuple(at)))
+                            (table.entry(*at[0]), table.entry(*at[1])), tuple(at),
+                            str(e.get("construction", ""))))
     return out
 
 
@@ -159,6 +164,7 @@ def merge(declared: list[Declared]) -> list[Claim]:
     groups: dict[object, list[Declared]] = {}
     for d in declared:
         reads = d.reads
-        key = (reads, d.test, d.sign) if all(reads) and d.paper is not None else d.id
+        key = ((reads, d.test, d.sign, d.construction) if all(reads) and d.paper is not None
+               else d.id)
         groups.setdefault(key, []).append(d)
     return [Claim(tuple(places)) for places in groups.values()]

@@ -1,12 +1,20 @@
 """Degenerate evidence, found from the runs' predictions and never counted (pure).
 
-Three findings make a table entry's runs no evidence for a claim:
+Four findings mark a table entry's runs:
 
 - a run that predicts **one class for every item** of the set its metric is measured on
   (its ``pred.<set>.<path>.classes`` is 1);
 - runs whose predictions are **identical across seeds** (two or more runs, one
   ``pred.<set>.<path>.digest``): the seeds replicate nothing;
-- **zero variance across seeds** of a measured metric (two or more values, all equal).
+- **zero variance across seeds** of a measured metric (two or more values, all equal);
+- a mean **at chance**: an accuracy at or below its set's chance rate (1 / classes) or,
+  measured on the whole set against its gold labels, its majority-class rate (the
+  aggregate's ``baseline.<set>.{majority,chance}``, :func:`chance_rates`).
+
+One class and at chance void every comparison an entry enters; identical predictions
+and zero variance are facts about one side's spread, and a difference is judged on its
+own (:func:`dfil.render.voiding.sides_degenerate`, the one rule for a table's Δ and a
+claim).
 
 The per-run facts are the aggregate's (:mod:`dfil.contracts.predictions`); a metric
 names the set and path it was measured on (:func:`measured_on`). A metric not measured
@@ -22,7 +30,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from dfil.contracts.predictions import BEST, FACTS, PATHS
+from dfil.contracts.predictions import BASELINE, BEST, FACTS, PATHS
+from dfil.render.voiding import AT_CHANCE, ONE_CLASS
 
 #: Probe sets predicted in two halves (``<set>_a``, ``<set>_b``).
 PAIRED_SETS = ("csmc", "entailment")
@@ -75,7 +84,7 @@ def one_class(runs: Sequence[tuple]) -> str:
     flat = [r for r in runs if r[2] == 1]
     if not flat:
         return ""
-    return f"one class for all {_items([r[1] for r in flat])} items in {len(flat)} of " \
+    return f"{ONE_CLASS} {_items([r[1] for r in flat])} items in {len(flat)} of " \
            f"{len(runs)} run{'s' * (len(runs) != 1)}"
 
 
@@ -101,13 +110,75 @@ def check(values: Sequence[float], reads: Iterable[tuple[str, str]], lookup: Loo
     the aggregate's value (None: none). Only metrics measured on predictions are
     checked, zero variance included."""
     runs = _runs(reads, lookup)
-    if not runs:
-        return ""
     found = []
     for (name, path), these in runs.items():
         where = f" ({name}, {path} path)" if len(runs) > 1 else ""
         found += [w + where for w in (one_class(these), identical(these)) if w]
-    if not found:
+    if runs and not found:
         found.append(zero_variance(values))
+    found.append(at_chance(reads, lookup))
     return "; ".join(w for w in dict.fromkeys(found) if w)
+
+
+def chance_rates(metric: str) -> tuple[str, tuple[str, ...]] | None:
+    """(set, baseline kinds) an accuracy ``metric`` is compared with, None for a metric
+    that is no accuracy against a set's gold labels. Chance (a uniform guess) holds on
+    any subset of items; the majority-class rate only on the whole set scored against
+    the gold labels its baseline counts: ``test.main.acc`` -> (test, (majority, chance));
+    ``compositional.from_text.self.all`` (its own labels) -> (compositional, (chance,));
+    ``ipr.text.linguistic.exact`` (a category) -> (ipr, (chance,))."""
+    parts = metric.split(".")
+    whole = ("majority", "chance")
+    if len(parts) == 3 and parts[0] in ("test", "qure") and parts[2] == "acc":
+        return parts[0], whole
+    if len(parts) == 4 and parts[0] == "compositional" and parts[1] in ("from_text",
+                                                                        "text_only"):
+        return parts[0], whole if parts[2:] == ["qure", "all"] else ("chance",)
+    if len(parts) == 2 and parts[0] == "naturalistic" and parts[1] in ("from_text",
+                                                                       "text_only"):
+        return parts[0], whole
+    if parts[0] == "ipr" and len(parts) in (3, 4) and parts[1] in ("text", "main") \
+            and parts[-1] == "exact":
+        return parts[0], whole if len(parts) == 3 else ("chance",)
+    return None
+
+
+def at_chance(reads: Iterable[tuple[str, str]], lookup: Lookup) -> str:
+    """"at chance: mean m% ≤ chance c% on the <set> set" (or the majority class's rate)
+    when the runs of ``reads`` that have both the metric and its baselines average at or
+    below the highest rate :func:`chance_rates` names; "" otherwise (a metric that is no
+    accuracy, or runs without predictions to count the set from)."""
+    by_metric: dict[str, list[str]] = {}
+    for key, metric in sorted(reads):
+        by_metric.setdefault(metric, []).append(key)
+    found = []
+    for metric, keys in by_metric.items():
+        rates = chance_rates(metric)
+        if rates is None:
+            continue
+        name, kinds = rates
+        values = [lookup(k, metric) for k in keys]
+        base = {kind: [lookup(k, f"{BASELINE}.{name}.{kind}") for k in keys] for kind in kinds}
+        ok = [i for i, v in enumerate(values)
+              if v is not None and all(base[kind][i] is not None for kind in kinds)]
+        if not ok:
+            continue
+        mean = float(np.mean([values[i] for i in ok]))
+        rate, kind = max((float(np.mean([base[kind][i] for i in ok])), kind)
+                         for kind in kinds)
+        if mean <= rate + 1e-12:
+            words = "chance" if kind == "chance" else "majority-class rate"
+            found.append(f"{AT_CHANCE}: mean {100 * mean:.3g}% ≤ {words} "
+                         f"{100 * rate:.3g}% on the {name} set")
+    return "; ".join(found)
+
+
+def no_evidence(why: str) -> str:
+    """A claim's reason when its sides are no evidence (``why``:
+    :func:`dfil.render.voiding.sides_degenerate`'s words): "at chance (...)" when every
+    finding is a side at chance, "degenerate (...)" otherwise."""
+    parts = why.split("; ")
+    if all(p.split(": ", 1)[-1].startswith(AT_CHANCE) for p in parts):
+        return f"{AT_CHANCE} ({why.replace(AT_CHANCE + ': ', '')})"
+    return f"degenerate ({why})"
 

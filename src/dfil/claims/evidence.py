@@ -20,7 +20,8 @@ from scipy import stats as sps
 
 from dfil import stats
 from dfil.claims.declare import Declared
-from dfil.render.entries import sides_degenerate
+from dfil.claims.degenerate import no_evidence
+from dfil.render.voiding import sides_degenerate, voiding
 
 ALPHA = 0.05
 POWER = 0.8
@@ -77,13 +78,17 @@ def _test_name(claim: Declared, design: str) -> str:
 
 
 def evaluate(claim: Declared) -> Evidence | None:
-    """The evidence on ``claim``; None when a side has no run. A side resting on
-    degenerate runs (:mod:`dfil.claims.degenerate`, found when its table was resolved)
-    makes the evidence degenerate, whatever its test says."""
+    """The evidence on ``claim``; None when a side has no run. A side that predicts one
+    class or lies at chance (:mod:`dfil.claims.degenerate`, found when its table was
+    resolved), or paired sides whose per-seed differences are all equal, make the
+    evidence no evidence, whatever its test says
+    (:func:`dfil.render.voiding.sides_degenerate`); a side's zero variance alone does
+    not: a paired claim is judged on its differences, a Welch one on both spreads."""
     ev = _evaluate(claim)
     sides = claim.sides
-    why = sides_degenerate(sides) if len(sides) == 2 else getattr(sides[0], "degenerate", "")
-    return replace(ev, degenerate=f"degenerate ({why})") if ev is not None and why else ev
+    why = (sides_degenerate(sides) if len(sides) == 2
+           else voiding(getattr(sides[0], "degenerate", "") or ""))
+    return replace(ev, degenerate=no_evidence(why)) if ev is not None and why else ev
 
 
 def _evaluate(claim: Declared) -> Evidence | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
+from dfil.claims.construction import construction_verdict
 from dfil.claims.controls import claim_family
 from dfil.claims.declare import Claim, Declared, declare, merge
 from dfil.claims.evidence import Evidence, evaluate
@@ -75,7 +76,8 @@ def judge(tables: Sequence[Table], standin: bool = False,
     claims = merge(declared_claims(tables, names))
     found: list[Evidence | None] = [evaluate(c.declared) for c in claims]
     families = [c.family for c in claims]
-    counted = [None if e is None or e.degenerate or c.declared.paper is None else e.p
+    counted = [None if e is None or e.degenerate or c.declared.paper is None
+               or c.declared.construction else e.p
                for c, e in zip(claims, found, strict=True)]
     p_holm = holm_by_family(counted, families)
     size = {f: sum(p is not None for p, g in zip(counted, families, strict=True) if g == f)
@@ -84,9 +86,10 @@ def judge(tables: Sequence[Table], standin: bool = False,
     for c, ev, ph in zip(claims, found, p_holm, strict=True):
         d = c.declared
         alpha = family_alpha(ALPHA, size[c.family])
-        could = ("" if ev is None or d.paper is None or ev.degenerate
+        could = ("" if ev is None or d.paper is None or ev.degenerate or d.construction
                  else detectable(ev, d.paper, alpha))
-        verdict, reason = decide(d.paper, ev, ph, could)
+        verdict, reason = (construction_verdict(d, ev) if d.construction
+                           else decide(d.paper, ev, ph, could))
         if verdict == "not run":
             reason = _not_run_reason(d, reason)
         if standin and verdict in ("reproduced", "contradicted"):
@@ -98,8 +101,8 @@ def judge(tables: Sequence[Table], standin: bool = False,
             "estimate": None if ev is None else ev.estimate,
             "ci_low": None if ev is None else ev.ci_low,
             "ci_high": None if ev is None else ev.ci_high,
-            "p": None if ev is None else ev.p, "p_holm": ph,
-            "mde": None if ev is None or ev.degenerate else mde(ev, alpha),
+            "p": None if ev is None or d.construction else ev.p, "p_holm": ph,
+            "mde": None if ev is None or ev.degenerate or d.construction else mde(ev, alpha),
             "power_at_n": None, "power_why": "",
             "planned": "", "verdict": verdict, "reason": reason, "family": c.family,
             "claim_family": claim_family(m for side in d.reads for _, m in sorted(side)),

@@ -26,6 +26,10 @@ VERDICTS = {
     "reproduced": "the claim's one test (two-sided t for a direction; TOST with its stated "
                   "margin for a parity) gives p_holm < 0.05 with the estimate on the "
                   "paper's side: its sign, or within the margin",
+    "by construction": "the claim holds by the method's definition (a theorem or a "
+                       "definition the paper states; the reason names it) and the runs "
+                       "show it: no finding, no test, counted apart from reproduced and "
+                       "in no family's Holm adjustment",
     "contradicted": "the same test gives p_holm < 0.05 with the estimate on the other "
                     "side: the opposite sign, or a difference beyond a claimed parity's "
                     "margin",
@@ -33,9 +37,10 @@ VERDICTS = {
                     "effect this grid could detect (power 0.8 at the family's Bonferroni "
                     "level), or for a parity the seeds TOST needs",
     "not comparable": "the paper prints no value for one side, or the runs are no "
-                      "evidence (degenerate: a run predicting one class for every item, "
-                      "predictions identical across seeds, or zero variance across "
-                      "seeds), never counted in any family's Holm adjustment",
+                      "evidence: a side at or below its set's chance or majority-class "
+                      "rate (at chance), a run predicting one class for every item, or "
+                      "a difference with no spread (every seed the same difference; "
+                      "degenerate), never counted in any family's Holm adjustment",
     "not run": "the grid has no run for one side",
 }
 #: The families within which p is Holm-adjusted.
@@ -104,7 +109,8 @@ def decide(paper: float | None, ev: Evidence | None, p_holm: float | None,
         return "inconclusive", f"{ev.test}: no test on one value a side; {could}".rstrip("; ")
     at = f"p_holm = {p_holm:.3g}"
     if p_holm >= ALPHA:
-        return "inconclusive", f"{ev.test}: {at}; {could}".rstrip("; ")
+        return "inconclusive", (f"{ev.test}: {at}; {opposite_words(paper, ev)}"
+                                f"{could}").rstrip("; ")
     interval = ("" if ev.ci_low is None
                 else f" [{ev.ci_low:+.3g}, {ev.ci_high:+.3g}]")
     est = f"estimate {ev.estimate:+.3g}{interval}"
@@ -116,6 +122,18 @@ def decide(paper: float | None, ev: Evidence | None, p_holm: float | None,
     if ev.estimate * paper > 0:
         return "reproduced", f"{ev.test}: {at} < {ALPHA:g}, {est} in the paper's direction"
     return "contradicted", f"{ev.test}: {at} < {ALPHA:g}, {est} against the paper's {paper:+g}"
+
+
+def opposite_words(paper: float, ev: Evidence) -> str:
+    """What an estimate of the sign opposite to the paper's says, with its 95% interval
+    ("the estimate is opposite the paper's: -38 [-55.9, -20.1], its interval excludes
+    0; "), "" for an estimate in the paper's direction or without an interval."""
+    if ev.ci_low is None or ev.ci_high is None or paper == 0 or ev.estimate * paper >= 0:
+        return ""
+    excludes = ev.ci_low > 0 or ev.ci_high < 0
+    return (f"the estimate is opposite the paper's ({paper:+.3g}): {ev.estimate:+.3g} "
+            f"[{ev.ci_low:+.3g}, {ev.ci_high:+.3g}]"
+            + (", its interval excludes 0" if excludes else "") + "; ")
 
 
 def verdict_counts(rows: Sequence[dict]) -> dict[str, int]:

@@ -16,6 +16,7 @@ from dfil import stats
 from dfil.render import fmt
 from dfil.render.source import Read, Substitution
 from dfil.render.text import MARK
+from dfil.render.voiding import sides_degenerate
 
 #: Entries computed from other rows of their column once every row is resolved
 #: (:func:`row_ops`): ``holm`` (args: the tested column), ``delta_rows`` (args: row a or a
@@ -148,13 +149,6 @@ class Table:
     def entry(self, row: str, col: str) -> Entry | None:
         """The entry of row ``row``, column ``col`` (``None`` if there is none)."""
         return _find(self.rows, row, col)
-
-
-def sides_degenerate(sides) -> str:
-    """Why a difference of ``sides`` (a, b) is degenerate: each degenerate side's reason,
-    named a or b ("" when none is)."""
-    return "; ".join(f"{name}: {s.degenerate}" for name, s in zip("ab", sides, strict=False)
-                     if s is not None and s.degenerate)
 
 
 def _find(rows: list[Row], row: str, col: str) -> Entry | None:

@@ -71,6 +71,11 @@ def substitution_note(table: Table, standin: str) -> str:
 
 #: The mark of an entry resting on degenerate runs (:func:`degenerate_footnote`).
 DEGENERATE_MARK = r"$^{\odot}$"
+#: What the footnote of marked entries opens with: which findings void a claim
+#: (:func:`dfil.render.voiding.sides_degenerate`).
+HEADING = (" Degenerate evidence (one class or at chance: never counted for a claim; "
+           "identical predictions or zero variance: a claim is judged on its per-seed "
+           "differences): ")
 
 
 def _shown(entry) -> str:
@@ -91,7 +96,7 @@ def degenerate_footnote(table: Table) -> str:
                                                           f" / {c}")
     if not found:
         return ""
-    return (DEGENERATE_MARK + " Degenerate evidence, never counted for a claim: "
+    return (DEGENERATE_MARK + HEADING
             + escape("; ".join(f"{', '.join(at)}: {why}" for why, at in found.items())) + ".")
 
 

@@ -37,12 +37,13 @@ import pandas as pd
 from dfil import stats
 from dfil.contracts.failure import NOT_RUN
 from dfil.render.baselines import baseline_entry, baseline_metric, like_row
-from dfil.render.entries import Entry, Row, Table, dash_reason, sides_degenerate
+from dfil.render.entries import Entry, Row, Table, dash_reason
 from dfil.render.finish import finish, union
 from dfil.render.fmt import MISSING
 from dfil.render.probe_sizes import probe_note
 from dfil.render.reuse import not_run, reused
 from dfil.render.source import SELECTORS, Source
+from dfil.render.voiding import sides_degenerate
 from dfil.results.origin import origin_note
 from dfil.util.errors import ConfigError
 
@@ -267,11 +268,14 @@ def _delta(espec: Mapping, at: _At) -> Entry:
 
 
 def _wins(espec: Mapping, at: _At) -> Entry:
-    """Rows of this table whose named entry beats the row's ``against`` entry."""
+    """Rows of this table whose named entry beats the row's ``against`` entry, among the
+    pairs that are evidence (a pair with a side predicting one class or at chance is no
+    comparison: :func:`dfil.render.voiding.sides_degenerate`)."""
     pairs = [(at.table.entry(r, c), at.table.entry(r, espec["against"]))
              for r, c in espec["wins"]]
     pairs = [(a.mean, b.mean) for a, b in pairs
-             if a and b and a.mean is not None and b.mean is not None]
+             if a and b and a.mean is not None and b.mean is not None
+             and not sides_degenerate((a, b))]
     k = sum(a > b for a, b in pairs)
     value = {"k": k, "n": len(pairs),
              "p": stats.binomial(k, len(pairs)).pvalue if pairs else None}

@@ -133,14 +133,18 @@ class BoldRule(StrictModel):
 
 
 class Effect(StrictModel):
-    """A contrast the paper draws between two of its published cells, whose sign the
-    diff report checks."""
+    """A contrast the paper draws between two of its published cells (``a``, ``b``:
+    ``row/column``), whose sign the diff report checks."""
 
     label: str
     a: str
-    """``row/column``."""
     b: str
     tol: NonNegativeReal = 0.0
+    paper_a: str = ""
+    """The paper's ``row/column`` side a (measured on b's items) stands for; ``paper_b``."""
+    paper_b: str = ""
+    construction: str = ""
+    """Why it holds by construction (:mod:`dfil.claims.construction`)."""
 
 
 class TableSpec(StrictModel):
@@ -229,12 +233,15 @@ def _check_references(name: str, table: TableSpec, tables: Mapping[str, TableSpe
             raise ConfigError(f"{name}.{where}.metric: {problem}")
     _check_metric_layers(name, table)
     published = {(str(r.id), c) for r in table.rows if r.id is not None for c in r.paper or {}}
+    entries = {(str(r.id), c) for r in table.rows if r.id is not None for c in cols}
     for i, effect in enumerate(table.effects):
         for side in ("a", "b"):
-            ref = getattr(effect, side)
-            if tuple(ref.split("/")) not in published:
-                raise ConfigError(f"{name}.effects[{i}].{side}: {ref!r} is not a row/column "
-                                  "with a published number")
+            paper = getattr(effect, f"paper_{side}")
+            for key, at, known in ((f"paper_{side}", paper, published),
+                                   (side, getattr(effect, side), entries if paper else published)):
+                if at and tuple(at.split("/")) not in known:
+                    w = "of the table" if known is entries else "with a published number"
+                    raise ConfigError(f"{name}.effects[{i}].{key}: {at!r} is not a row/column {w}")
 
 
 def _row_ids(table: TableSpec) -> list[str]:

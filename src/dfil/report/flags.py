@@ -16,9 +16,11 @@ EXPLAIN = {
     "identical rows": "two rows print the same numbers in every column",
     "zero variance": "every seed gave the same value: a constant prediction or a "
                      "metric the seed does not move",
-    "degenerate": "degenerate evidence, never counted for a claim: a run that predicts "
-                  "one class for every item, predictions identical across seeds, or zero "
-                  "variance across seeds (the LaTeX table's footnote says which)",
+    "degenerate": "degenerate evidence: a run that predicts one class for every item or "
+                  "a mean at or below its set's chance or majority-class rate (never "
+                  "counted for a claim), predictions identical across seeds or zero "
+                  "variance across seeds (a claim is judged on its per-seed differences; "
+                  "the LaTeX table's footnote says which)",
     "equal to the digit": "two methods print the same mean ± std: check that they are "
                           "not the same model trained the same way",
     "run reused": "one set of runs fills two settings of this table",

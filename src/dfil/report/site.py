@@ -24,8 +24,8 @@ from dfil.report import diff, feeds, flags, numbers, runs
 from dfil.util.atomic import atomic_path, atomic_write_text
 
 #: Verdict colours, shared by the legend and every table (one per verdict word).
-COLOURS = {"reproduced": "#c8ecc8", "contradicted": "#f8c9c9", "inconclusive": "#fff1b8",
-           "not comparable": "#dde6f5", "not run": "#e4e4e4"}
+COLOURS = {"reproduced": "#c8ecc8", "by construction": "#e3f1d4", "contradicted": "#f8c9c9",
+           "inconclusive": "#fff1b8", "not comparable": "#dde6f5", "not run": "#e4e4e4"}
 
 
 def itables_init() -> str:
