@@ -2,7 +2,6 @@
 the whole grid's cost, a claim no budget can settle, and the plan's grid file run as is
 (a dry run)."""
 
-from pathlib import Path
 
 import pytest
 import yaml
@@ -157,5 +156,6 @@ def test_unknown_claims_are_a_usage_error(capsys):
     assert code == 2 and "no claim 'T99'" in capsys.readouterr().err
 
 
-def test_the_readme_section_exists():
-    assert "I have 40 GPU-hours: what can I check?" in Path(ROOT / "README.md").read_text()
+def test_the_planning_page_has_the_section_the_readme_links():
+    assert "I have 40 GPU-hours: what can I check?" in (ROOT / "docs/planning.md").read_text()
+    assert "(docs/planning.md)" in (ROOT / "README.md").read_text()
