@@ -21,6 +21,9 @@ from cells import interrupted, run_cli, stable, tiny_cell
 from dfil.data.synthetic import write_frog_like
 from warmserver import warm_server
 
+# Real servers and served processes: `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 SMOKE = str(ROOT / "config" / "smoke.yaml")
 
@@ -57,7 +60,6 @@ def from_main(stderr: str) -> list[str]:
     (["train", "--bogus"], 2, "dfil train: error: the following arguments are required: "
      "--cell, --out (see dfil train --help)\n"),
 ])
-@pytest.mark.slow
 def test_a_served_command_prints_and_exits_as_a_direct_run(server, args, code, text):
     socket, log, _ = server
     direct, through = run_cli(*args), warm(socket, *args)
@@ -113,7 +115,6 @@ def test_a_child_runs_with_its_client_s_signals_and_none_blocked(server, tmp_pat
     assert "SigBlk:\t0000000000000000" in server_status
 
 
-@pytest.mark.slow
 def test_without_a_server_the_command_runs_in_process(server, tmp_path):
     socket, log, _ = server
     stale = tmp_path / "stale.sock"  # a socket file nobody listens on
@@ -149,7 +150,6 @@ def test_the_server_stops_when_its_parent_is_gone(tmp_path):
     assert not Path(f"/proc/{pid}").exists() and not path.exists()
 
 
-@pytest.mark.slow
 def test_training_through_the_server_is_the_direct_run_also_after_sigterm(server,
                                                                           tmp_path):
     """Direct train + evaluate against the same through the server; then a served
@@ -206,7 +206,6 @@ def same_run(run: Path, reference: Path) -> None:
     assert stable(metrics[0]) == stable(metrics[1])
 
 
-@pytest.mark.slow
 def test_a_killed_client_takes_its_child_with_it(server, tmp_path):
     """SIGKILL cannot be relayed: the server sees the client's socket close and kills the
     child, as the job's own process would have died."""
@@ -234,7 +233,6 @@ def served_pid(text: str, ending: str) -> str:
                 if line.endswith(ending))
 
 
-@pytest.mark.slow
 def test_the_workflow_s_server_serves_a_job_of_its_own_environment(tmp_path):
     """The server a local run starts (every module of PRELOAD imported) serves a job
     whose environment is the run's, although an import sets a variable in the server
@@ -292,7 +290,6 @@ def sigint_at_start(handler):
         signal.signal(signal.SIGINT, previous)
 
 
-@pytest.mark.slow
 def test_ctrl_c_ends_a_served_command_as_it_ends_a_direct_one(server, tmp_path):
     """SIGINT (a terminal's ^C) mid-training: KeyboardInterrupt's traceback, then death
     by SIGINT, as Python ends after an uncaught KeyboardInterrupt. (A direct run of this
@@ -312,7 +309,6 @@ def test_ctrl_c_ends_a_served_command_as_it_ends_a_direct_one(server, tmp_path):
     assert stderr.splitlines()[-1] == direct.stderr.splitlines()[-1] == "KeyboardInterrupt"
 
 
-@pytest.mark.slow
 def test_a_client_that_ignores_sigint_has_a_child_that_ignores_it(server, tmp_path):
     """A job started with SIGINT ignored ignores ^C run directly; served, its client does
     not relay it and its child ignores it too (a SIGTERM then preempts it as usual)."""

@@ -23,6 +23,7 @@ def test_power_at_the_seeds_that_ran_is_cohens():
                                                                                   abs=0.01)
 
 
+@pytest.mark.slow
 def test_a_parity_has_its_simulated_power():
     parity = claim("tost", 0.0, (1.0, 1.0), (10, 10), margin=2.0)
     assert 0.9 < power_at(parity, 10) <= 1.0

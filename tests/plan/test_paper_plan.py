@@ -14,6 +14,9 @@ from dfil.plan.power import MAX_SEEDS
 from dfil.render import load_specs
 from snakemake_cli import ROOT, snakemake
 
+# Plans over the paper's whole grid, seconds each: `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
+
 #: The distinct claims of the paper's tables (73 places; T5 and T26 print the same
 #: contrasts, as claims.csv's rows count them).
 CLAIMS = 59
@@ -27,7 +30,6 @@ def paper():
     return grid, claims, coordinate_hours(grid, archs), seed_order(grid.config, MAX_SEEDS)
 
 
-@pytest.mark.slow
 def test_every_claim_of_the_report_is_read_once(paper):
     """The planner's claims are claims.csv's: one per distinct claim, by its id, each of
     the tables' 73 places in exactly one."""
@@ -40,7 +42,6 @@ def test_every_claim_of_the_report_is_read_once(paper):
     assert headline == {2, 3, 4, 5, 6, 7}
 
 
-@pytest.mark.slow
 def test_budget_zero_plans_nothing(paper):
     _, claims, hours, order = paper
     plan = make_plan(claims, hours, order, 0.0)
@@ -59,7 +60,6 @@ def test_a_run_without_gpu_hours_is_never_priced_at_zero(paper):
         make_plan(claims, hours, order, 1e9)
 
 
-@pytest.mark.slow
 def test_coverage_never_shrinks_as_the_budget_grows(paper):
     _, claims, hours, order = paper
     counts = []
@@ -70,7 +70,6 @@ def test_coverage_never_shrinks_as_the_budget_grows(paper):
     assert counts == sorted(counts) and counts[0] == 0 and counts[-1] > counts[1]
 
 
-@pytest.mark.slow
 def test_the_whole_grids_cost_plans_every_claim_the_grid_can_test(paper):
     grid, claims, hours, order = paper
     whole = sum(hours[k.rsplit("/seed", 1)[0]] for k in grid.cells)
@@ -108,7 +107,6 @@ def test_budget_zero_writes_no_grid_file(tmp_path, capsys):
     assert "no grid file written" in printed and not out.exists()
 
 
-@pytest.mark.slow
 def test_the_plans_grid_file_runs_as_is(tmp_path, capsys):
     out = tmp_path / "plan.yaml"
     assert main(["grid", "plan", "--config", str(ROOT / "config/paper.yaml"), "--tables",
