@@ -28,3 +28,13 @@ def test_each_command_says_what_defaults_and_exit_codes(command, capsys):
             shown = " ".join(map(str, action.default)) if isinstance(action.default, list) \
                 else str(action.default)
             assert f"(default: {shown})" in " ".join(text.split()), action.dest
+
+
+def test_python_m_dfil_is_the_dfil_command():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "dfil", "--help"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("usage: dfil ") and all(c in out.stdout for c in COMMANDS)

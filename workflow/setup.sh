@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install what the project needs into .venv (CPU torch 2.13.0, the package with its dev
 # extras) and, where it can, a TeX distribution for tables.pdf. Used by
-# workflow/quickstart.sh and .ci/run; on a GPU cluster see the README's "Running on your
+# workflow/quickstart.sh and .ci/run; on a GPU cluster see docs/cluster.md, "Running on your
 # cluster" (the CUDA torch wheel replaces the CPU one).
 set -euo pipefail
 cd "$(dirname "$0")/.."

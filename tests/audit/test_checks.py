@@ -25,6 +25,7 @@ def outcomes():
     return {o.id: o for o in ac.evaluate_all(ac.load_checks(CHECKS))}
 
 
+@pytest.mark.slow
 def test_checks_file_validates_and_every_check_evaluates(doc, outcomes):
     assert ac.validate(copy.deepcopy(doc)) == doc["checks"]
     assert len(outcomes) == len(doc["checks"]) >= 40

@@ -270,7 +270,7 @@ def test_every_attempt_of_the_paper_grid_fits_a_one_day_partition():
 def test_site_flags_go_through_the_plugins_resources_not_slurm_extra():
     """The executor plugin refuses its own options (--qos, --constraint, ...) inside
     slurm_extra: no slurm_extra of the project's profiles holds one, and neither the
-    profiles' text nor the README shows one there, not even in a comment."""
+    profiles' text nor the README or docs/cluster.md shows one there, not even in a comment."""
     import re
 
     from snakemake_executor_plugin_slurm.validation import get_forbidden_slurm_options
@@ -284,7 +284,7 @@ def test_site_flags_go_through_the_plugins_resources_not_slurm_extra():
     for value in extras:
         for pattern in get_forbidden_slurm_options():
             assert not re.search(pattern, str(value)), (value, pattern)
-    for doc in (ROOT / "README.md", ROOT / "slurm/config.yaml",
+    for doc in (ROOT / "README.md", ROOT / "docs/cluster.md", ROOT / "slurm/config.yaml",
                 ROOT / "workflow/profiles/slurm-local/config.yaml"):
         text = doc.read_text()
         assert not re.search(r"slurm_extra[^\n]*--(qos|constraint)", text), doc

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from cells import tiny_cell
@@ -55,6 +56,7 @@ def test_cells_share_a_group_across_methods_seeds_and_budgets(tmp_path):
                     **{f"{feature_group(other[0])}/{n}": "k3" for n in ("train", "val", "test")}}
 
 
+@pytest.mark.slow
 def test_features_job_fills_what_training_reads(tmp_path, monkeypatch, capsys):
     write_frog_like(tmp_path / "frog", seed=0, n_easy=48, n_hard=16)
     monkeypatch.setenv("DFIL_CACHE", str(tmp_path / "cache"))

@@ -3,7 +3,6 @@ the whole grid's cost, a claim no budget can settle, and the plan's grid file ru
 (a dry run)."""
 
 import math
-from pathlib import Path
 
 import pytest
 import yaml
@@ -16,6 +15,9 @@ from dfil.plan import coordinate_hours, make_plan, paper_claims, seed_order
 from dfil.plan.power import MAX_SEEDS
 from dfil.render import load_specs
 from snakemake_cli import ROOT, snakemake
+
+# Plans over the paper's whole grid, seconds each: `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
 
 #: The distinct claims of the paper's tables (84 places; T5 and T26 print the same
 #: contrasts, as claims.csv's rows count them).
@@ -30,7 +32,6 @@ def paper():
     return grid, claims, coordinate_hours(grid, archs), seed_order(grid.config, MAX_SEEDS)
 
 
-@pytest.mark.slow
 def test_every_claim_of_the_report_is_read_once(paper):
     """The planner's claims are claims.csv's: one per distinct claim, by its id, each of
     the tables' 84 places in exactly one."""
@@ -43,7 +44,6 @@ def test_every_claim_of_the_report_is_read_once(paper):
     assert headline == {2, 3, 4, 5, 6, 7}
 
 
-@pytest.mark.slow
 def test_budget_zero_plans_nothing(paper):
     _, claims, hours, order = paper
     plan = make_plan(claims, hours, order, 0.0)
@@ -62,7 +62,6 @@ def test_a_run_without_gpu_hours_is_never_priced_at_zero(paper):
         make_plan(claims, hours, order, 1e9)
 
 
-@pytest.mark.slow
 def test_coverage_never_shrinks_as_the_budget_grows(paper):
     _, claims, hours, order = paper
     counts = []
@@ -73,7 +72,6 @@ def test_coverage_never_shrinks_as_the_budget_grows(paper):
     assert counts == sorted(counts) and counts[0] == 0 and counts[-1] > counts[1]
 
 
-@pytest.mark.slow
 def test_the_whole_grids_cost_plans_every_claim_the_grid_can_test(paper):
     grid, claims, hours, order = paper
     whole = sum(hours[k.rsplit("/seed", 1)[0]] for k in grid.cells)
@@ -145,7 +143,6 @@ def test_budget_zero_writes_no_grid_file(tmp_path, capsys):
     assert "no grid file written" in printed and not out.exists()
 
 
-@pytest.mark.slow
 def test_the_plans_grid_file_runs_as_is(tmp_path, capsys):
     out = tmp_path / "plan.yaml"
     assert main(["grid", "plan", "--config", str(ROOT / "config/paper.yaml"), "--tables",
@@ -193,5 +190,6 @@ def test_unknown_claims_are_a_usage_error(capsys):
     assert code == 2 and "no claim 'T99'" in capsys.readouterr().err
 
 
-def test_the_readme_section_exists():
-    assert "I have 40 GPU-hours: what can I check?" in Path(ROOT / "README.md").read_text()
+def test_the_planning_page_has_the_section_the_readme_links():
+    assert "I have 40 GPU-hours: what can I check?" in (ROOT / "docs/planning.md").read_text()
+    assert "(docs/planning.md)" in (ROOT / "README.md").read_text()

@@ -28,7 +28,7 @@ from dfil.util.errors import HubError
 #: the filesystem's users): the check asks for the downloads x this factor.
 DISK_MARGIN = 1.1
 CACHE_FIX = ("free space there, or point DFIL_HUB_CACHE at a filesystem with room that "
-             "every node sees (README, Running on your cluster, step 3)")
+             "every node sees (docs/cluster.md, Running on your cluster, step 3)")
 
 Probe = Callable[[Target], tuple[str, list[RemoteFile]]]
 
