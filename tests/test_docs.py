@@ -16,13 +16,9 @@ README = ROOT / "README.md"
 WORKED_ON = re.compile(r"\bsessions?\b|\bissue\s*#?\d|\(#\d|\bpreviously\b|\binventory\b"
                        r"|\blent GPU\b|\bhelper engineers?\b", re.IGNORECASE)
 
-#: docs/cluster-cost.md's figures still name where they were measured in such words, not
-#: the device and date: a known failure, strict so that it is removed once they do.
-KNOWN = {ROOT / "docs/cluster-cost.md"}
-USER_TEXTS = [pytest.param(p, marks=pytest.mark.xfail(strict=True)) if p in KNOWN else p
-              for p in sorted([README, *(ROOT / "docs").glob("*.md"),
-                               *(ROOT / "src/dfil/pages/templates").glob("*.j2"),
-                               *(ROOT / "src/dfil/audit/templates").glob("*.j2")])]
+USER_TEXTS = sorted([README, *(ROOT / "docs").glob("*.md"),
+                     *(ROOT / "src/dfil/pages/templates").glob("*.j2"),
+                     *(ROOT / "src/dfil/audit/templates").glob("*.j2")])
 
 
 def test_the_readme_is_a_front_door():
