@@ -35,7 +35,8 @@ METRIC = "test.main.acc"
 
 
 def _run(tmp: Path, frog: Path, cell_key: str, method: str, seed: int) -> Path:
-    path = tiny_cell(tmp, frog, f"{method}{seed}", epochs=1, seed=seed)
+    # named as the grid names the cell at this run directory's path
+    path = tiny_cell(tmp, frog, f"{cell_key}/seed{seed}".replace("/", "_"), epochs=1, seed=seed)
     data = yaml.safe_load(path.read_text())
     data["model"]["method"] = method
     data["data"]["max_length"] = 512  # whole prompts (the longest is under 400 characters)

@@ -111,6 +111,10 @@ def test_the_planners_seeds_are_statsmodels_by_hand_from_the_papers_numbers(pape
     _, claims, hours, order = paper
     m = sum(c.family == "primary" and not c.why_not for c in claims)
     assert m == 31
+    # claims that hold by construction are never tested: no seeds, no place in a level
+    built = [c for c in claims if c.why_not.startswith("holds by construction: no test")]
+    assert len(built) == 3 and {c.id.split(":")[0] for c in built} == {"T9", "T23"}
+    assert sum(c.family == "exploratory" and not c.why_not for c in claims) == 36
     alpha = 0.05 / m / 2  # one tail of the two-sided test at alpha / m
     rows = {r.claim.id: r for r in make_plan(claims, hours, order, 1000).rows}
     # T2/T4 uniform init, +23.2: DFIL 41.6±7.3 vs FT+Compose 18.4±6.2 on the same three

@@ -26,6 +26,7 @@ with a reason is marked in its table and makes every claim resting on it *not co
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -178,7 +179,7 @@ def no_evidence(why: str) -> str:
     :func:`dfil.render.voiding.sides_degenerate`'s words): "at chance (...)" when every
     finding is a side at chance, "degenerate (...)" otherwise."""
     parts = why.split("; ")
-    if all(p.split(": ", 1)[-1].startswith(AT_CHANCE) for p in parts):
+    if all(re.sub(r"^[ab]: ", "", p).startswith(AT_CHANCE) for p in parts):
         return f"{AT_CHANCE} ({why.replace(AT_CHANCE + ': ', '')})"
     return f"degenerate ({why})"
 

@@ -96,7 +96,7 @@ def judge(tables: Sequence[Table], standin: bool = False,
             reason += f" ({STANDIN_REASON})"
         rows.append({
             "claim": c.id, "label": d.label, "paper": d.paper, "places": places_text(c),
-            "sides": sides_text(d), "test": "" if ev is None else ev.test,
+            "sides": sides_text(d), "test": "" if ev is None or d.construction else ev.test,
             "n_a": None if ev is None else ev.n_a, "n_b": None if ev is None else ev.n_b,
             "estimate": None if ev is None else ev.estimate,
             "ci_low": None if ev is None else ev.ci_low,

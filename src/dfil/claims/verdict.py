@@ -127,8 +127,10 @@ def decide(paper: float | None, ev: Evidence | None, p_holm: float | None,
 def opposite_words(paper: float, ev: Evidence) -> str:
     """What an estimate of the sign opposite to the paper's says, with its 95% interval
     ("the estimate is opposite the paper's: -38 [-55.9, -20.1], its interval excludes
-    0; "), "" for an estimate in the paper's direction or without an interval."""
-    if ev.ci_low is None or ev.ci_high is None or paper == 0 or ev.estimate * paper >= 0:
+    0; "), "" for an estimate in the paper's direction, without an interval, or of a
+    parity (whose sign means nothing)."""
+    if (ev.margin is not None or ev.ci_low is None or ev.ci_high is None or paper == 0
+            or ev.estimate * paper >= 0):
         return ""
     excludes = ev.ci_low > 0 or ev.ci_high < 0
     return (f"the estimate is opposite the paper's ({paper:+.3g}): {ev.estimate:+.3g} "

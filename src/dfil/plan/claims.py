@@ -193,7 +193,9 @@ def _claims_of(tables: Sequence[Table], specs: Mapping) -> list[PaperClaim]:
         sides, entry = _sides(table, specs[table.name], d)
         out.append(PaperClaim(c.id, d.table, d.label, d.paper, _design(d, sides),
                               d.margin if d.test == "parity" else None, sides,
-                              c.family == "primary", _why_not(d.paper, sides, entry),
+                              c.family == "primary",
+                              (f"holds by construction: no test ({d.construction})"
+                               if d.construction else _why_not(d.paper, sides, entry)),
                               tuple(p.id for p in c.places),
                               next((z for p in c.places if (z := _dz(
                                   specs[by_number[p.table].name], p)) is not None), None)))
