@@ -28,8 +28,10 @@ def test_run_files_honour_the_umask(tmp_path):
     try:
         frog = tmp_path / "frog"
         write_frog_like(frog, seed=0, n_easy=96, n_hard=40)
-        cell = tiny_cell(tmp_path, frog, "modes", epochs=1)
-        run = tmp_path / "runs" / "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed123"
+        key = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed123"
+        # named as the grid names the cell at this run directory's path
+        cell = tiny_cell(tmp_path, frog, key.replace("/", "_"), epochs=1)
+        run = tmp_path / "runs" / key
         assert main(["train", "--cell", str(cell), "--out", str(run)]) == 0
         trained = modes(run)
         assert trained["model.safetensors"] == 0o644
