@@ -85,3 +85,17 @@ def test_only_files_an_earlier_build_published_are_stale(tmp_path):
     assert stale_note(2, marker) == ("dfil: the rebuild failed before publishing 2 file(s); "
                                      "1 published file(s) are from the last good build and "
                                      "marked stale")
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"format": "other"}', "\xff\xfe"])
+def test_a_garbage_marker_is_moved_aside_and_replaced_never_a_failed_build(
+        tmp_path, capsys, text):
+    marker = tmp_path / NAME
+    marker.write_text(text, encoding="latin-1")
+    record = update_stale(marker, ["T02.tex"], ["T05.tex"], "run.log", now=T0)
+    assert record["stale"] == ["T02.tex"] and read_stale(marker) == record
+    assert (tmp_path / f"{NAME}.unreadable").read_text(encoding="latin-1") == text
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1 and str(marker) in said and "replaces it" in said
+    marker.write_text(text, encoding="latin-1")
+    assert update_stale(marker, [], ["T02.tex"]) is None and not marker.exists()

@@ -60,3 +60,13 @@ def test_the_banner_escapes_file_names():
     page = pages.with_banner(pages.SLOT_OPEN + pages.SLOT_CLOSE,
                              {"text": "Stale <now>", "files": ["a<b>.tex"]})
     assert "Stale &lt;now&gt;" in page and "<code>a&lt;b&gt;.tex</code>" in page
+
+
+def test_a_garbage_marker_is_set_aside_and_the_pages_lose_its_banner(tmp_path, capsys):
+    from dfil.contracts.stale import NAME
+    from dfil.render.stale import show_stale
+
+    (tmp_path / NAME).write_text("{garbage", encoding="utf-8")
+    assert show_stale(tmp_path) == []
+    assert not (tmp_path / NAME).exists() and (tmp_path / f"{NAME}.unreadable").is_file()
+    assert "moved to" in capsys.readouterr().err

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -44,6 +45,20 @@ def read_stale(path: str | Path) -> dict | None:
         raise RunFileError(f"{path}: not a {FORMAT} marker (keys {bad or sorted(record)}); "
                            "delete it, the next build that fails writes it again")
     return record
+
+
+def read_or_set_aside(path: Path) -> dict | None:
+    """The marker at ``path``; one that cannot be read is moved aside to
+    ``<name>.unreadable`` with one line saying so, and counts as none: this run's marker
+    replaces it (every file a run was to publish is marked or cleared by the run)."""
+    try:
+        return read_stale(path)
+    except RunFileError as err:
+        aside = path.with_name(path.name + ".unreadable")
+        path.replace(aside)
+        print(f"dfil: {err.args[0].split(';')[0]}; moved to {aside}, this run's marker "
+              "replaces it", file=sys.stderr)
+        return None
 
 
 def published_before(paths: Iterable[str | Path]) -> set[str]:
@@ -78,7 +93,7 @@ def update_stale(path: str | Path, failed: Iterable[str], published: Iterable[st
         marker's time and log those of the last failure.
     """
     path, failed = Path(path), set(failed)
-    old = read_stale(path)
+    old = read_or_set_aside(path)
     stale = (set(old["stale"]) if old else set()) | failed
     stale -= set(published)
     if not stale:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dfil.contracts.stale import NAME, read_stale
+from dfil.contracts.stale import NAME, read_or_set_aside
 from dfil.pages import with_banner
 from dfil.util.atomic import atomic_write_text
 
@@ -60,7 +60,7 @@ def show_stale(report_dir: str | Path) -> list[Path]:
     line with its ``stale.json`` (a banner when it names files, none otherwise); the files
     changed. A page without the slot (made before pages had one) is left as it is."""
     report_dir = Path(report_dir)
-    record = read_stale(report_dir / NAME)
+    record = read_or_set_aside(report_dir / NAME)
     changed = []
     pages = (("index.html", lambda t: with_banner(t, banner_data(record))),
              ("diff.md", lambda t: md_with_banner(t, record)),
