@@ -89,3 +89,17 @@ def test_features_job_fills_what_training_reads(tmp_path, monkeypatch, capsys):
     assert main(["train", "--cell", str(path), "--out", str(tmp_path / "run")]) == 0
     assert main(["features", "--json", json.dumps(to_dict(cell)), "--items", "qure",
                  "--stamp", str(again)]) == 2
+    # A cached file damaged (garbled past its header): named in one line, removed with
+    # its pair, and computed again by the next features job, never a traceback.
+    path_val = feature_paths(cell, item_prompts(cell, "val")[0])[0]
+    data = bytearray(path_val.read_bytes())
+    data[8:16] = b"\x00" * 8  # the JSON header's first bytes
+    path_val.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["train", "--cell", str(path), "--out", str(tmp_path / "run2")]) == 2
+    err = capsys.readouterr().err
+    assert f"{path_val}: damaged frozen-feature file" in err and "not cached" in err
+    assert "Traceback" not in err and not path_val.exists()
+    assert main(["features", "--json", json.dumps(to_dict(cell)), "--items", "val",
+                 "--stamp", str(again)]) == 0
+    assert json.loads(again.read_text())["computed"] == 1 and path_val.is_file()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -121,15 +122,10 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
     """
     tokens = method_spec(cell.model.method).attn_pool
     path, states_path = feature_paths(cell, prompts)
-    from safetensors.torch import load_file
-
     with _one_writer(path):
-        if path.is_file() and (states_path.is_file() or not tokens):
-            cached = load_file(str(path))
-            enc = replace(encode_ids(cached["ids"], cached["lengths"], labels, p,
-                                     cached["source_lengths"].numpy()),
-                          features=cached["features"])
-            states = load_file(str(states_path))["states"] if tokens else None
+        loaded = _load_cached(path, states_path, tokens, labels, p)
+        if loaded is not None:
+            enc, states = loaded
         else:
             if os.environ.get(REQUIRE_CACHED) == "1":
                 raise MissingInputError(
@@ -139,6 +135,36 @@ def frozen_features(model, tokenizer: LazyTokenizer, cell: CellConfig, prompts: 
             enc, states = _compute(model, tokenizer, cell, prompts, labels, p)
             states = states if tokens else None
     return replace(enc, states=states)
+
+
+def _load_cached(path: Path, states_path: Path, tokens: bool, labels, p
+                 ) -> tuple[Encoded, torch.Tensor | None] | None:
+    """The cached feature set at ``path`` (and its token states when ``tokens``); None
+    when it is not cached, or when a file of it cannot be read: then both files are
+    removed with one line naming the damaged one, and the set is computed again (here,
+    or by the DAG's next run: its stamp, naming files now gone, is dropped before the DAG
+    is built, :mod:`dfil.preflight.featurestamps`)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    if not path.is_file() or (tokens and not states_path.is_file()):
+        return None
+    reading = path
+    try:
+        cached = load_file(str(path))
+        enc = replace(encode_ids(cached["ids"], cached["lengths"], labels, p,
+                                 cached["source_lengths"].numpy()),
+                      features=cached["features"])
+        reading = states_path
+        states = load_file(str(states_path))["states"] if tokens else None
+    except (SafetensorError, OSError, KeyError, ValueError, RuntimeError) as err:
+        print(f"dfil: {reading}: damaged frozen-feature file ({type(err).__name__}: "
+              f"{' '.join(str(err).split())[:160]}); removed with its pair, so the set is "
+              "computed again", file=sys.stderr)
+        path.unlink(missing_ok=True)
+        states_path.unlink(missing_ok=True)
+        return None
+    return enc, states
 
 
 def _one_writer(path: Path):
