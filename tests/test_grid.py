@@ -235,3 +235,21 @@ def test_duplicate_seeds_are_refused_naming_the_set_and_file(tmp_path, edit, key
         load_grid_files([path])
     seed = 42 if key.startswith("seed_sets") else 7
     assert str(err.value).startswith(f"{path}: config {key}: seed {seed} is listed twice; ")
+
+
+def test_a_config_error_is_blamed_on_the_command_line_override_that_set_it():
+    from dfil.config.grid import blame, overridden
+
+    files = {"name": "smoke", "probe_seed": 1, "defaults": {"train": {"epochs": 1, "lr": 0.1}}}
+    config = {"name": "smoke", "probe_seed": 1, "epochs": -1,
+              "defaults": {"train": {"epochs": 2, "lr": 0.1}}}
+    assert overridden(config, files) == ["epochs", "defaults.train.epochs"]
+    paths = ["config/smoke.yaml"]
+    assert blame("config epochs: unknown key", config, files, paths) == "--config epochs"
+    assert blame("config defaults.train.epochs: must be positive", config, files,
+                 paths) == "--config defaults.train.epochs"
+    assert blame("config defaults: bad", config, files, paths) == \
+        "--config defaults.train.epochs"
+    assert blame("config probe_seed: bad", config, files, paths) == \
+        "config/smoke.yaml (with --config epochs, defaults.train.epochs)"
+    assert blame("config probe_seed: bad", files, files, paths) == "config/smoke.yaml"

@@ -277,12 +277,44 @@ def grid_of(config: Mapping, paths, locked: bool = True) -> Grid:
     ``config`` and ``workflow.configfiles``): each file is read strictly first (Snakemake's
     own loader keeps the last of a duplicated key), and an error names the files. With
     ``locked`` (the workflow's), a branch without a commit in the lock file is refused."""
+    from_files: dict = {}
     for path in paths:
-        load_yaml(path)
+        from_files = deep_merge(from_files, load_yaml(path) or {})
     try:
         grid = Grid(config, files=paths)
         if locked:
             grid.require_locked()
         return grid
     except ConfigError as err:
-        raise ConfigError(f"{', '.join(map(str, paths))}: {err}") from None
+        raise ConfigError(f"{blame(str(err), config, from_files, paths)}: {err}") from None
+
+
+def overridden(config: Mapping, from_files: Mapping, prefix: str = "") -> list[str]:
+    """The dotted keys whose value in ``config`` is not the files' (``from_files``): what
+    Snakemake's ``--config`` laid on top of them, deepest key first met."""
+    out = []
+    for key, value in config.items():
+        path, there = f"{prefix}{key}", from_files.get(key, _ABSENT)
+        if isinstance(value, Mapping) and isinstance(there, Mapping):
+            out += overridden(value, there, f"{path}.")
+        elif value != there:
+            out.append(path)
+    return out
+
+
+_ABSENT = object()
+
+
+def blame(error: str, config: Mapping, from_files: Mapping, paths) -> str:
+    """Where a config ``error`` ("config <key>: ...") came from: ``--config <key>`` when
+    Snakemake's ``--config`` set that key (or a key above or below it), else the files
+    ``paths``, saying which keys ``--config`` changed when it changed any."""
+    files = ", ".join(map(str, paths))
+    changed = overridden(config, from_files)
+    said = re.match(r"config ([^:\s]+)", error)
+    key = said.group(1) if said else None
+    hit = [k for k in changed if key and (k == key or key.startswith(f"{k}.")
+                                          or k.startswith(f"{key}."))]
+    if hit:
+        return f"--config {', '.join(hit)}"
+    return f"{files} (with --config {', '.join(changed)})" if changed else files
