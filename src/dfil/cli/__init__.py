@@ -182,7 +182,9 @@ def _run_commands(sub) -> None:
                    help="cost: every class on this GPU (default: its gpu_model, else h100)")
     p.add_argument("--trainer", choices=["dfil", "plain"], default="dfil", help="cost, "
                    "preflight: whose measured speed sets the table (plain: a plain peft loop)")
-    p.add_argument("--pack", choices=["on", "off"], help="cost: packs (default: the grid's)")
+    p.add_argument("--pack", choices=["on", "off"], default="off",
+                   help="cost: on projects each configuration's seeds trained in packs "
+                   "(the workflow trains one seed per job: off)")
     p.add_argument("--catalogue", action="store_true", help="cost, preflight, plan: the "
                    "offline catalogue's shapes (dfil.cost.archs) for a backbone whose "
                    "config.json is not fetched and that declares no arch, labelled so")

@@ -1,9 +1,9 @@
-"""``dfil grid cost``: the grid's projected GPU-hours by size class, with each
-configuration's seeds in packs (the grid's ``pack``, on unless it says off) or one seed
-per job, at each measured trainer's speed with the measurements' devices and dates (a
-site's own from the acceptance run's records, ``results/<grid>/acceptance/``, where it
-ran), where each backbone's architecture came from (:mod:`dfil.cli.archs`), the resources
-each class could ask for (:mod:`dfil.cost`), and what its finished cells measured."""
+"""``dfil grid cost``: the grid's projected GPU-hours by size class, one seed per job (as
+the workflow trains) or with each configuration's seeds projected in packs, at each
+measured trainer's speed with the measurements' devices and dates (a site's own from the
+acceptance run's records, ``results/<grid>/acceptance/``, where it ran), where each
+backbone's architecture came from (:mod:`dfil.cli.archs`), the resources each class could
+ask for (:mod:`dfil.cost`), and what its finished cells measured."""
 
 from __future__ import annotations
 
@@ -13,15 +13,6 @@ def missing_lines(archs) -> list[str]:
     return [a.source for a in archs.values() if a.config is None]
 
 
-def grid_packs(grid) -> bool:
-    """Whether ``grid`` trains each configuration's seeds in packs: its ``pack`` (on where
-    the grid file has no such key; off as YAML's false or the string "off")."""
-    value = getattr(grid.spec, "pack", True)
-    if isinstance(value, str):
-        return value.strip().lower() not in ("off", "false", "no")
-    return bool(value)
-
-
 def grid_cost(grid, gpu: str | None, trainer: str = "dfil",  # noqa: PLR0913
               catalogue: bool = False, missing: bool = True, pack: str | None = None,
               nodes=None) -> str:
@@ -29,8 +20,8 @@ def grid_cost(grid, gpu: str | None, trainer: str = "dfil",  # noqa: PLR0913
     its backbones' architectures (:func:`dfil.cli.archs.grid_archs`; ``catalogue``: the
     offline shapes where none is fetched or declared) labelled with their sources, and
     (``missing``) a line for each backbone without one; the cells of those are left out,
-    and the totals say how many. Seeds in packs as ``pack`` says ("on", "off"; None: as
-    the grid says, :func:`grid_packs`).
+    and the totals say how many. ``pack`` "on": each configuration's seeds projected in
+    packs (a projection: the workflow trains one seed per job); else one seed per job.
 
     Each class is projected on ``gpu``, else on its known ``resources`` gpu_model, else
     on an H100; its proposal keeps that GPU and fits ``nodes`` (else this host's sinfo's:
@@ -48,7 +39,7 @@ def grid_cost(grid, gpu: str | None, trainer: str = "dfil",  # noqa: PLR0913
     from dfil.cost.packs import project_packs
     from dfil.cost.rates import MEASURED, PEAK_BF16, TRAINERS, measured
 
-    packs = grid_packs(grid) if pack is None else pack == "on"
+    packs = pack == "on"
     archs = grid_archs(grid, catalogue)
     resources = grid.config["resources"]
     gpus = {size: gpu or (r.get("gpu_model") if r.get("gpu_model") in PEAK_BF16 else "h100")

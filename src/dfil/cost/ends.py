@@ -32,13 +32,13 @@ def format_totals(hours: Mapping[tuple[str, bool], float], trainer: str, pack: b
     steps at (``batch`` per seed); each measurement with its device and date. ``excluded``
     cells are in no total."""
     left_out = f", excluding {excluded} cells" if excluded else ""
-    setting = "packs" if pack else "one seed per job"
+    setting = "packs (projected)" if pack else "one seed per job"
     lines = [f"the table above: trainer {trainer}, {setting}{left_out}"]
     for name in TRAINERS:
         if (name, True) in hours:
-            lines.append(f"trainer {name}: {hours[(name, True)]:.1f} GPU-h with each "
-                         f"configuration's seeds in packs, {hours[(name, False)]:.1f} GPU-h "
-                         f"one seed per job")
+            lines.append(f"trainer {name}: {hours[(name, False)]:.1f} GPU-h one seed per "
+                         f"job (the workflow), {hours[(name, True)]:.1f} GPU-h projected with "
+                         "each configuration's seeds in packs")
     steps = ", ".join(f"K={k} {100 * mfu_at(trainer, k * batch, table):.1f}%"
                       for k in SHOWN_PACKS)
     lines.append(f"a pack's step (trainer {trainer}, batch {batch} a seed): the measured MFU at "
