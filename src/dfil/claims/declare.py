@@ -8,9 +8,10 @@ margin :attr:`Declared.margin` (one paper seed sd, at least ``tol``); any other
 difference by a two-sided t-test whose estimate's sign is read against the paper's,
 paired where both sides read one cell each on the same seeds (a per-seed difference),
 else Welch's. A signed entry with no sides (a per-seed
-difference of its own) is a one-sample t-test of those differences. Paper claims whose
-sides read the same runs on a grid are one claim (:func:`merge`), printed at several
-places.
+difference of its own) is a one-sample t-test of those differences. A place the paper
+prints again declares so (``same_as:`` in ``config/tables.yaml``): the places of one
+claim are known from the declarations alone, whatever ran (:func:`merge`), and the claim
+is judged on its first place's sides.
 """
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ class Declared:
     #: Why the claim holds by construction ("" for an empirical claim;
     #: :mod:`dfil.claims.construction`).
     construction: str = ""
+    #: The id of the place whose claim this place prints again ("": its own claim).
+    same_as: str = ""
+    #: Where the paper prints each side, (row, column), where it prints one at another
+    #: entry than the one measured (an effect's ``paper_a``/``paper_b``; () where it
+    #: does not), and the std it prints there (None: none).
+    printed: tuple[tuple[str, str], ...] = ()
+    printed_sds: tuple[float | None, ...] = ()
 
     @property
     def test(self) -> str:
@@ -62,7 +70,8 @@ class Declared:
         (the root mean square of the stds it prints for the sides; one side: the std of
         its per-seed differences), never below ``tol``; ``tol`` where a side's std is
         not printed. Tied to the paper's spread, a parity's seeds can be planned."""
-        sds = [None if s is None else parse_published(s.published)[1] for s in self.sides]
+        sds = list(self.printed_sds) or [
+            None if s is None else parse_published(s.published)[1] for s in self.sides]
         if not sds or any(sd is None for sd in sds):
             return self.tol
         return max(self.tol, MARGIN_SDS * math.sqrt(sum(sd * sd for sd in sds) / len(sds)))
@@ -135,6 +144,12 @@ def _published(table: Table, row: str, col: str) -> float | None:
     return None if value is None else parse_published(value)[0]
 
 
+def _printed_sd(table: Table, at: tuple[str, str]) -> float | None:
+    """The std the paper prints at (row, column) ``at`` of ``table`` (None: none)."""
+    entry = table.entry(*at)
+    return None if entry is None else parse_published(entry.published)[1]
+
+
 def declare(table: Table, name_of=None) -> list[Declared]:
     """Every claim of one table: its signed entries, then its declared effects.
     ``name_of(row, col)`` names a signed entry (default: its ids)."""
@@ -144,27 +159,59 @@ def declare(table: Table, name_of=None) -> list[Declared]:
         entry = table.entry(row, col)
         sides = entry.sides if entry is not None and entry.sides else (entry,)
         out.append(Declared(f"T{table.number}:{row}/{col}", table.number, name_of(row, col),
-                            _published(table, row, col), TOL, tuple(sides), ((row, col),)))
+                            _published(table, row, col), TOL, tuple(sides), ((row, col),),
+                            same_as=str(table.same_as.get((row, col), ""))))
     for e in table.effects:
         at = [tuple(str(e[s]).split("/")) for s in ("a", "b")]
-        pubs = [_published(table, *(str(e.get(f"paper_{s}") or e[s]).split("/")))
-                for s in ("a", "b")]
+        printed = [tuple(str(e.get(f"paper_{s}") or e[s]).split("/")) for s in ("a", "b")]
+        pubs = [_published(table, *p) for p in printed]
+        elsewhere = bool(e.get("paper_a") or e.get("paper_b"))
         out.append(Declared(f"T{table.number}:{slug(e['label'])}", table.number, e["label"],
                             None if None in pubs else pubs[0] - pubs[1],
                             float(e.get("tol", TOL)),
                             (table.entry(*at[0]), table.entry(*at[1])), tuple(at),
-                            str(e.get("construction", ""))))
+                            str(e.get("construction", "")), str(e.get("same_as", "")),
+                            tuple(printed) if elsewhere else (),
+                            tuple(_printed_sd(table, p) for p in printed) if elsewhere
+                            else ()))
     return out
 
 
 def merge(declared: list[Declared]) -> list[Claim]:
-    """The distinct claims of ``declared``: places whose sides read the same runs and
-    metrics, with the same test in the same direction, are one claim (in the order of
-    its first place). A place with a side that reads nothing stands alone."""
-    groups: dict[object, list[Declared]] = {}
+    """The distinct claims of ``declared``, from the declarations alone (never from the
+    runs, so a grid counts the same claims whatever ran): a place with ``same_as`` is
+    one more place of the claim of the place it names, which may itself name another.
+    A claim is in the order of its first place and judged on its first place's
+    declaration; all its places state the same test in the same direction.
+
+    Raises
+    ------
+    ValueError
+        A ``same_as`` naming no place of ``declared``, a cycle of them, or places of
+        one claim whose paper values call for different tests or directions.
+    """
+    by_id = {d.id: d for d in declared}
+
+    def root(d: Declared) -> str:
+        seen = [d.id]
+        while d.same_as:
+            if d.same_as not in by_id:
+                raise ValueError(f"config/tables.yaml: {seen[-1]} same_as {d.same_as!r} "
+                                 f"names no place of the tables")
+            d = by_id[d.same_as]
+            if d.id in seen:
+                raise ValueError(f"config/tables.yaml: same_as cycle {' -> '.join(seen)}")
+            seen.append(d.id)
+        return d.id
+
+    groups: dict[str, list[Declared]] = {}
     for d in declared:
-        reads = d.reads
-        key = ((reads, d.test, d.sign, d.construction) if all(reads) and d.paper is not None
-               else d.id)
-        groups.setdefault(key, []).append(d)
+        groups.setdefault(root(d), []).append(d)
+    for places in groups.values():
+        kinds = {(p.test, p.sign, p.construction) for p in places if p.paper is not None}
+        if len(kinds) > 1:
+            raise ValueError(
+                "config/tables.yaml: places of one claim state different tests: "
+                + "; ".join(f"{p.id} (paper {p.paper}, {p.test or 'no test'})"
+                            for p in places))
     return [Claim(tuple(places)) for places in groups.values()]

@@ -116,6 +116,14 @@ def _side(entry: Entry | None) -> Side:
     return Side(mean, std, entry.n if entry is not None else 0, cells, seeded, fixed)
 
 
+def _printed_side(entry: Entry | None, printed: Entry | None) -> Side:
+    """The side ``entry`` measures, with the mean and std the paper prints at
+    ``printed`` (the entry it stands for where the paper measured it elsewhere)."""
+    side = _side(entry)
+    mean, std = parse_published(None if printed is None else printed.published)
+    return Side(mean, std, side.n, side.cells, side.seeded, side.fixed)
+
+
 def _why_not(effect: float | None, sides: tuple[Side, ...], entry: Entry | None) -> str:
     if effect is None:
         return "the paper prints no value for one side"
@@ -169,8 +177,11 @@ def _design(d: Declared, sides: tuple[Side, ...]) -> str:
 def _sides(table: Table, spec: Mapping, d: Declared) -> tuple[tuple[Side, ...], Entry | None]:
     """The sides of the place ``d`` of ``table`` as the paper printed them, and the
     signed entry it is (None for a declared effect)."""
-    if len(d.entries) != 1:
-        return tuple(_side(table.entry(*rc)) for rc in d.entries), None
+    if len(d.entries) != 1:  # a declared effect: each side as printed where the paper
+        # prints it (its ``paper_a``/``paper_b``, else the entry measured)
+        printed = d.printed or d.entries
+        return tuple(_printed_side(table.entry(*rc), table.entry(*at))
+                     for rc, at in zip(d.entries, printed, strict=True)), None
     row, col = d.entries[0]  # a published signed entry
     entry = table.entry(row, col)
     if entry is not None and entry.sides:

@@ -133,6 +133,9 @@ class Table:
     published: dict = field(default_factory=dict)
     #: The (row, column) of every published signed (Δ) entry, in table order.
     signed: list = field(default_factory=list)
+    #: (row, column) of a signed entry -> the id of the place whose claim it prints
+    #: again (rows' ``same_as:`` in ``config/tables.yaml``), rows without runs included.
+    same_as: dict = field(default_factory=dict)
     #: How its runs differ in code commit or library versions ("" when they do not;
     #: :func:`dfil.results.origin.origin_note`); the notes say it too.
     mixed: str = ""

@@ -67,6 +67,19 @@ def entry_kind(espec: Mapping) -> str:
     return next((k for k in KINDS if k in espec), "stat")
 
 
+def declared_fmt(spec: Mapping, row: str, col: str) -> str:
+    """The format the entry at ``row``, ``col`` of table ``spec`` declares, whatever ran
+    (a difference of rows or a ``delta`` column: ``signed``; else ``ms`` unless set):
+    a reference to it has a format even where its row has no runs."""
+    rspec = next((r for r in spec.get("rows", []) if str(r.get("id")) == row), {})
+    if "rows" in rspec:
+        return rspec.get("fmt", "signed")
+    colspec = next((c for c in spec.get("columns", []) if c["id"] == col), {})
+    opts = {k: rspec[k] for k in ("fmt", "digits") if k in rspec}
+    espec = _layer(spec.get("defaults"), colspec, opts, (rspec.get("cells") or {}).get(col))
+    return espec.get("fmt", "signed" if entry_kind(espec) == "delta" else "ms")
+
+
 def _layer(*parts) -> dict:
     """Entry specs laid over each other, later ones winning key by key. Shallow on
     purpose: a ``where``, ``with`` or ``ref`` value is one unit, never merged."""
@@ -129,7 +142,10 @@ class Resolver:
         table = Table(name, spec["number"], spec["label"], spec["caption"],
                       [c["id"] for c in columns], [],
                       hidden={c["id"] for c in columns if c.get("hidden")},
-                      effects=list(spec.get("effects", [])))
+                      effects=list(spec.get("effects", [])),
+                      same_as={(str(r["id"]), col): str(place)
+                               for r in spec.get("rows", []) if "id" in r
+                               for col, place in (r.get("same_as") or {}).items()})
         for rspec in spec.get("rows", []):
             table.rows.append(self._row(spec, rspec, table))
         return table
@@ -223,8 +239,10 @@ class Resolver:
         tname, rid, cid = espec["ref"].split("/")
         ref = self.table(tname)
         found = ref.entry(rid, cid)
-        if found is None:
-            found = Entry("value", fmt=espec.get("fmt", "ms"), digits=espec.get("digits", 1))
+        if found is None:  # its row has no runs here: what it would print, empty
+            found = Entry("value", fmt=espec.get("fmt", declared_fmt(self.specs[tname], rid,
+                                                                     cid)),
+                          digits=espec.get("digits", 1))
         return replace(found, bold=False, fmt=espec.get("fmt", found.fmt),
                        digits=espec.get("digits", found.digits), published=None,
                        reads=ref.reads, substituted=ref.substituted)

@@ -110,6 +110,10 @@ class RowSpec(Selector):
     dz: dict[str, PositiveReal] = Field(None)
     """The Cohen's d_z the paper prints for this row's paired difference, per column:
     the standardised effect a plan sizes its seeds by (:mod:`dfil.plan.power`)."""
+    same_as: dict[str, str] = Field(None)
+    """Per column, the id of the place (``T<n>:<row>/<column>`` or ``T<n>:<effect>``) whose
+    claim this row's signed entry prints again: one claim, printed at both
+    (:func:`dfil.claims.declare.merge`)."""
     rows: RowDifference = Field(None)
     reduce: Literal["min", "max"] = Field(None)
     over: TupleOf[str] = Field(None)
@@ -145,6 +149,8 @@ class Effect(StrictModel):
     paper_b: str = ""
     construction: str = ""
     """Why it holds by construction (:mod:`dfil.claims.construction`)."""
+    same_as: str = ""
+    """The id of the place whose claim this contrast prints again (as ``RowSpec.same_as``)."""
 
 
 class TableSpec(StrictModel):
