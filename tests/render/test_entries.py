@@ -25,16 +25,28 @@ def test_row_ops_build_new_entries_and_leave_the_table_as_it_was():
     rows = [Row("a", "A", entries={"x": value(5.0)}),
             Row("b", "B", entries={"x": value(3.0)}),
             Row("c", "C", entries={"x": value(7.5)}),
-            Row("d", "Δ", entries={"x": Entry("delta_rows", args=(("a", "c"), "b"))}),
+            Row("d", "Δ", entries={"x": Entry("delta_rows", args=("c", "b"))}),
             Row("lo", "min", hidden=True,
                 entries={"x": Entry("reduce", args=("min", ("a", "b", "d")))})]
     table = table_of(rows)
     out = row_ops(table)
     assert [r.entries["x"].kind for r in out] == ["value"] * 5
-    assert out[3].entries["x"].value == pytest.approx(7.5 - 3.0)  # the best of a, c minus b
+    assert out[3].entries["x"].value == pytest.approx(7.5 - 3.0)  # c minus b
     assert out[4].entries["x"].value == pytest.approx(3.0)  # min over a, b and the Δ row
     assert table.rows[3].entries["x"].kind == "delta_rows"  # the input is untouched
     assert table.rows[4].entries["x"].kind == "reduce"
+
+
+def test_a_row_difference_takes_one_row_never_the_best_of_several():
+    """Picking the side with the best test mean would select on the outcome: the spec
+    refuses a list where one row goes."""
+    from pydantic import ValidationError
+
+    from dfil.render.table_spec import RowSpec
+
+    assert RowSpec(id="d", rows=["c", "b"]).rows == ("c", "b")
+    with pytest.raises(ValidationError):
+        RowSpec(id="d", rows=[["a", "c"], "b"])
 
 
 def test_a_row_difference_over_an_entry_the_layout_leaves_empty_says_so():

@@ -140,21 +140,6 @@ def _why_not(effect: float | None, sides: tuple[Side, ...], entry: Entry | None)
     return ""
 
 
-def _best_side(table: Table, spec: Mapping, row: str, col: str, sides: tuple) -> tuple:
-    """A row difference whose first side is the best of several rows (``rows: [[a1, a2],
-    b]``) takes, as the paper did, the row with the largest printed mean."""
-    rspec = next((r for r in spec.get("rows", []) if str(r.get("id")) == row), {})
-    first = rspec.get("rows", [None])[0]
-    if isinstance(first, str) or first is None:
-        return sides
-    printed = [(parse_published((r.get("paper") or {}).get(col))[0], str(r["id"]))
-               for r in spec["rows"] if str(r.get("id")) in map(str, first)]
-    printed = [(m, r) for m, r in printed if m is not None]
-    if not printed:
-        return sides
-    return (table.entry(max(printed)[1], col), sides[1])
-
-
 def _dz(spec: Mapping, d: Declared) -> float | None:
     """The d_z the paper prints for the signed entry ``d`` (its row's ``dz:``), else None;
     a claim takes the first of its places' (the paper may print it at any of them)."""
@@ -185,7 +170,7 @@ def _sides(table: Table, spec: Mapping, d: Declared) -> tuple[tuple[Side, ...], 
     row, col = d.entries[0]  # a published signed entry
     entry = table.entry(row, col)
     if entry is not None and entry.sides:
-        return tuple(_side(e) for e in _best_side(table, spec, row, col, entry.sides)), entry
+        return tuple(_side(e) for e in entry.sides), entry
     if entry is not None and entry.kind == "stat":
         one = _side(entry)
         # a per-seed difference: its printed spread is the differences' own

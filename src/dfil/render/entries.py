@@ -197,25 +197,22 @@ def _from_rows(rows: list[Row], col: str, entry: Entry) -> Entry:
         means = [e.mean for e in _present(rows, over, col)]
         return replace(entry, kind="value", args=(),
                        value={"min": min, "max": max}[op](means) if means else None)
-    a_ids, b_id = entry.args
-    a_ids = [a_ids] if isinstance(a_ids, str) else a_ids
-    b = _find(rows, b_id, col)
-    if _laid_out_empty(b) or all(_laid_out_empty(_find(rows, a, col)) for a in a_ids):
+    a_id, b_id = entry.args
+    a, b = _find(rows, a_id, col), _find(rows, b_id, col)
+    if _laid_out_empty(b) or _laid_out_empty(a):
         # T3's Δ vs fine-tune under Oracle: fine-tune has none there, nor in the paper
         return replace(entry, kind="value", args=(), value=None,
                        reason="a row it subtracts has no entry here (as in the paper)")
-    best = max(_present(rows, a_ids, col), key=lambda e: e.mean, default=None)  # a list: best
-    if best is None or b.mean is None:
+    if a is None or b is None or a.mean is None or b.mean is None:
         return replace(entry, kind="value", args=(), value=None)
-    return replace(entry, kind="value", args=(), value=best.mean - b.mean, sides=(best, b),
-                   degenerate=sides_degenerate((best, b)))
+    return replace(entry, kind="value", args=(), value=a.mean - b.mean, sides=(a, b),
+                   degenerate=sides_degenerate((a, b)))
 
 
 def row_ops(table: Table) -> list[Row]:
     """The table's rows with every entry computed from other rows resolved: first the
-    Holm columns, then row by row ``rows: [a, b]`` (row a's mean minus row b's; a list as
-    a: the best of their means) and ``reduce: min|max`` over ``over`` (a row sees the rows
-    above it resolved)."""
+    Holm columns, then row by row ``rows: [a, b]`` (row a's mean minus row b's) and
+    ``reduce: min|max`` over ``over`` (a row sees the rows above it resolved)."""
     rows = _holm(table.rows, table.columns)
     for i, row in enumerate(rows):
         if any(e.kind in ("delta_rows", "reduce") for e in row.entries.values()):

@@ -93,8 +93,10 @@ class Column(EntrySpec):
     id: str
 
 
-#: ``rows: [a, b]``: row a minus row b, column by column (a list as a: the best of them).
-RowDifference = Annotated[tuple[str | TupleOf[str], str], BeforeValidator(as_tuple)]
+#: ``rows: [a, b]``: row a minus row b, column by column. Never the best of several rows:
+#: a side picked by its test means would select on the outcome (a path is chosen on the
+#: validation split, as the ``best`` path's metrics are).
+RowDifference = Annotated[tuple[str, str], BeforeValidator(as_tuple)]
 
 
 class RowSpec(Selector):
