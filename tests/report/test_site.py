@@ -116,3 +116,30 @@ def test_controls_stand_beside_the_verdicts_and_in_claims_csv(tmp_path):
     assert row["claim_family"] == "ordinal"
     assert row["control"].startswith("passed: ordinal test.main.acc control 0.9 vs "
                                      "reference 0.6 (mean +0.3")
+
+
+def test_the_index_cuts_a_long_caption_at_a_word_boundary_never_inside_a_word():
+    from dfil.report.site import short_caption
+
+    assert short_caption("Scaling accuracy (%), mean ± std") == "Scaling accuracy (%), mean ± std"
+    # 12 characters: "Cross-task" and " …" fit, "accuracy" would not
+    assert short_caption("Cross-task accuracy over three seeds", 12) == "Cross-task …"
+    long = "word " * 40 + "Mono.: the violation rate"
+    cut = short_caption(long.strip())
+    assert len(cut) <= 140 and cut.endswith(" …")
+    assert all(w == "word" for w in cut.removesuffix(" …").split())
+
+
+@pytest.mark.slow
+def test_the_index_lists_each_table_with_its_caption_whole_or_cut_between_words(tmp_path):
+    from dataclasses import replace
+
+    caption = ("Cross-task accuracy, mean and std over three seeds with the membership "
+               "function violation rate on a grid of one thousand points, the ensemble "
+               "weighted by alpha one half")  # 168 characters; "the ensemble …" would take 143
+    t = replace(scaling_table(), caption=caption)
+    index = site.write_pages([t], {}, _context(), tmp_path / "runs",
+                             tmp_path / "o")["index.html"].read_text()
+    shown = ("Cross-task accuracy, mean and std over three seeds with the membership "
+             "function violation rate on a grid of one thousand points, the …")
+    assert f'T5</a>: <span title="{caption}">{shown}</span>' in index

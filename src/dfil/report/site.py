@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import html
+import textwrap
 from pathlib import Path
 
 import jinja2
@@ -55,6 +56,17 @@ def _cells():
 
 def _badge(verdict: str) -> str:
     return str(_cells().badge(verdict, COLOURS.get(verdict, "#fff")))
+
+
+#: The longest caption the index's list of tables prints whole (characters).
+CAPTION_CHARS = 140
+
+
+def short_caption(caption: str, width: int = CAPTION_CHARS) -> str:
+    """``caption`` for the index's list of tables: whole when it fits in ``width``
+    characters, else cut at the last word boundary that leaves room for " …" (never
+    inside a word)."""
+    return textwrap.shorten(caption, width=width, placeholder=" …")
 
 
 def _fmt(x, digits: int = 2) -> str:
@@ -197,7 +209,8 @@ def write_pages(tables: list[Table], heads: dict[str, list[str]], context: dict,
         rows = numbers.table_numbers(t, names, standin, of_number)
         all_rows += rows
         notes = [substitution_note(t, standin), *t.notes, *t.footnotes]
-        per_table.append({"id": f"T{t.number}", "title": text.plain(t.caption, refs),
+        title = text.plain(t.caption, refs)
+        per_table.append({"id": f"T{t.number}", "title": title, "short": short_caption(title),
                           "notes": [n for n in (text.plain(x, refs) for x in notes) if n],
                           "rows": rows, "names": names, "mixed": t.mixed,
                           "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
