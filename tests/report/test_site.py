@@ -143,3 +143,20 @@ def test_the_index_lists_each_table_with_its_caption_whole_or_cut_between_words(
     shown = ("Cross-task accuracy, mean and std over three seeds with the membership "
              "function violation rate on a grid of one thousand points, the …")
     assert f'T5</a>: <span title="{caption}">{shown}</span>' in index
+
+
+@pytest.mark.slow
+def test_every_page_of_a_standin_grids_report_carries_the_standin_banner(tmp_path):
+    runs = tmp_path / "runs"
+    context = {**_context(), "standin": "a tiny random Llama on synthetic data."}
+    out = site.write_pages([scaling_table()], {}, context, runs, tmp_path / "o")
+    banner = ('<div class="standin" id="standin-banner"><b>Stand-in grid:</b> a tiny random '
+              "Llama on synthetic data. Not the paper&#39;s models or data: no number here is "
+              "the paper&#39;s setting.</div>")
+    run_pages = [p for name, p in out.items() if name.startswith("runs/")]
+    assert len(run_pages) == 6  # three seeds a side
+    for page in [out["index.html"], out["tables.html"], *run_pages]:
+        assert page.read_text().count(banner) == 1, page
+    paper = site.write_pages([scaling_table()], {}, _context(), runs, tmp_path / "p")
+    assert not any("standin-banner" in p.read_text() for name, p in paper.items()
+                   if name.endswith(".html"))

@@ -19,7 +19,7 @@ from dfil import claims as claims_mod
 from dfil import pages
 from dfil.render import compare, text
 from dfil.render.entries import Table
-from dfil.render.latex import substitution_note
+from dfil.render.latex import STANDIN_BANNER, substitution_note
 from dfil.render.names import labels
 from dfil.report import diff, feeds, flags, numbers, runs
 from dfil.util.atomic import atomic_path, atomic_write_text
@@ -67,6 +67,17 @@ def short_caption(caption: str, width: int = CAPTION_CHARS) -> str:
     characters, else cut at the last word boundary that leaves room for " …" (never
     inside a word)."""
     return textwrap.shorten(caption, width=width, placeholder=" …")
+
+
+def standin_banner(standin: str) -> tuple[str, str] | None:
+    """The banner every page of a stand-in grid's report carries (``standin``: the grid's
+    ``render.standin`` text; None for the paper's grid): its bold head and its words, the
+    same as on each page of ``tables.pdf`` (:data:`dfil.render.latex.STANDIN_BANNER`)."""
+    standin = str(standin).strip().rstrip(".")
+    if not standin:
+        return None
+    head, tail = STANDIN_BANNER
+    return head, f"{standin}. {tail}"
 
 
 def _fmt(x, digits: int = 2) -> str:
@@ -185,7 +196,8 @@ def _run_pages(env: jinja2.Environment, made: dict, context: dict,
         atomic_write_text(out[f"runs/{p.page}"], env.get_template("run.html.j2").render(
             run=p, provenance=runs.flat(shown), inputs=runs.inputs_rows(p.provenance),
             test=p.test, title=context["title"], root="../",
-            pdf=context.get("pdf", True)))
+            pdf=context.get("pdf", True),
+            standin_banner=standin_banner(context.get("standin", ""))))
     return out
 
 
@@ -225,7 +237,8 @@ def write_pages(tables: list[Table], heads: dict[str, list[str]], context: dict,
                      if t["rows"] else "")
     common = {"title": context["title"], "root": "", "colours": COLOURS, "rule": compare.RULE,
               "init": itables_init(), "verdicts": claims_mod.VERDICTS,
-              "families": claims_mod.FAMILIES, "pdf": context.get("pdf", True)}
+              "families": claims_mod.FAMILIES, "pdf": context.get("pdf", True),
+              "standin_banner": standin_banner(standin)}
     out["tables.html"] = out_dir / "tables.html"
     atomic_write_text(out["tables.html"], env.get_template("tables.html.j2").render(
         tables=per_table, explain=flags.EXPLAIN, **common))
