@@ -160,3 +160,22 @@ def test_every_page_of_a_standin_grids_report_carries_the_standin_banner(tmp_pat
     paper = site.write_pages([scaling_table()], {}, _context(), runs, tmp_path / "p")
     assert not any("standin-banner" in p.read_text() for name, p in paper.items()
                    if name.endswith(".html"))
+
+
+def test_the_claims_table_holds_every_row_in_its_html_and_is_laid_out_to_the_page():
+    from dfil.claims import judge
+
+    frame = site.claims_frame(judge([scaling_table()]))
+    page = site.claims_table(frame)
+    # every claim is a row of the HTML itself (nothing drawn by a script), in order
+    assert page.count("<tr><td>") == len(frame) == 1
+    assert "<script" not in page
+    heads = [h for h in site.CLAIM_WIDTHS if h != "Planned"]  # no plan wrote this grid
+    assert list(frame.columns) == heads
+    # the verdict and why come before the test's details; the widths fill the table
+    assert heads.index("Why") == 6 and heads.index("Verdict") == 5
+    widths = [float(w) for w in __import__("re").findall(r'<col style="width:([\d.]+)%">',
+                                                          page)]
+    assert len(widths) == len(heads) and sum(widths) == pytest.approx(100, abs=0.2)
+    # 8 of the 106 shares: the claim column
+    assert widths[0] == pytest.approx(100 * 8 / 106, abs=0.05)
