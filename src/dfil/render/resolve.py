@@ -37,6 +37,7 @@ import pandas as pd
 from dfil import stats
 from dfil.contracts.failure import NOT_RUN
 from dfil.render.baselines import baseline_entry, baseline_metric, like_row
+from dfil.render.caption_settings import apply_settings
 from dfil.render.entries import Entry, Row, Table, dash_reason
 from dfil.render.finish import finish, union
 from dfil.render.fmt import MISSING
@@ -119,8 +120,11 @@ class Resolver:
         done = finish(spec, table, footnotes, self.refs)
         note = probe_note(spec.get("probes", {}), done.keys, self.source.value)
         mixed = origin_note(self.source.origins, done.keys)
-        self.done[name] = replace(done, caption=f"{done.caption} {note}".rstrip(), mixed=mixed,
-                                  notes=[*done.notes, mixed] if mixed else done.notes)
+        cells = getattr(self.source.grid, "cells", {})
+        caption, unused = apply_settings(done.caption, spec.get("settings", []),
+                                         [cells[k].config for k in done.keys if k in cells])
+        self.done[name] = replace(done, caption=f"{caption} {note}".rstrip(), mixed=mixed,
+                                  notes=[*done.notes, *unused, *([mixed] if mixed else [])])
         return self.done[name]
 
     def _rows(self, name: str, spec: Mapping) -> Table:
