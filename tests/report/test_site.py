@@ -179,3 +179,13 @@ def test_the_claims_table_holds_every_row_in_its_html_and_is_laid_out_to_the_pag
     assert len(widths) == len(heads) and sum(widths) == pytest.approx(100, abs=0.2)
     # 8 of the 106 shares: the claim column
     assert widths[0] == pytest.approx(100 * 8 / 106, abs=0.05)
+
+
+def test_an_interactive_table_keeps_every_row_however_large():
+    import pandas as pd
+
+    # 400 rows of 300 characters: past itables' default 64 KB, where it would downsample
+    frame = pd.DataFrame({"a": [f"row{i}:" + "x" * 300 for i in range(400)]})
+    page = site.datatable(frame, "t", paging=False)
+    assert all(f"row{i}:" in page for i in range(400))
+    assert "downsampled" not in page.lower()

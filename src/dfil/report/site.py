@@ -1,5 +1,6 @@
 """The report's pages: ``index.html`` (the claims and their verdicts, made from the rows of
-``claims.csv``, the rule, links to everything), ``tables.html`` (every table as paper |
+``claims.csv`` into one static table that holds every claim with no script and fits the
+page's width, the rule, links to everything), ``tables.html`` (every table as paper |
 reproduced, sortable and filterable through itables, embedded for offline use), one page
 per run under ``runs/``, ``numbers.csv``, ``claims.csv`` and the paper diff
 (``diff.md``, ``diff.html``). Everything opens from the file system: no server, no
@@ -39,13 +40,15 @@ def itables_init() -> str:
 
 
 def datatable(frame: pd.DataFrame, table_id: str, paging: bool = True) -> str:
-    """``frame`` as an interactive table (HTML cells are the report's own markup); without
+    """``frame`` as an interactive table (HTML cells are the report's own markup), every
+    row in the page (``maxBytes=0``: itables never downsamples a large table); without
     ``paging`` every row is drawn, so each cell's anchor is on the page."""
     from itables import to_html_datatable
 
     pages_opt = {"pageLength": 25} if paging else {"paging": False}
     return to_html_datatable(frame, table_id=table_id, connected=False, allow_html=True,
-                             showIndex=False, classes="display compact", **pages_opt)
+                             showIndex=False, classes="display compact", maxBytes=0,
+                             **pages_opt)
 
 
 @functools.cache
