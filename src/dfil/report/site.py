@@ -135,6 +135,14 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _places(places: str) -> str:
+    """Where the paper prints a claim (claims.csv's ``places``: "; " between places, each
+    opening with its table): the tables, the places themselves folded beneath them."""
+    items = [p for p in places.split("; ") if p]
+    tables = list(dict.fromkeys(p.split(":", 1)[0] for p in items))
+    return str(_cells().places(", ".join(tables), items)) if items else ""
+
+
 def _power_cells(c: dict, planned_grid: bool) -> dict[str, str]:
     """A claim's power at the seeds that ran (or why it has none) and, on a grid a plan
     wrote, whether the plan took it."""
@@ -163,7 +171,7 @@ def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
                     "p": "" if c["p"] is None else f"{c['p']:.3g}",
                     "p_holm": "" if c["p_holm"] is None else f"{c['p_holm']:.3g}",
                     "MDE": _fmt(c["mde"]), **_power_cells(c, planned_grid),
-                    "Family": c["family"], "Printed at": html.escape(c["places"]),
+                    "Family": c["family"], "Printed at": _places(c["places"]),
                     "Positive control": html.escape(c.get("control", ""))})
     return pd.DataFrame(out)
 
@@ -172,10 +180,10 @@ def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
 #: claim, the paper's and the reproduced effect, the verdict and why first; the test's
 #: details after them. The table is laid out to the page's width, every cell wrapping,
 #: so the verdict and why stand without horizontal scrolling at a 1280 px window.
-CLAIM_WIDTHS = {"Claim": 8, "The paper's words": 13, "Paper Δ": 4, "Reproduced Δ": 5,
-                "95% interval": 7, "Verdict": 8, "Why": 17, "Test (declared)": 8, "n": 3,
-                "p": 4, "p_holm": 4, "MDE": 4, "Power at n": 5, "Planned": 5, "Family": 5,
-                "Printed at": 5, "Positive control": 6}
+CLAIM_WIDTHS = {"Claim": 9, "The paper's words": 12, "Paper Δ": 5, "Reproduced Δ": 6,
+                "95% interval": 7, "Verdict": 9, "Why": 17, "Test (declared)": 9, "n": 3,
+                "p": 4, "p_holm": 5, "MDE": 4, "Power at n": 6, "Planned": 6, "Family": 6,
+                "Printed at": 6, "Positive control": 8}
 
 
 def claims_table(frame: pd.DataFrame, table_id: str = "claims") -> str:
