@@ -155,7 +155,7 @@ def test_every_page_of_a_standin_grids_report_carries_the_standin_banner(tmp_pat
               "the paper&#39;s setting.</div>")
     run_pages = [p for name, p in out.items() if name.startswith("runs/")]
     assert len(run_pages) == 6  # three seeds a side
-    for page in [out["index.html"], out["tables.html"], *run_pages]:
+    for page in [out["index.html"], out["tables.html"], out["diff.html"], *run_pages]:
         assert page.read_text().count(banner) == 1, page
     paper = site.write_pages([scaling_table()], {}, _context(), runs, tmp_path / "p")
     assert not any("standin-banner" in p.read_text() for name, p in paper.items()

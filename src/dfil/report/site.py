@@ -300,6 +300,7 @@ def _files(tables: list[Table], all_rows: list[dict], found: list[dict], context
     atomic_write_text(out["diff.md"], diff.markdown(rows, header, found))
     out["diff.html"] = out_dir / "diff.html"
     atomic_write_text(out["diff.html"],
-                      diff.html_report(rows, header, found, context.get("pdf", True)))
+                      diff.html_report(rows, header, found, context.get("pdf", True),
+                                       standin_banner(standin)))
     return out
 
