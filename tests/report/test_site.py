@@ -116,3 +116,79 @@ def test_controls_stand_beside_the_verdicts_and_in_claims_csv(tmp_path):
     assert row["claim_family"] == "ordinal"
     assert row["control"].startswith("passed: ordinal test.main.acc control 0.9 vs "
                                      "reference 0.6 (mean +0.3")
+
+
+def test_the_index_cuts_a_long_caption_at_a_word_boundary_never_inside_a_word():
+    from dfil.report.site import short_caption
+
+    assert short_caption("Scaling accuracy (%), mean ± std") == "Scaling accuracy (%), mean ± std"
+    # 12 characters: "Cross-task" and " …" fit, "accuracy" would not
+    assert short_caption("Cross-task accuracy over three seeds", 12) == "Cross-task …"
+    long = "word " * 40 + "Mono.: the violation rate"
+    cut = short_caption(long.strip())
+    assert len(cut) <= 140 and cut.endswith(" …")
+    assert all(w == "word" for w in cut.removesuffix(" …").split())
+
+
+@pytest.mark.slow
+def test_the_index_lists_each_table_with_its_caption_whole_or_cut_between_words(tmp_path):
+    from dataclasses import replace
+
+    caption = ("Cross-task accuracy, mean and std over three seeds with the membership "
+               "function violation rate on a grid of one thousand points, the ensemble "
+               "weighted by alpha one half")  # 168 characters; "the ensemble …" would take 143
+    t = replace(scaling_table(), caption=caption)
+    index = site.write_pages([t], {}, _context(), tmp_path / "runs",
+                             tmp_path / "o")["index.html"].read_text()
+    shown = ("Cross-task accuracy, mean and std over three seeds with the membership "
+             "function violation rate on a grid of one thousand points, the …")
+    assert f'T5</a>: <span title="{caption}">{shown}</span>' in index
+
+
+@pytest.mark.slow
+def test_every_page_of_a_standin_grids_report_carries_the_standin_banner(tmp_path):
+    runs = tmp_path / "runs"
+    context = {**_context(), "standin": "a tiny random Llama on synthetic data."}
+    out = site.write_pages([scaling_table()], {}, context, runs, tmp_path / "o")
+    banner = ('<div class="standin" id="standin-banner"><b>Stand-in grid:</b> a tiny random '
+              "Llama on synthetic data. Not the paper&#39;s models or data: no number here is "
+              "the paper&#39;s setting.</div>")
+    run_pages = [p for name, p in out.items() if name.startswith("runs/")]
+    assert len(run_pages) == 6  # three seeds a side
+    for page in [out["index.html"], out["tables.html"], out["diff.html"], *run_pages]:
+        assert page.read_text().count(banner) == 1, page
+    paper = site.write_pages([scaling_table()], {}, _context(), runs, tmp_path / "p")
+    assert not any("standin-banner" in p.read_text() for name, p in paper.items()
+                   if name.endswith(".html"))
+
+
+def test_the_claims_table_holds_every_row_in_its_html_and_is_laid_out_to_the_page():
+    from dfil.claims import judge
+
+    frame = site.claims_frame(judge([scaling_table()]))
+    page = site.claims_table(frame)
+    # every claim is a row of the HTML itself (nothing drawn by a script), in order
+    assert page.count("<tr><td>") == len(frame) == 1
+    assert "<script" not in page
+    heads = [h for h in site.CLAIM_WIDTHS if h != "Planned"]  # no plan wrote this grid
+    assert list(frame.columns) == heads
+    # the verdict and why come before the test's details; the widths fill the table
+    assert heads.index("Why") == 6 and heads.index("Verdict") == 5
+    widths = [float(w) for w in __import__("re").findall(r'<col style="width:([\d.]+)%">',
+                                                          page)]
+    assert len(widths) == len(heads) and sum(widths) == pytest.approx(100, abs=0.2)
+    # 9 of the 116 shares: the claim column
+    assert widths[0] == pytest.approx(100 * 9 / 116, abs=0.05)
+    # where the paper prints the claim: its table, the place itself folded beneath
+    assert ("<td><details><summary>T5</summary><ul><li>T5:dfil-vs-fine-tune DFIL vs "
+            "fine-tune (paper +1)</li></ul></details></td>") in page
+
+
+def test_an_interactive_table_keeps_every_row_however_large():
+    import pandas as pd
+
+    # 400 rows of 300 characters: past itables' default 64 KB, where it would downsample
+    frame = pd.DataFrame({"a": [f"row{i}:" + "x" * 300 for i in range(400)]})
+    page = site.datatable(frame, "t", paging=False)
+    assert all(f"row{i}:" in page for i in range(400))
+    assert "downsampled" not in page.lower()

@@ -100,7 +100,7 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
     if missing:
         raise MissingInputError(f"{tex_dir}: tables not rendered yet: {missing}")
     doc = render_document(environment(), [file_stem(specs, n) for n in names],
-                          f"DFIL reproduction: {header}")
+                          f"DFIL reproduction: {header}", standin)
     out["tables.tex"] = tex_dir / "tables.tex"
     atomic_write_text(out["tables.tex"], doc)
     return out, captions

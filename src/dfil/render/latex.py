@@ -118,6 +118,18 @@ def render_table(env: jinja2.Environment, table: Table, provenance: dict,
         provenance=provenance)
 
 
-def render_document(env: jinja2.Environment, names: list[str], title: str) -> str:
-    """A standalone document that inputs every rendered table (for ``tables.pdf``)."""
-    return env.get_template("_document.tex.j2").render(names=names, title=title)
+#: The stand-in banner's words around the grid's stand-in text (every page of
+#: ``tables.pdf`` and of the report on a stand-in grid).
+STANDIN_BANNER = ("Stand-in grid:", "Not the paper's models or data: no number here is "
+                  "the paper's setting.")
+
+
+def render_document(env: jinja2.Environment, names: list[str], title: str,
+                    standin: str = "") -> str:
+    """A standalone document that inputs every rendered table (for ``tables.pdf``); on
+    a stand-in grid (``standin``: the grid's ``render.standin`` text) every page carries
+    the stand-in banner in its header (:data:`STANDIN_BANNER`, fancyhdr)."""
+    head, tail = STANDIN_BANNER
+    return env.get_template("_document.tex.j2").render(
+        names=names, title=title, standin=str(standin).strip().rstrip("."),
+        banner_head=head, banner_tail=tail)

@@ -37,6 +37,7 @@ import pandas as pd
 from dfil import stats
 from dfil.contracts.failure import NOT_RUN
 from dfil.render.baselines import baseline_entry, baseline_metric, like_row
+from dfil.render.caption_settings import apply_settings
 from dfil.render.entries import Entry, Row, Table, dash_reason
 from dfil.render.finish import finish, union
 from dfil.render.fmt import MISSING
@@ -132,8 +133,11 @@ class Resolver:
         done = finish(spec, table, footnotes, self.refs)
         note = probe_note(spec.get("probes", {}), done.keys, self.source.value)
         mixed = origin_note(self.source.origins, done.keys)
-        self.done[name] = replace(done, caption=f"{done.caption} {note}".rstrip(), mixed=mixed,
-                                  notes=[*done.notes, mixed] if mixed else done.notes)
+        cells = getattr(self.source.grid, "cells", {})
+        caption, unused = apply_settings(done.caption, spec.get("settings", []),
+                                         [cells[k].config for k in done.keys if k in cells])
+        self.done[name] = replace(done, caption=f"{caption} {note}".rstrip(), mixed=mixed,
+                                  notes=[*done.notes, *unused, *([mixed] if mixed else [])])
         return self.done[name]
 
     def _rows(self, name: str, spec: Mapping) -> Table:
@@ -251,9 +255,8 @@ class Resolver:
         base = _layer(at.spec.get("where"), _where(espec))
         a, b = (self.source.sample(_layer(base, espec.get(side))) for side in ("a", "b"))
         value = _test_value(espec, a.values, b.values)
-        why = "" if value is not None else a.failed or b.failed or (
-            "a test needs two seeds a side" if min(len(a.values), len(b.values)) < 2
-            else "identical samples: no test")
+        why = "" if value is not None else (a.failed or b.failed
+                                            or untestable(espec, a.values, b.values))
         return Entry("value", value=value, fmt=espec.get("fmt", "p"),
                      digits=espec.get("digits", 2), reads=a.reads | b.reads,
                      substituted=a.substituted | b.substituted, reason=why)
@@ -301,16 +304,48 @@ def _wins(espec: Mapping, at: _At) -> Entry:
                  fmt="int" if espec["show"] != "p" else "p")
 
 
-def _test_value(espec: Mapping, a: pd.Series, b: pd.Series) -> float | None:
-    """The test's number; ``None`` with fewer than 2 values a side, or identical
-    samples."""
-    paired = espec["test"] in PAIRED
-    if paired:
+def _sides(espec: Mapping, a: pd.Series, b: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """The two samples a test compares: for a paired test, the seeds both hold."""
+    if espec["test"] in PAIRED:
         common = a.index.intersection(b.index)
         a, b = a[common], b[common]
-    enough = min(len(a), len(b)) >= 2
-    degenerate = enough and (np.all(a.to_numpy() == b.to_numpy()) if paired
-                             else np.ptp(np.r_[a, b]) == 0)
-    if not enough or degenerate:
+    return a.to_numpy(dtype=float), b.to_numpy(dtype=float)
+
+
+def _constant(x: np.ndarray) -> bool:
+    """Every value the same, up to floating-point rounding (a scaled metric's sums)."""
+    return bool(np.allclose(x, x[0], rtol=1e-9, atol=1e-12))
+
+
+def untestable(espec: Mapping, a: pd.Series, b: pd.Series) -> str:
+    """Why the test ``espec`` has no number on samples ``a`` and ``b`` ("" when it has
+    one): fewer than 2 values a side; identical samples; for a paired t test or d_z,
+    per-seed differences that are all the same nonzero value (their std is 0: t and d_z
+    are infinite, so p would print as 0 although no spread was measured); for Welch's
+    test, two constant samples that differ (the same)."""
+    x, y = _sides(espec, a, b)
+    if min(len(x), len(y)) < 2:
+        return "a test needs two seeds a side"
+    kind = espec["test"]
+    if np.array_equal(x, y) if kind in PAIRED else np.ptp(np.r_[x, y]) == 0:
+        return "identical samples: no test"
+    d = x - y if kind in PAIRED else None
+    if kind in ("paired_t", "dz") and _constant(d):
+        what = "no d_z" if kind == "dz" else "no p"
+        return (f"the paired differences are constant ({d[0]:+.4g} on each of {len(d)} "
+                f"seeds, no spread): {what}")
+    if kind == "welch" and _constant(x) and _constant(y):
+        return (f"each side is constant ({x[0]:.4g} on {len(x)} seeds, {y[0]:.4g} on "
+                f"{len(y)}; no spread): no p")
+    return ""
+
+
+def _test_value(espec: Mapping, a: pd.Series, b: pd.Series) -> float | None:
+    """The test's number; ``None`` where the samples allow none (:func:`untestable`
+    says why)."""
+    if untestable(espec, a, b):
         return None
-    return float(TESTS[espec["test"]](a, b, espec))
+    x, y = _sides(espec, a, b)
+    index = pd.RangeIndex(len(x))
+    return float(TESTS[espec["test"]](pd.Series(x, index=index), pd.Series(y, index=index),
+                                      espec))

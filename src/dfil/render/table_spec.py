@@ -155,6 +155,17 @@ class Effect(StrictModel):
     """The id of the place whose claim this contrast prints again (as ``RowSpec.same_as``)."""
 
 
+class CaptionSetting(StrictModel):
+    """Caption text that states a setting of the table's runs
+    (:mod:`dfil.render.caption_settings`): ``text``, verbatim in the caption (LaTeX);
+    ``says``, the same in plain words for the note when it is left out; ``config``, the
+    cell config it states (dotted key -> value)."""
+
+    text: str
+    says: str
+    config: dict[str, str | float | bool | TupleOf[str]]
+
+
 class TableSpec(StrictModel):
     number: NonNegative
     """Its number in the paper (0: an internal table)."""
@@ -171,6 +182,8 @@ class TableSpec(StrictModel):
     effects: TupleOf[Effect] = ()
     probes: dict[str, NonNegative] = Field(default_factory=dict)
     """The paper's size of each probe set the table reads (:mod:`dfil.render.probe_sizes`)."""
+    settings: TupleOf[CaptionSetting] = ()
+    """Caption text kept only where every run the table reads used the setting it states."""
 
 
 class TablesFile(RootModel[dict[str, TableSpec]]):

@@ -136,8 +136,10 @@ def html_context(rows: list[dict], header: str, claims: list[dict] | None = None
 
 
 def html_report(rows: list[dict], header: str, claims: list[dict] | None = None,
-                pdf: bool = True) -> str:
+                pdf: bool = True, standin_banner: tuple[str, str] | None = None) -> str:
     """``diff.html``: :func:`html_context` through the site's ``diff.html.j2`` (its
-    navigation links ``tables.pdf``, else ``tables.tex`` where ``pdf`` is false)."""
+    navigation links ``tables.pdf``, else ``tables.tex`` where ``pdf`` is false; on a
+    stand-in grid it carries ``standin_banner``, as every page of the report does)."""
     return pages.environment().get_template("diff.html.j2").render(
-        title=f"Paper diff: {header}", root="", pdf=pdf, **html_context(rows, header, claims))
+        title=f"Paper diff: {header}", root="", pdf=pdf, standin_banner=standin_banner,
+        **html_context(rows, header, claims))

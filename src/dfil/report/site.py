@@ -1,5 +1,6 @@
 """The report's pages: ``index.html`` (the claims and their verdicts, made from the rows of
-``claims.csv``, the rule, links to everything), ``tables.html`` (every table as paper |
+``claims.csv`` into one static table that holds every claim with no script and fits the
+page's width, the rule, links to everything), ``tables.html`` (every table as paper |
 reproduced, sortable and filterable through itables, embedded for offline use), one page
 per run under ``runs/``, ``numbers.csv``, ``claims.csv`` and the paper diff
 (``diff.md``, ``diff.html``). Everything opens from the file system: no server, no
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import html
+import textwrap
 from pathlib import Path
 
 import jinja2
@@ -18,7 +20,7 @@ from dfil import claims as claims_mod
 from dfil import pages
 from dfil.render import compare, text
 from dfil.render.entries import Table
-from dfil.render.latex import substitution_note
+from dfil.render.latex import STANDIN_BANNER, substitution_note
 from dfil.render.names import labels
 from dfil.report import diff, feeds, flags, numbers, runs
 from dfil.util.atomic import atomic_path, atomic_write_text
@@ -38,13 +40,15 @@ def itables_init() -> str:
 
 
 def datatable(frame: pd.DataFrame, table_id: str, paging: bool = True) -> str:
-    """``frame`` as an interactive table (HTML cells are the report's own markup); without
+    """``frame`` as an interactive table (HTML cells are the report's own markup), every
+    row in the page (``maxBytes=0``: itables never downsamples a large table); without
     ``paging`` every row is drawn, so each cell's anchor is on the page."""
     from itables import to_html_datatable
 
     pages_opt = {"pageLength": 25} if paging else {"paging": False}
     return to_html_datatable(frame, table_id=table_id, connected=False, allow_html=True,
-                             showIndex=False, classes="display compact", **pages_opt)
+                             showIndex=False, classes="display compact", maxBytes=0,
+                             **pages_opt)
 
 
 @functools.cache
@@ -55,6 +59,28 @@ def _cells():
 
 def _badge(verdict: str) -> str:
     return str(_cells().badge(verdict, COLOURS.get(verdict, "#fff")))
+
+
+#: The longest caption the index's list of tables prints whole (characters).
+CAPTION_CHARS = 140
+
+
+def short_caption(caption: str, width: int = CAPTION_CHARS) -> str:
+    """``caption`` for the index's list of tables: whole when it fits in ``width``
+    characters, else cut at the last word boundary that leaves room for " …" (never
+    inside a word)."""
+    return textwrap.shorten(caption, width=width, placeholder=" …")
+
+
+def standin_banner(standin: str) -> tuple[str, str] | None:
+    """The banner every page of a stand-in grid's report carries (``standin``: the grid's
+    ``render.standin`` text; None for the paper's grid): its bold head and its words, the
+    same as on each page of ``tables.pdf`` (:data:`dfil.render.latex.STANDIN_BANNER`)."""
+    standin = str(standin).strip().rstrip(".")
+    if not standin:
+        return None
+    head, tail = STANDIN_BANNER
+    return head, f"{standin}. {tail}"
 
 
 def _fmt(x, digits: int = 2) -> str:
@@ -109,6 +135,14 @@ def numbers_frame(rows: list[dict], provenance: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def _places(places: str) -> str:
+    """Where the paper prints a claim (claims.csv's ``places``: "; " between places, each
+    opening with its table): the tables, the places themselves folded beneath them."""
+    items = [p for p in places.split("; ") if p]
+    tables = list(dict.fromkeys(p.split(":", 1)[0] for p in items))
+    return str(_cells().places(", ".join(tables), items)) if items else ""
+
+
 def _power_cells(c: dict, planned_grid: bool) -> dict[str, str]:
     """A claim's power at the seeds that ran (or why it has none) and, on a grid a plan
     wrote, whether the plan took it."""
@@ -129,17 +163,38 @@ def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
         n = f"{c['n_a']}" + ("" if c["n_b"] is None else f" vs {c['n_b']}")
         out.append({"Claim": str(_cells().claim_link(table, c["claim"])),
                     "The paper's words": html.escape(c["label"]),
-                    "Printed at": html.escape(c["places"]), "Paper Δ": _fmt(c["paper"]),
-                    "Reproduced Δ": _fmt(c["estimate"]), "95% interval": ci,
+                    "Paper Δ": _fmt(c["paper"]), "Reproduced Δ": _fmt(c["estimate"]),
+                    "95% interval": ci, "Verdict": _badge(c["verdict"]),
+                    "Why": html.escape(c["reason"]),
                     "Test (declared)": html.escape(c["test"]),
                     "n": "" if c["n_a"] is None else n,
                     "p": "" if c["p"] is None else f"{c['p']:.3g}",
                     "p_holm": "" if c["p_holm"] is None else f"{c['p_holm']:.3g}",
                     "MDE": _fmt(c["mde"]), **_power_cells(c, planned_grid),
-                    "Family": c["family"], "Verdict": _badge(c["verdict"]),
-                    "Why": html.escape(c["reason"]),
+                    "Family": c["family"], "Printed at": _places(c["places"]),
                     "Positive control": html.escape(c.get("control", ""))})
     return pd.DataFrame(out)
+
+
+#: The claims table's columns in order, each with its share of the page's width: the
+#: claim, the paper's and the reproduced effect, the verdict and why first; the test's
+#: details after them. The table is laid out to the page's width, every cell wrapping,
+#: so the verdict and why stand without horizontal scrolling at a 1280 px window.
+CLAIM_WIDTHS = {"Claim": 9, "The paper's words": 12, "Paper Δ": 5, "Reproduced Δ": 6,
+                "95% interval": 7, "Verdict": 9, "Why": 17, "Test (declared)": 9, "n": 3,
+                "p": 4, "p_holm": 5, "MDE": 4, "Power at n": 6, "Planned": 6, "Family": 6,
+                "Printed at": 6, "Positive control": 8}
+
+
+def claims_table(frame: pd.DataFrame, table_id: str = "claims") -> str:
+    """The claims of ``frame`` (:func:`claims_frame`; its cells are the report's own
+    escaped markup) as one static HTML table holding every row: complete without
+    JavaScript, each column its share of the width (:data:`CLAIM_WIDTHS`)."""
+    heads = list(frame.columns)
+    total = sum(CLAIM_WIDTHS[h] for h in heads)
+    widths = [f"{100 * CLAIM_WIDTHS[h] / total:.1f}%" for h in heads]
+    rows = [[str(x) for x in r] for r in frame.itertuples(index=False)]
+    return str(_cells().claims_table(table_id, list(zip(heads, widths, strict=True)), rows))
 
 
 def _csv(path: Path, rows: list[dict], columns: list[str]) -> None:
@@ -173,7 +228,8 @@ def _run_pages(env: jinja2.Environment, made: dict, context: dict,
         atomic_write_text(out[f"runs/{p.page}"], env.get_template("run.html.j2").render(
             run=p, provenance=runs.flat(shown), inputs=runs.inputs_rows(p.provenance),
             test=p.test, title=context["title"], root="../",
-            pdf=context.get("pdf", True)))
+            pdf=context.get("pdf", True),
+            standin_banner=standin_banner(context.get("standin", ""))))
     return out
 
 
@@ -197,7 +253,8 @@ def write_pages(tables: list[Table], heads: dict[str, list[str]], context: dict,
         rows = numbers.table_numbers(t, names, standin, of_number)
         all_rows += rows
         notes = [substitution_note(t, standin), *t.notes, *t.footnotes]
-        per_table.append({"id": f"T{t.number}", "title": text.plain(t.caption, refs),
+        title = text.plain(t.caption, refs)
+        per_table.append({"id": f"T{t.number}", "title": title, "short": short_caption(title),
                           "notes": [n for n in (text.plain(x, refs) for x in notes) if n],
                           "rows": rows, "names": names, "mixed": t.mixed,
                           "flags": flags.table_flags(t) + across.get(f"T{t.number}", [])})
@@ -212,7 +269,8 @@ def write_pages(tables: list[Table], heads: dict[str, list[str]], context: dict,
                      if t["rows"] else "")
     common = {"title": context["title"], "root": "", "colours": COLOURS, "rule": compare.RULE,
               "init": itables_init(), "verdicts": claims_mod.VERDICTS,
-              "families": claims_mod.FAMILIES, "pdf": context.get("pdf", True)}
+              "families": claims_mod.FAMILIES, "pdf": context.get("pdf", True),
+              "standin_banner": standin_banner(standin)}
     out["tables.html"] = out_dir / "tables.html"
     atomic_write_text(out["tables.html"], env.get_template("tables.html.j2").render(
         tables=per_table, explain=flags.EXPLAIN, **common))
@@ -220,8 +278,7 @@ def write_pages(tables: list[Table], heads: dict[str, list[str]], context: dict,
         [c for c in found if c["family"] == f]).items() if n} for f in claims_mod.FAMILIES}
     out["index.html"] = out_dir / "index.html"
     atomic_write_text(out["index.html"], env.get_template("index.html.j2").render(
-        claims=datatable(claims_frame(found, bool(context.get("plan"))), "dt-claims")
-        if found else "",
+        claims=claims_table(claims_frame(found, bool(context.get("plan")))) if found else "",
         counts=claims_mod.verdict_counts(found),
         number_counts=claims_mod.verdict_counts(all_rows), family_counts=families,
         n_claims=len(found), standin_sentence=claims_mod.STANDIN, tables=per_table,
@@ -243,6 +300,7 @@ def _files(tables: list[Table], all_rows: list[dict], found: list[dict], context
     atomic_write_text(out["diff.md"], diff.markdown(rows, header, found))
     out["diff.html"] = out_dir / "diff.html"
     atomic_write_text(out["diff.html"],
-                      diff.html_report(rows, header, found, context.get("pdf", True)))
+                      diff.html_report(rows, header, found, context.get("pdf", True),
+                                       standin_banner(standin)))
     return out
 

@@ -1,0 +1,68 @@
+"""A caption states only settings the table's runs used: T19's "LoRA on q,k,v,o" stays on
+the paper's grid (its cross-task cells adapt q,k,v,o) and is left out, with a note naming
+what ran, on a grid whose runs used another adapter or none."""
+
+from pathlib import Path
+
+import pytest
+
+from dfil.config.grid import load_grid_files
+from dfil.render import load_specs
+from dfil.render.caption_settings import apply_settings, config_value, differing
+from dfil.render.resolve import Resolver
+from dfil.render.source import Source
+from dfil.util.errors import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+LORA = {"text": ", LoRA on $q,k,v,o$", "says": "LoRA on q,k,v,o",
+        "config": {"model.adapter": "lora", "model.lora.targets": ("q", "k", "v", "o")}}
+CAPTION = "Accuracy, 3 seeds, LoRA on $q,k,v,o$. Mono.: violations."
+
+
+def _cell(adapter, *targets):
+    return {"model": {"adapter": adapter, "lora": {"r": 16, "targets": list(targets)}}}
+
+
+def test_a_config_value_is_read_by_its_dotted_key():
+    cell = _cell("lora", "q", "v")
+    assert config_value(cell, "model.lora.targets") == ["q", "v"]
+    assert config_value(cell, "model.adapter") == "lora"
+    assert config_value(cell, "model.heads.hidden") is None
+
+
+def test_the_text_stays_when_every_run_used_the_setting():
+    cells = [_cell("lora", "q", "k", "v", "o")] * 3
+    assert apply_settings(CAPTION, [LORA], cells) == (CAPTION, [])
+    assert apply_settings(CAPTION, [LORA], []) == (CAPTION, [])  # no run: the paper's
+
+
+def test_the_text_is_left_out_with_what_the_runs_used_when_they_differ():
+    cells = [_cell("lora", "q", "v")] * 2 + [_cell("none", "q", "v")]
+    caption, notes = apply_settings(CAPTION, [LORA], cells)
+    assert caption == "Accuracy, 3 seeds. Mono.: violations."
+    assert notes == ["The paper's caption also says LoRA on q,k,v,o; left out here: these "
+                     "runs used model.adapter lora (2 runs); model.adapter none (1 run)."]
+    assert differing(LORA["config"], [_cell("lora", "q", "v")]) == (
+        "model.lora.targets q,v (1 run)")
+
+
+def test_a_setting_whose_text_is_not_in_the_caption_is_refused():
+    with pytest.raises(ConfigError, match="'a word' is not in the caption"):
+        apply_settings(CAPTION, [{**LORA, "text": "a word"}], [])
+
+
+@pytest.mark.parametrize("config, kept, note", [
+    ("paper.yaml", True, None),
+    ("smoke.yaml", False, "these runs used model.lora.targets q,v (2 runs)."),
+    ("config.yaml", False, "these runs used model.adapter none (6 runs)."),
+])
+def test_t19s_caption_follows_the_grids_cross_task_cells(config, kept, note):
+    grid = load_grid_files([ROOT / "config" / config])
+    table = Resolver(load_specs(ROOT / "config/tables.yaml"), Source(grid)).table(
+        "crosstask_full")
+    assert ("LoRA on $q,k,v,o$ (Phi: fused \\texttt{qkv\\_proj} and $o$)" in table.caption) \
+        is kept
+    assert table.caption.startswith("Cross-task accuracy (\\%), mean $\\pm$ std over 3 seeds")
+    said = [n for n in table.notes if n.startswith("The paper's caption also says")]
+    assert said == ([] if kept else [f"The paper's caption also says LoRA on q,k,v,o; left "
+                                     f"out here: {note}"])
