@@ -12,6 +12,7 @@ from typing import Literal
 
 from dfil.util.errors import ConfigError
 
+#: The built-in main-path head kinds (:mod:`dfil.model.registry` may hold more).
 Main = Literal["classifier", "coral", "corn"]
 MF = Literal["ordered", "unordered", "linear"]
 
@@ -20,7 +21,7 @@ MF = Literal["ordered", "unordered", "linear"]
 class MethodSpec:
     """Head layout of one method.
 
-    main : main-path head over h, or None.
+    main : main-path head kind over h (a name in :mod:`dfil.model.registry`), or None.
     numeric : whether the NumericalHead (p_hat) exists and is supervised by lambda_p.
     mf : what maps p_hat to class scores, or None.
     mf_trainable : False freezes the MF at its init (FT+Compose).
@@ -61,6 +62,17 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("zero_shot", trains=False),
     )
 }
+
+
+def register_method(spec: MethodSpec) -> MethodSpec:
+    """Add ``spec`` to :data:`METHODS` under its name, so a cell may name it; its ``main``
+    names a head kind registered in :mod:`dfil.model.registry`. ``ValueError`` if the name
+    is empty or taken."""
+    if not spec.name or spec.name in METHODS:
+        raise ValueError(f"method name {spec.name!r} is empty or already registered "
+                         f"(registered: {sorted(METHODS)})")
+    METHODS[spec.name] = spec
+    return spec
 
 
 def method_spec(name: str) -> MethodSpec:

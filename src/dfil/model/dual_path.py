@@ -21,23 +21,17 @@ from dfil.model.backbone import (
     load_backbone,
     position_ids_from_mask,
 )
-from dfil.model.heads import (
-    AttentionPool,
-    CoralHead,
-    CornHead,
-    FeatureStandardizer,
-    NumericalHead,
-    classifier_head,
-)
+from dfil.model.heads import AttentionPool, FeatureStandardizer, NumericalHead
 from dfil.model.lora import apply_lora
-from dfil.model.mf import OrderedGaussianMF, ProportionClassifier, UnorderedGaussianMF
+from dfil.model.registry import MF_KINDS, main_head
 
 
 @dataclass
 class HeadOutputs:
     """What the heads produce for a batch of B examples; absent paths are None.
 
-    main_logits : ``[B, Q]`` class logits (classifier) or ``[B, Q-1]`` (CORAL/CORN).
+    main_logits : the main head's logits, ``[B, Q]`` (classifier) or ``[B, Q-1]``
+        (CORAL/CORN): its kind's own (:mod:`dfil.model.registry`).
     p : ``[B]`` p_hat in (0, 1), before any stop-gradient.
     mf_scores : ``[B, Q]`` memberships mu (Gaussian MFs) or logits (no_mf's Linear(1, Q)).
     """
@@ -57,12 +51,9 @@ class DualPathHeads(nn.Module):
         self.num_classes = num_classes
         self.stop_grad_p = stop_grad_p
         q, hidden = num_classes, heads.hidden
-        self.main = {
-            None: lambda: None,
-            "classifier": lambda: classifier_head(d, q, heads.classifier, hidden),
-            "coral": lambda: CoralHead(d, q, hidden, heads.ordinal_trunk),
-            "corn": lambda: CornHead(d, q, hidden, heads.ordinal_trunk),
-        }[spec.main]()
+        #: The main path's kind (:mod:`dfil.model.registry`), None without a main path.
+        self.kind = main_head(spec.main)
+        self.main = None if self.kind is None else self.kind.build(d, q, heads)
         self.numeric = NumericalHead(d, hidden) if spec.numeric else None
         self.attn = AttentionPool(d) if spec.attn_pool else None
         # Frozen features only (note R-feature-norm): statistics set by fit_feature_norm.
@@ -210,11 +201,9 @@ def build_mf(kind: str | None, num_classes: int, heads: HeadsConfig) -> nn.Modul
     says (Sec. 4.2, App. B.3); None for a method without one."""
     if kind is None:
         return None
-    if kind == "linear":
-        return ProportionClassifier(num_classes)
-    gaussian = {"ordered": OrderedGaussianMF, "unordered": UnorderedGaussianMF}[kind]
-    return gaussian(num_classes, init=heads.mf_init, width_init=heads.width_init,
-                    qure_inversion=heads.qure_inversion, uniform_mode=heads.uniform_mode)
+    if kind not in MF_KINDS:
+        raise ValueError(f"unknown MF kind {kind!r}; registered: {sorted(MF_KINDS)}")
+    return MF_KINDS[kind](num_classes, heads)
 
 
 def build_heads(config: ModelConfig, d: int) -> DualPathHeads:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import Discriminator, Field, Tag, model_serializer
+from pydantic import AfterValidator, Discriminator, Field, Tag, WithJsonSchema, model_serializer
+from pydantic_core import PydanticCustomError
 
 from dfil.config.validation import (
     Count,
@@ -26,8 +27,21 @@ from dfil.util.errors import ConfigError
 
 #: The MF initialisations a grid names (``inits:``); a cell may also give its centers.
 MfInitName = Literal["qure", "uniform"]
-#: A method's name (:data:`dfil.core.methods.METHODS`).
-MethodName = Literal[tuple(METHODS)]  # type: ignore[valid-type]
+
+
+def known_method(name: str) -> str:
+    """``name`` if :data:`dfil.core.methods.METHODS` holds it when validated (a method
+    registered later, :func:`dfil.core.methods.register_method`, is known from then on)."""
+    if name not in METHODS:
+        names = [repr(n) for n in METHODS]
+        raise PydanticCustomError("literal_error", "Input should be {expected}",
+                                  {"expected": f"{', '.join(names[:-1])} or {names[-1]}"})
+    return name
+
+
+#: A method's name (:data:`dfil.core.methods.METHODS`); the JSON Schema lists the paper's.
+MethodName = Annotated[str, AfterValidator(known_method),
+                       WithJsonSchema({"enum": list(METHODS), "type": "string"})]
 
 
 #: An MF center as Eq. (ordered_centers) can reach it.
