@@ -34,7 +34,7 @@ def test_claims_with_the_same_sides_are_judged_once_with_every_place():
     assert r["places"] == ("T2:dfil-vs-fine-tune DFIL vs fine-tune (paper +5); "
                            "T26:dfil-vs-fine-tune DFIL vs fine-tune (paper +6)")
     assert r["sides"].startswith(f"a: {DFIL} [test.main.acc] | b: {FT}")
-    assert set(r) == set(COLUMNS) and r["verdict"] == "reproduced"
+    assert set(r) == {*COLUMNS, "run_keys"} and r["verdict"] == "reproduced"
     # the opposite direction, or a side that ran nowhere, is another claim
     assert len(judge([main, two_rows(a, b, 40.0, 45.0, number=9)])) == 2
     empty = two_rows(stat(), stat(), 45.0, 40.0, number=3)

@@ -57,13 +57,16 @@ class DualPathHeads(nn.Module):
         self.num_classes = num_classes
         self.stop_grad_p = stop_grad_p
         q, hidden = num_classes, heads.hidden
+        # A positive control's appended proportion (the last column) skips the MLP heads'
+        # LayerNorm (:class:`dfil.model.heads.MLPHead`).
+        raw = int(heads.control_input != "none")
         self.main = {
             None: lambda: None,
-            "classifier": lambda: classifier_head(d, q, heads.classifier, hidden),
+            "classifier": lambda: classifier_head(d, q, heads.classifier, hidden, raw),
             "coral": lambda: CoralHead(d, q, hidden, heads.ordinal_trunk),
             "corn": lambda: CornHead(d, q, hidden, heads.ordinal_trunk),
         }[spec.main]()
-        self.numeric = NumericalHead(d, hidden) if spec.numeric else None
+        self.numeric = NumericalHead(d, hidden, raw) if spec.numeric else None
         self.attn = AttentionPool(d) if spec.attn_pool else None
         # Frozen features only (note R-feature-norm): statistics set by fit_feature_norm.
         standardize = heads.feature_norm == "standardize"
