@@ -181,7 +181,7 @@ def _edited(edit) -> dict:
     (lambda c: c["backbones"]["tiny-llama"].update(name="x"),
      r"backbones\.tiny-llama\.name: unknown key; allowed keys are"),
     (lambda c: c["groups"]["fewshot"].update(seeds="two"),
-     r"groups\.fewshot\.seeds: unknown seed set 'two' \(\['one'\]\)"),
+     r"groups\.fewshot\.seeds: unknown seed set 'two' \(\['control', 'one'\]\)"),
     (lambda c: c["groups"]["fewshot"].update(variant="fewshoot"),
      r"groups\.fewshot\.variant: unknown variant 'fewshoot' "
      r"\(\['control', 'fewshot', 'frozen'\]\)"),

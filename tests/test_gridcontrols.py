@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from dfil.config.controls import CONTROL_MIN_SEEDS
 from dfil.config.grid import Grid
 from dfil.util.errors import ConfigError
 
@@ -32,11 +33,32 @@ def test_every_family_has_a_control_in_the_shipped_grids(name):
 def test_embedded_controls_pair_with_the_main_and_crosstask_cells():
     grid = Grid(_grid("config"))
     assert grid.control_pairs("compositional") == [
-        ("frog/smollm2-135m/dfil+control/lam0.5/nfull/qure/seed42",
-         "frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed42")]
+        (f"frog/smollm2-135m/dfil+control/lam0.5/nfull/qure/seed{s}",
+         f"frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed{s}") for s in (42, 123, 456)]
     assert grid.control_pairs("ordinal") == [
-        ("ordinal_standin/smollm2-135m/dfil+control/lam0.5/nfull/uniform/seed42",
-         "ordinal_standin/smollm2-135m/dfil/lam0.5/nfull/uniform/seed42")]
+        (f"ordinal_standin/smollm2-135m/dfil+control/lam0.5/nfull/uniform/seed{s}",
+         f"ordinal_standin/smollm2-135m/dfil/lam0.5/nfull/uniform/seed{s}")
+        for s in (42, 123, 456)]
+
+
+@pytest.mark.parametrize("name", ["config", "smoke"])
+def test_every_control_runs_on_three_seeds(name):
+    grid = Grid(_grid(name))
+    for cname in grid.spec.controls:
+        assert len(grid.control_pairs(cname)) == CONTROL_MIN_SEEDS == 3
+
+
+def test_a_control_on_fewer_than_three_seeds_is_refused():
+    config = copy.deepcopy(_grid("smoke"))
+    config["seed_sets"]["control"] = [42, 123]
+    with pytest.raises(ConfigError, match=r"controls\.compositional: group 'control_frog' "
+                                          r"runs on 2 seed\(s\) \(123, 42\); a control "
+                                          r"needs at least 3"):
+        Grid(config)
+
+
+def test_the_compositional_control_declares_its_ceiling():
+    assert Grid(_grid("smoke")).spec.controls["compositional"].ceiling == 0.95
 
 
 def test_a_control_that_changes_more_than_its_input_is_refused():

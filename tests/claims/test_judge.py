@@ -41,7 +41,7 @@ def test_a_place_declared_the_same_claim_is_judged_once_with_every_place():
     assert r["places"] == ("T2:dfil-vs-fine-tune DFIL vs fine-tune (paper +5); "
                            "T26:dfil-vs-fine-tune DFIL vs fine-tune (paper +6)")
     assert r["sides"].startswith(f"a: {DFIL} [test.main.acc] | b: {FT}")
-    assert set(r) == set(COLUMNS) and r["verdict"] == "reproduced"
+    assert set(r) == {*COLUMNS, "run_keys"} and r["verdict"] == "reproduced"
     # the same sides undeclared are two places of two claims: the runs never merge them
     assert len(judge([main, two_rows(a, b, 46.0, 40.0, number=26)])) == 2
 

@@ -105,8 +105,10 @@ def test_controls_stand_beside_the_verdicts_and_in_claims_csv(tmp_path):
     from dfil.claims import control_result
 
     spec = SimpleNamespace(family="ordinal", metric="test.main.acc", direction="greater",
-                           threshold=0.1)
-    context = {**_context(), "controls": [control_result("ordinal", spec, [(0.9, 0.6)])]}
+                           threshold=0.1, ceiling=None)
+    cells = ["frog/smollm2-135m/dfil", "frog/smollm2-135m/finetune"]  # the claim's cells
+    context = {**_context(),
+               "controls": [control_result("ordinal", spec, [(0.9, 0.6)], "", cells)]}
     out = site.write_pages([scaling_table()], {}, context, tmp_path / "runs", tmp_path / "o")
     index = out["index.html"].read_text()
     assert '<h2 id="controls">Positive controls</h2>' in index

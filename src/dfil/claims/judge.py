@@ -70,7 +70,9 @@ def _not_run_reason(d: Declared, reason: str) -> str:
 
 def judge(tables: Sequence[Table], standin: bool = False,
           names: dict[str, Callable] | None = None) -> list[dict]:
-    """One row per distinct claim of ``tables`` (keys :data:`COLUMNS`, in paper order).
+    """One row per distinct claim of ``tables`` (keys :data:`COLUMNS`, in paper order, and
+    ``run_keys``: the runs its sides read, which decide the positive controls cited for
+    it and which claims.csv does not carry).
     On a stand-in grid (``standin``) each reason says the verdict is about the
     direction only."""
     claims = merge(declared_claims(tables, names))
@@ -106,7 +108,7 @@ def judge(tables: Sequence[Table], standin: bool = False,
             "power_at_n": None, "power_why": "",
             "planned": "", "verdict": verdict, "reason": reason, "family": c.family,
             "claim_family": claim_family(m for side in d.reads for _, m in sorted(side)),
-            "control": ""})
+            "control": "", "run_keys": tuple(sorted({k for side in d.reads for k, _ in side}))})
     return rows
 
 

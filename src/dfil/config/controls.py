@@ -9,12 +9,17 @@ import dataclasses
 from dfil.config.runkey import RunPoint, format_key, group_points
 from dfil.util.errors import ConfigError
 
+#: The fewest seeds a control runs on: its rule holds on every seed, and one seed that
+#: clears a threshold by chance would pass it.
+CONTROL_MIN_SEEDS = 3
+
 
 def control_pairs(grid, name: str) -> list[tuple[str, str]]:
     """(control key, reference key) of each cell of control ``name``'s group in ``grid``
     (a :class:`dfil.config.grid.Grid`), paired with the reference group's cell at the same
     coordinates but the variant; a :class:`ConfigError` unless each pair's resolved
-    configs differ only in ``model.heads.control_input`` (none for the reference)."""
+    configs differ only in ``model.heads.control_input`` (none for the reference), and
+    unless the pairs span at least :data:`CONTROL_MIN_SEEDS` seeds."""
     control = grid.spec.controls[name]
     refs = {_unvaried(p): format_key(p)
             for p in group_points(grid.spec.groups[control.reference], grid.spec.seed_sets)}
@@ -29,6 +34,12 @@ def control_pairs(grid, name: str) -> list[tuple[str, str]]:
                 "config differs only in model.heads.control_input (none there, "
                 "proportion here); make the control's variant set only that")
         pairs.append((key, ref))
+    seeds = {k.rsplit("/seed", 1)[1] for k, _ in pairs}
+    if len(seeds) < CONTROL_MIN_SEEDS:
+        raise ConfigError(
+            f"config controls.{name}: group {control.group!r} runs on {len(seeds)} seed(s) "
+            f"({', '.join(sorted(seeds)) or 'none'}); a control needs at least "
+            f"{CONTROL_MIN_SEEDS} (give the group and its reference a seed set that long)")
     return pairs
 
 

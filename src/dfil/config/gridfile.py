@@ -166,8 +166,12 @@ class Control(StrictModel):
     """A positive control of one claim family: the cells of ``group`` (whose config differs
     from ``reference``'s cells only in ``model.heads.control_input``) against the family's
     cells of ``reference``, seed by seed, on ``metric``; the effect that must appear if the
-    code is right, declared before any run is read: the control's mean minus the
-    reference's, in ``direction``, by at least ``threshold`` (the metric's units)."""
+    code is right, declared before any run is read: on every seed, the control's value
+    minus the reference's, in ``direction``, by at least ``threshold`` (the metric's
+    units), and, where ``ceiling`` is set, the control's own value at least that
+    (``direction`` "greater"; at most, "less"): the value the metric takes by construction
+    when the control's input is read exactly. ``group`` runs on at least
+    :data:`dfil.config.controls.CONTROL_MIN_SEEDS` seeds."""
 
     family: Literal["compositional", "monotonicity", "ordinal"]
     group: str
@@ -175,6 +179,7 @@ class Control(StrictModel):
     metric: str
     direction: Literal["greater", "less"]
     threshold: Annotated[float, Field(gt=0)]
+    ceiling: float | None = None
     description: str = ""
 
 

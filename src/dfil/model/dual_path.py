@@ -24,6 +24,7 @@ from dfil.model.backbone import (
 from dfil.model.heads import AttentionPool, FeatureStandardizer, NumericalHead
 from dfil.model.lora import apply_lora
 from dfil.model.registry import MF_KINDS, main_head
+from dfil.model.registry.base import raw_columns
 
 
 @dataclass
@@ -54,7 +55,7 @@ class DualPathHeads(nn.Module):
         #: The main path's kind (:mod:`dfil.model.registry`), None without a main path.
         self.kind = main_head(spec.main)
         self.main = None if self.kind is None else self.kind.build(d, q, heads)
-        self.numeric = NumericalHead(d, hidden) if spec.numeric else None
+        self.numeric = NumericalHead(d, hidden, raw_columns(heads)) if spec.numeric else None
         self.attn = AttentionPool(d) if spec.attn_pool else None
         # Frozen features only (note R-feature-norm): statistics set by fit_feature_norm.
         standardize = heads.feature_norm == "standardize"

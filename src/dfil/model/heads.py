@@ -7,26 +7,40 @@ from torch import nn
 
 
 class MLPHead(nn.Module):
-    """LN(d) -> Linear(d, hidden) -> GELU -> Linear(hidden, out). ``[B, d] -> [B, out]``."""
+    """LN(d) -> Linear(d, hidden) -> GELU -> Linear(hidden, out). ``[B, d] -> [B, out]``.
 
-    def __init__(self, d: int, out: int, hidden: int = 256):
+    ``raw``: the last ``raw`` input columns skip the LayerNorm and reach the Linear as
+    they are (a positive control's appended proportion, :mod:`dfil.engine.control`): a
+    per-example LayerNorm divides every column by the example's spread over all of them,
+    so a column it normalises carries the proportion only up to noise from the other
+    features, and a control's heads could not read it exactly.
+    """
+
+    def __init__(self, d: int, out: int, hidden: int = 256, raw: int = 0):
         super().__init__()
+        if not 0 <= raw < d:
+            raise ValueError(f"MLPHead: raw columns {raw} must lie in [0, {d})")
+        self.raw = raw
         self.net = nn.Sequential(
-            nn.LayerNorm(d), nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, out)
+            nn.LayerNorm(d - raw), nn.Linear(d, hidden), nn.GELU(), nn.Linear(hidden, out)
         )
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
-        return self.net(h)
+        if not self.raw:
+            return self.net(h)
+        h = torch.cat([self.net[0](h[..., :-self.raw]), h[..., -self.raw:]], dim=-1)
+        return self.net[1:](h)
 
 
-def classifier_head(d: int, num_classes: int, kind: str = "mlp", hidden: int = 256) -> nn.Module:
+def classifier_head(d: int, num_classes: int, kind: str = "mlp", hidden: int = 256,
+                    raw: int = 0) -> nn.Module:
     """Main-path classifier ``[B, d] -> [B, Q]`` logits.
 
     ``kind="mlp"`` is what Table ablation_detail's parameter counts imply (398,600 at
     d=1536, Q=8); ``kind="linear"`` is the text's "standard linear classifier".
     """
     if kind == "mlp":
-        return MLPHead(d, num_classes, hidden)
+        return MLPHead(d, num_classes, hidden, raw)
     if kind == "linear":
         return nn.Linear(d, num_classes)
     raise ValueError(f"unknown classifier kind {kind!r}; expected 'mlp' or 'linear'")
@@ -96,9 +110,9 @@ class NumericalHead(nn.Module):
     ``[B, d] -> p_hat [B]`` in (0, 1).
     """
 
-    def __init__(self, d: int, hidden: int = 256):
+    def __init__(self, d: int, hidden: int = 256, raw: int = 0):
         super().__init__()
-        self.mlp = MLPHead(d, 1, hidden)
+        self.mlp = MLPHead(d, 1, hidden, raw)
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         return torch.sigmoid(self.mlp(h)).squeeze(-1)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from dfil.claims import control_result
+from dfil.claims.controls import cell_coordinates
 from dfil.config.grid import Grid
 from dfil.config.runkey import FIELDS, RunPoint, format_key
 from dfil.render.entries import Table
@@ -43,7 +44,7 @@ def control_results(grid: Grid, frame: pd.DataFrame | None) -> list[dict]:
         pairs = grid.control_pairs(name)
         out.append(control_result(
             name, c, [(found.get((a, c.metric)), found.get((b, c.metric))) for a, b in pairs],
-            "; ".join(f"{a} vs {b}" for a, b in pairs)))
+            "; ".join(f"{a} vs {b}" for a, b in pairs), [cell_coordinates(b) for _, b in pairs]))
     return out
 
 

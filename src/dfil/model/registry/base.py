@@ -14,6 +14,13 @@ from torch import nn
 from dfil.config.cell import HeadsConfig
 
 
+def raw_columns(heads: HeadsConfig) -> int:
+    """How many last input columns skip an MLP head's LayerNorm: a positive control's
+    appended proportion (``heads.control_input``), which the norm would divide by each
+    item's spread over all features (:class:`dfil.model.heads.MLPHead`)."""
+    return int(heads.control_input != "none")
+
+
 class MainHead:
     """One kind of main-path head over the pooled state ``h [B, d]``.
 

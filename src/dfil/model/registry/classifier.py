@@ -8,7 +8,7 @@ from torch import nn
 
 from dfil.config.cell import HeadsConfig
 from dfil.model.heads import classifier_head
-from dfil.model.registry.base import MainHead
+from dfil.model.registry.base import MainHead, raw_columns
 
 
 class Classifier(MainHead):
@@ -19,7 +19,8 @@ class Classifier(MainHead):
     weighted = True
 
     def build(self, d: int, num_classes: int, heads: HeadsConfig) -> nn.Module:
-        return classifier_head(d, num_classes, heads.classifier, heads.hidden)
+        return classifier_head(d, num_classes, heads.classifier, heads.hidden,
+                               raw_columns(heads))
 
     def loss(self, logits: torch.Tensor, y: torch.Tensor,
              class_weights: torch.Tensor | None) -> torch.Tensor:
