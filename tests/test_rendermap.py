@@ -57,7 +57,7 @@ def test_a_render_map_seed_set_or_task_the_grid_does_not_declare_is_refused():
         config["render"]["seed_sets"]["three"] = "won"
 
     assert _refused(seeds) == ("config render.seed_sets.three: 'won' is not in seed_sets "
-                               "(did you mean 'one'? the grid has 'one')")
+                               "(did you mean 'one'? the grid has 'control', 'one')")
 
     def task(config):
         config["render"]["tasks"]["sst5"] = "ordinal"

@@ -38,7 +38,7 @@ def _source() -> Source:
     """The smoke grid on three seeds, every number a figure reads set: accuracy 0.1 +
     0.01 * seed index, centers moved by 0.01 * (q + 1) for q < 7 (c_all pinned)."""
     cfg = load_yaml(ROOT / "config/smoke.yaml")
-    cfg["seed_sets"] = {"one": SEEDS}
+    cfg["seed_sets"] = {**cfg["seed_sets"], "one": SEEDS}
     grid = Grid(cfg)
     probe = _Recorder(grid)
     for draw in figures.FIGURES.values():
