@@ -14,14 +14,14 @@ def missing_lines(archs) -> list[str]:
 
 
 def grid_cost(grid, gpu: str | None, trainer: str = "dfil",  # noqa: PLR0913
-              catalogue: bool = False, missing: bool = True, pack: str | None = None,
+              catalogue: bool = False, missing: bool = True, pack: str = "off",
               nodes=None) -> str:
     """The cost table, its totals and resource proposal of a :class:`dfil.config.grid.Grid`,
     its backbones' architectures (:func:`dfil.cli.archs.grid_archs`; ``catalogue``: the
     offline shapes where none is fetched or declared) labelled with their sources, and
     (``missing``) a line for each backbone without one; the cells of those are left out,
-    and the totals say how many. ``pack`` "on": each configuration's seeds projected in
-    packs (a projection: the workflow trains one seed per job); else one seed per job.
+    and the totals say how many. ``pack`` "off": one seed per job, as the workflow trains;
+    "on": each configuration's seeds projected in packs.
 
     Each class is projected on ``gpu``, else on its known ``resources`` gpu_model, else
     on an H100; its proposal keeps that GPU and fits ``nodes`` (else this host's sinfo's:
