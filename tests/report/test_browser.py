@@ -40,27 +40,44 @@ def test_index_loads_without_console_messages_and_is_screenshot(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(BROWSER is None, reason="needs Debian's chromium")
-def test_the_claims_table_fits_a_1280_px_window_and_holds_every_row(tmp_path):
+@pytest.mark.parametrize("plan", ["", "the plan of 25 GPU-h: 41 of 67 claims"])
+def test_the_claims_table_fits_a_1280_px_window_sorts_and_holds_every_row(tmp_path, plan):
+    ci = _ci()
+    context = {**_context(), "standin": "a tiny random Llama", "plan": plan}
+    out = site.write_pages([scaling_table()], {}, context, tmp_path / "runs",
+                           tmp_path / "tables")
+    assert ("<th>Planned</th>" in out["index.html"].read_text()) == bool(plan)
+    size = ci.claims_layout(BROWSER, out["index.html"])
+    # body: at most 1200 px of content at a 1280 px window; the table fills it, no wider;
+    # DataTables made it sortable and every head's words are whole
+    assert size["window"] == 1280 and size["table"] == size["box"] == 1200
+    assert size["sortable"] and size["cut_heads"] == []
+    assert ci.layout_problems(size) == [] and ci.claims_rows(tmp_path / "tables") == []
+    assert ci.banner_problems(tmp_path / "tables", list(out.values())) == []
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(BROWSER is None, reason="needs Debian's chromium")
+def test_a_wide_table_a_cut_head_and_a_page_without_its_banner_are_found(tmp_path):
     ci = _ci()
     context = {**_context(), "standin": "a tiny random Llama"}
     out = site.write_pages([scaling_table()], {}, context, tmp_path / "runs",
                            tmp_path / "tables")
-    size = ci.claims_layout(BROWSER, out["index.html"])
-    # body: at most 1200 px of content at a 1280 px window; the table fills it, no wider
-    assert size["window"] == 1280 and size["table"] == size["box"] == 1200
-    assert ci.layout_problems(size) == [] and ci.claims_rows(tmp_path / "tables") == []
-    assert ci.banner_problems(tmp_path / "tables", list(out.values())) == []
-    # a table wider than its container is found, and so is a run page without the banner
     wide = tmp_path / "wide" / "index.html"
     wide.parent.mkdir()
     wide.write_text('<html><body style="margin:0"><div style="width:1000px">'
-                    '<table id="claims" style="width:1500px"><tbody><tr><td>x</td></tr>'
-                    "</tbody></table></div></body></html>")
+                    '<table id="claims" style="width:1500px;table-layout:fixed"><colgroup>'
+                    '<col style="width:20px"><col></colgroup><thead><tr><th>Reproduced</th>'
+                    "<th>x</th></tr></thead><tbody><tr><td>x</td><td>y</td></tr></tbody>"
+                    "</table></div></body></html>")
     size = ci.claims_layout(BROWSER, wide)
     assert (size["table"], size["box"]) == (1500, 1000)
     assert ci.layout_problems(size) == [
         "index.html: claims table scrolls sideways at 1280 px (table 1500 px, container "
-        "1000 px)", "index.html: page 1500 px wide at a 1280 px window"]
+        "1000 px)", "index.html: page 1500 px wide at a 1280 px window",
+        "index.html: the claims table was not made sortable (its script failed)",
+        "index.html: claims head 'Reproduced' has a word wider than its column at 1280 px "
+        "(dfil.report.site.CLAIM_WIDTHS)"]
     run_page = next(p for n, p in out.items() if n.startswith("runs/"))
     run_page.write_text(run_page.read_text().replace('id="standin-banner"', ""))
     assert ci.banner_problems(tmp_path / "tables", list(out.values())) == [

@@ -179,8 +179,8 @@ def test_the_claims_table_holds_every_row_in_its_html_and_is_laid_out_to_the_pag
     widths = [float(w) for w in __import__("re").findall(r'<col style="width:([\d.]+)%">',
                                                           page)]
     assert len(widths) == len(heads) and sum(widths) == pytest.approx(100, abs=0.2)
-    # 9 of the 116 shares: the claim column
-    assert widths[0] == pytest.approx(100 * 9 / 116, abs=0.05)
+    # 8 of the 123 shares: the claim column
+    assert widths[0] == pytest.approx(100 * 8 / 123, abs=0.05)
     # where the paper prints the claim: its table, the place itself folded beneath
     assert ("<td><details><summary>T5</summary><ul><li>T5:dfil-vs-fine-tune DFIL vs "
             "fine-tune (paper +1)</li></ul></details></td>") in page

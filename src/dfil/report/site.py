@@ -39,6 +39,16 @@ def itables_init() -> str:
         Path(itables.__file__).parent / "html" / "dt_bundle.js")
 
 
+def itables_names() -> dict[str, str]:
+    """The window property :func:`itables_init`'s loader sets to the promise of the
+    DataTables bundle (``itables_version``) and the event it fires once loaded
+    (``itables_ready``): a page's own script waits on them to enhance a static table."""
+    from itables.javascript import _itables_ready_event, _itables_underscore_version
+
+    return {"itables_version": _itables_underscore_version(),
+            "itables_ready": _itables_ready_event()}
+
+
 def datatable(frame: pd.DataFrame, table_id: str, paging: bool = True) -> str:
     """``frame`` as an interactive table (HTML cells are the report's own markup), every
     row in the page (``maxBytes=0``: itables never downsamples a large table); without
@@ -163,27 +173,31 @@ def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
         n = f"{c['n_a']}" + ("" if c["n_b"] is None else f" vs {c['n_b']}")
         out.append({"Claim": str(_cells().claim_link(table, c["claim"])),
                     "The paper's words": html.escape(c["label"]),
-                    "Paper Δ": _fmt(c["paper"]), "Reproduced Δ": _fmt(c["estimate"]),
+                    "Paper Δ": _fmt(c["paper"]), REPRODUCED: _fmt(c["estimate"]),
                     "95% interval": ci, "Verdict": _badge(c["verdict"]),
                     "Why": html.escape(c["reason"]),
-                    "Test (declared)": html.escape(c["test"]),
-                    "n": "" if c["n_a"] is None else n,
-                    "p": "" if c["p"] is None else f"{c['p']:.3g}",
-                    "p_holm": "" if c["p_holm"] is None else f"{c['p_holm']:.3g}",
+                    "Test": html.escape(c["test"]) + ("" if c["n_a"] is None else f"; n {n}"),
+                    "p (Holm)": "" if c["p"] is None else f"{c['p']:.3g} ({c['p_holm']:.3g})",
                     "MDE": _fmt(c["mde"]), **_power_cells(c, planned_grid),
                     "Family": c["family"], "Printed at": _places(c["places"]),
                     "Positive control": html.escape(c.get("control", ""))})
     return pd.DataFrame(out)
 
 
+#: The reproduced effect's head, with a soft hyphen where it may break ("Repro-duced").
+REPRODUCED = "Repro\u00adduced Δ"
+
 #: The claims table's columns in order, each with its share of the page's width: the
 #: claim, the paper's and the reproduced effect, the verdict and why first; the test's
-#: details after them. The table is laid out to the page's width, every cell wrapping,
-#: so the verdict and why stand without horizontal scrolling at a 1280 px window.
-CLAIM_WIDTHS = {"Claim": 9, "The paper's words": 12, "Paper Δ": 5, "Reproduced Δ": 6,
-                "95% interval": 7, "Verdict": 9, "Why": 17, "Test (declared)": 9, "n": 3,
-                "p": 4, "p_holm": 5, "MDE": 4, "Power at n": 6, "Planned": 6, "Family": 6,
-                "Printed at": 6, "Positive control": 8}
+#: details after them (its n beside the test, the Holm-adjusted p beside the raw one).
+#: The table is laid out to the page's width, every cell wrapping, so the verdict and why
+#: stand without horizontal scrolling at a 1280 px window; each share is wide enough for
+#: its head's longest word at that window (heads wrap only between words or at a soft
+#: hyphen), and the verdict's and family's for their words.
+CLAIM_WIDTHS = {"Claim": 8, "The paper's words": 11, "Paper Δ": 7, REPRODUCED: 8,
+                "95% interval": 8, "Verdict": 11, "Why": 15, "Test": 9, "p (Holm)": 8,
+                "MDE": 6, "Power at n": 7, "Planned": 8, "Family": 8, "Printed at": 8,
+                "Positive control": 9}
 
 
 def claims_table(frame: pd.DataFrame, table_id: str = "claims") -> str:
@@ -268,7 +282,7 @@ def write_pages(tables: list[Table], heads: dict[str, list[str]], context: dict,
         t["html"] = (datatable(numbers_frame(t["rows"], prov), f"dt-{t['id']}", paging=False)
                      if t["rows"] else "")
     common = {"title": context["title"], "root": "", "colours": COLOURS, "rule": compare.RULE,
-              "init": itables_init(), "verdicts": claims_mod.VERDICTS,
+              "init": itables_init(), **itables_names(), "verdicts": claims_mod.VERDICTS,
               "families": claims_mod.FAMILIES, "pdf": context.get("pdf", True),
               "standin_banner": standin_banner(standin)}
     out["tables.html"] = out_dir / "tables.html"
