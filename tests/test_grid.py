@@ -184,7 +184,7 @@ def _edited(edit) -> dict:
      r"groups\.fewshot\.seeds: unknown seed set 'two' \(\['control', 'one'\]\)"),
     (lambda c: c["groups"]["fewshot"].update(variant="fewshoot"),
      r"groups\.fewshot\.variant: unknown variant 'fewshoot' "
-     r"\(\['control', 'fewshot', 'frozen'\]\)"),
+     r"\(\['control', 'control_alone', 'fewshot', 'frozen'\]\)"),
     # partial cells: any subset of keys, each checked where it is written
     (lambda c: c["groups"]["fewshot"].update(cell={"train": {"epochs": 0}}),
      r"groups\.fewshot\.cell\.train\.epochs: must be >= 1, got 0"),

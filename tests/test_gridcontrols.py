@@ -25,8 +25,8 @@ def test_every_family_has_a_control_in_the_shipped_grids(name):
         "compositional", "monotonicity", "ordinal"}
     for cname in grid.spec.controls:
         for control, reference in grid.control_pairs(cname):
-            assert grid.cells[control].config["model"]["heads"]["control_input"] == \
-                "proportion"
+            assert grid.cells[control].config["model"]["heads"]["control_input"] in (
+                "proportion", "proportion_only")
             assert grid.cells[reference].config["model"]["heads"]["control_input"] == "none"
 
 

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from dfil.config.cell import ModelConfig
-from dfil.engine.control import append_proportion, proportion_column
+from dfil.engine.control import append_proportion, control_features, proportion_column
 from dfil.model.dual_path import build_heads
 from dfil.util.errors import ConfigError
 
@@ -15,6 +15,17 @@ def test_append_proportion_adds_one_column():
     assert out.shape == (3, 3) and out.dtype == feats.dtype
     assert out.tolist() == [[1.0, 2.0, 0.0], [3.0, 4.0, 0.25], [5.0, 6.0, 1.0]]
     assert feats.shape == (3, 2)  # the cached features are left as they are
+
+
+def test_a_control_reads_the_features_and_the_proportion_or_the_proportion_alone():
+    feats = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    assert control_features(feats, [0.5, 0.75], "proportion").tolist() == [
+        [1.0, 2.0, 0.5], [3.0, 4.0, 0.75]]
+    assert control_features(feats, [0.5, 0.75], "proportion_only").tolist() == [
+        [0.0, 0.0, 0.5], [0.0, 0.0, 0.75]]
+    assert feats.tolist() == [[1.0, 2.0], [3.0, 4.0]]  # the cached features untouched
+    with pytest.raises(ValueError, match="unknown control input 'none'"):
+        control_features(feats, [0.5, 0.75], "none")
 
 
 def test_append_proportion_refuses_a_wrong_length_or_range():

@@ -16,15 +16,15 @@ SMOKE = Path(__file__).resolve().parents[2] / "config" / "smoke.yaml"
 def test_control_results_pair_the_control_and_reference_runs():
     grid = Grid(yaml.safe_load(SMOKE.read_text()))
     values = {  # (key, metric): value
-        ("frog/tiny-llama/dfil+control/lam0.5/nfull/qure/seed42",
+        ("frog/tiny-llama/dfil+control_alone/lam0.5/nfull/qure/seed42",
          "compositional.from_text.self.all"): 0.96,
         ("frog/tiny-llama/dfil+frozen/lam0.5/nfull/qure/seed42",
          "compositional.from_text.self.all"): 0.56,
-        ("frog/tiny-llama/dfil+control/lam0.5/nfull/qure/seed123",
+        ("frog/tiny-llama/dfil+control_alone/lam0.5/nfull/qure/seed123",
          "compositional.from_text.self.all"): 0.94,
         ("frog/tiny-llama/dfil+frozen/lam0.5/nfull/qure/seed123",
          "compositional.from_text.self.all"): 0.54,
-        ("frog/tiny-llama/dfil+control/lam0.5/nfull/qure/seed42", "p_mae"): 0.2,
+        ("frog/tiny-llama/dfil+control_alone/lam0.5/nfull/qure/seed42", "p_mae"): 0.2,
         ("frog/tiny-llama/dfil+frozen/lam0.5/nfull/qure/seed42", "p_mae"): 0.22,
         ("frog/tiny-llama/dfil+frozen/lam0.5/nfull/qure/seed42", "test.main.acc"): 0.5,
     }

@@ -38,3 +38,15 @@ def append_proportion(features: torch.Tensor, p) -> torch.Tensor:
     if bool(((p < 0) | (p > 1) | torch.isnan(p)).any()):
         raise ValueError("append_proportion: proportions must lie in [0, 1]")
     return torch.cat([features, p[:, None]], dim=1)
+
+
+def control_features(features: torch.Tensor, p, kind: str) -> torch.Tensor:
+    """A control's input ``[N, d+1]`` from frozen ``features [N, d]`` and the items' true
+    proportions ``p [N]`` (``model.heads.control_input``): "proportion" appends ``p`` to
+    the features; "proportion_only" appends it to features set to zero, so the heads
+    (of the reference's shapes) read the proportion alone."""
+    if kind not in ("proportion", "proportion_only"):
+        raise ValueError(f"control_features: unknown control input {kind!r}")
+    if kind == "proportion_only":
+        features = torch.zeros_like(features)
+    return append_proportion(features, p)

@@ -22,7 +22,7 @@ from dfil.config.cell import CellConfig, to_dict
 from dfil.core.methods import method_spec
 from dfil.data.prompts import prompt_for
 from dfil.engine.batching import Encoded, encode, encode_ids
-from dfil.engine.control import append_proportion, proportion_column
+from dfil.engine.control import control_features, proportion_column
 from dfil.engine.device import autocast_dtype
 from dfil.engine.featuresets import FEATURE_CACHE_FORMAT
 from dfil.engine.frames import probe_sets, qure_frame, task_frames
@@ -88,9 +88,10 @@ def encode_frame(model, tokenizer: LazyTokenizer, cell: CellConfig, frame: pd.Da
         return encode(tokenizer(), prompts, labels, p, cell.data.max_length,
                       cell.data.truncation_side)
     enc = frozen_features(model, tokenizer, cell, prompts, labels, p)
-    if cell.model.heads.control_input == "proportion":
+    if cell.model.heads.control_input != "none":
         true_p = frame[proportion_column(list(frame.columns), columns.text, columns.p)]
-        enc = replace(enc, features=append_proportion(enc.features, true_p.to_numpy()))
+        enc = replace(enc, features=control_features(enc.features, true_p.to_numpy(),
+                                                     cell.model.heads.control_input))
     return enc
 
 

@@ -128,11 +128,14 @@ class HeadsConfig(StrictModel):
     """Frozen-backbone mode only: "standardize" divides each feature dimension by its
     training-set std after removing its mean, before the heads (note R-feature-norm);
     "none" is the paper's (heads read the LoRA backbone's state directly)."""
-    control_input: Literal["none", "proportion"] = "none"
+    control_input: Literal["none", "proportion", "proportion_only"] = "none"
     """A positive control's input (frozen-backbone mode only): "proportion" appends each
     item's true proportion to its frozen features as one more dimension ``[N, d+1]``, so
     heads, composing and metrics that work must show the effect a grid's ``controls:``
-    declares; "none" is every other cell's."""
+    declares; "proportion_only" appends it to features set to zero, so the heads (of the
+    reference's shapes) read the proportion alone and nothing a text shift can move (a
+    control whose ceiling needs p_hat within about 0.01 of the truth on probe texts the
+    training texts do not resemble); "none" is every other cell's."""
 
 
 class LossConfig(StrictModel):
