@@ -1,6 +1,7 @@
 """``dfil publish``: a staged file is published only if it reads as what it is, and never
-replaces a published file with one holding fewer entries from the same runs and config
-hashes, unless allowed (``--allow-fewer``; the workflow's ``--config allow_fewer=1``)."""
+replaces a published file with one holding fewer entries where no run it reads is new or
+retrained, unless allowed (``--allow-fewer``; the workflow's ``--config allow_fewer=1``);
+``dfil publish-check`` checks them all before any is published."""
 
 import pandas as pd
 import pytest
@@ -76,10 +77,56 @@ def test_a_table_whose_config_hashes_changed_replaces_the_old_one(tmp_path, hash
     assert rc == 0 and out.read_text() == table(LESS, hashes)
 
 
-def test_a_table_whose_spec_was_edited_replaces_the_old_one(tmp_path):
+def test_a_table_whose_spec_was_edited_to_fewer_entries_is_refused_unless_allowed(
+        tmp_path, capsys):
     """A row taken out of config/tables.yaml: fewer entries, same runs, a new spec digest."""
-    rc, _, out = publish(tmp_path, table(LESS, spec="0a0a0a0a0a0a"), table(FULL))
+    rc, staged, out = publish(tmp_path, table(LESS, spec="0a0a0a0a0a0a"), table(FULL))
+    assert rc == 2 and out.read_text() == table(FULL)
+    assert ("which has 2 filled entries where it has 3, from the same runs and config "
+            "hashes, its table spec edited;") in capsys.readouterr().err
+    rc, _, out = publish(tmp_path, table(LESS, spec="0a0a0a0a0a0a"), table(FULL),
+                         "--allow-fewer")
     assert rc == 0 and out.read_text() == table(LESS, spec="0a0a0a0a0a0a")
+
+
+def one_run_table(entries: list[list[str]]) -> str:
+    """``table`` as a render-map typo leaves it: reading the first run only."""
+    return table(entries).replace(f"%   {KEYS[1]}  config bbb\n", "")
+
+
+def test_a_table_reading_fewer_of_its_runs_with_fewer_entries_is_refused(tmp_path, capsys):
+    # a render-map or tables.yaml edit that reads 1 of the 2 runs and no new one
+    rc, _, out = publish(tmp_path, one_run_table(LESS), table(FULL))
+    assert rc == 2 and out.read_text() == table(FULL)
+    assert ("which has 2 filled entries where it has 3, from 1 of the 2 runs it was made "
+            "from and no new one (an edit of the render map or config/tables.yaml that "
+            "reads fewer runs);") in capsys.readouterr().err
+
+
+def test_publish_check_refuses_every_loss_at_once_and_writes_no_stamp(tmp_path, capsys):
+    stage, stamp = tmp_path / "staging", tmp_path / "staging" / "check.txt"
+    stage.mkdir()
+    pairs = []
+    for name, staged_text, published in (("T01.tex", table(FULL), table(LESS)),
+                                         ("T02.tex", table(LESS), table(FULL)),
+                                         ("T03.tex", one_run_table(LESS), table(FULL)),
+                                         ("T04.tex", table(FULL)[:200], None)):
+        (stage / name).write_text(staged_text)
+        if published is not None:
+            (tmp_path / name).write_text(published)
+        pairs += ["--pair", str(stage / name), str(tmp_path / name)]
+    rc = main(["publish-check", "--stamp", str(stamp), *pairs])
+    err = capsys.readouterr().err.splitlines()
+    # T02 and T03 would lose entries, T04 is damaged; T01 gains: three lines, no stamp
+    assert rc == 2 and len(err) == 3 and not stamp.exists()
+    err[-1] = err[-1].removeprefix("dfil publish-check: error: ")  # the CLI's refusal
+    assert [line.split(":", 1)[0] for line in err] == [
+        str(tmp_path / "T02.tex"), str(tmp_path / "T03.tex"), str(stage / "T04.tex")]
+    assert err[-1].endswith("(nothing was published: 3 staged file(s) refused)")
+    assert (tmp_path / "T02.tex").read_text() == table(FULL)  # nothing was copied
+    (stage / "T04.tex").write_text(table(FULL))
+    rc = main(["publish-check", "--stamp", str(stamp), *pairs, "--allow-fewer"])
+    assert rc == 0 and stamp.read_text().count(" -> ") == 4
 
 
 def test_a_table_with_as_many_or_more_entries_replaces_the_old_one(tmp_path):

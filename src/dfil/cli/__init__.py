@@ -19,6 +19,7 @@ from dfil.cli.commands import (
     cmd_pdf,
     cmd_probes,
     cmd_publish,
+    cmd_publish_check,
     cmd_render,
     cmd_report,
     cmd_synth_frog,
@@ -241,14 +242,24 @@ def _table_commands(sub) -> None:
                  "aggregate to where it is read, "
                  "atomically (the DAG publishes a file only once it is made, so a failed "
                  "rebuild keeps the last good one); refuses a staged file that does not read "
-                 "as what it is, and one with fewer entries than the published file made "
-                 "from the same runs and config hashes",
+                 "as what it is, and one with fewer entries than the published file where "
+                 "no run it reads is new or retrained",
                  cmd_publish)
     p.add_argument("staged", type=Path, help="the file a rule wrote")
     p.add_argument("out", type=Path, help="where it is published")
     p.add_argument("--allow-fewer", action="store_true", help="replace the published file "
-                   "even with fewer entries from the same runs (the workflow: --config "
-                   "allow_fewer=1)")
+                   "even with fewer entries (the workflow: --config allow_fewer=1)")
+
+    p = _command(sub, "publish-check",
+                 "check every staged file the workflow publishes before it publishes any: "
+                 "each must read as what it is and replace its published file with no "
+                 "less; one line per refusal, and the stamp written only when none",
+                 cmd_publish_check)
+    p.add_argument("--stamp", type=Path, required=True, help="written when every file passes")
+    p.add_argument("--pair", nargs=2, action="append", type=Path, default=[],
+                   metavar=("STAGED", "OUT"), help="a staged file and where it is published")
+    p.add_argument("--allow-fewer", action="store_true", help="let files with fewer entries "
+                   "replace the published ones (the workflow: --config allow_fewer=1)")
 
     p = _command(sub, "report",
                  "the report (index.html, tables.html, numbers.csv, the run pages), the "

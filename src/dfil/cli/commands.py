@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
-from dfil.util.errors import ConfigError, MissingInputError, UsageError
+from dfil.util.errors import ConfigError, MissingInputError, RefusedError, UsageError
 
 
 def cmd_probes(args: argparse.Namespace) -> int:
@@ -186,6 +187,21 @@ def cmd_publish(args: argparse.Namespace) -> int:
         if note:
             print(note)
     print(f"{args.staged} -> {args.out}")
+    return 0
+
+
+def cmd_publish_check(args: argparse.Namespace) -> int:
+    from dfil.render.publish import check_all
+    from dfil.util.atomic import atomic_write_text
+
+    problems = check_all(args.pair, args.allow_fewer)
+    if problems:
+        for line in problems[:-1]:
+            print(line, file=sys.stderr)
+        raise RefusedError(f"{problems[-1]} (nothing was published: {len(problems)} staged "
+                           "file(s) refused)")
+    atomic_write_text(args.stamp, "".join(f"{staged} -> {out}\n" for staged, out in args.pair))
+    print(f"{len(args.pair)} staged file(s) may be published")
     return 0
 
 

@@ -7,12 +7,14 @@ published only if it reads as what its name says (:func:`read`): a ``.tex`` tabl
 its ``tabular`` body (the document of every table: to its end), a CSV with a header and
 rows of its width, a parquet table, an HTML page to its ``</html>``, a PDF to its
 ``%%EOF``, a PNG to its ``IEND``. And it never
-replaces a published file with less (:func:`check_replace`): where both were made from
-the same runs with the same config hashes, the new one must hold as many entries (a
-table's filled entries, the aggregate's rows, numbers.csv's numbers, claims.csv's claims)
-as the old. Where
-the runs or their config hashes differ, the grid or a config changed and the new file
-is what that edit makes: it replaces the old one.
+replaces a published file with less (:func:`check_replace`): where no run it was made
+from is new or retrained (the same runs with the same config hashes, its table spec
+edited or not, or only some of them: a render-map or tables.yaml edit that reads fewer
+runs), the new one must hold as many entries (a table's filled entries, the aggregate's
+rows, numbers.csv's numbers, claims.csv's claims) as the old. Where a run is new or its
+config hash differs, the grid or a config changed and the new file is what that edit
+makes: it replaces the old one. The workflow checks every staged file so before it
+publishes any (:func:`check_all`), so a loss in one file publishes none.
 
 A staged file damaged after its rule made it (truncated, emptied) would be refused at
 publishing, leaving the published one stale: :func:`repair_staged`, run before the DAG is
@@ -219,11 +221,33 @@ def check_staged(staged: str | Path, out: str | Path) -> Content:
                            "again") from None
 
 
+def _run_set(runs: frozenset[str] | None) -> frozenset[str] | None:
+    """The runs (key and config hash) of a file's :attr:`Content.runs`, its spec left out."""
+    return None if runs is None else frozenset(r for r in runs if not r.startswith("spec "))
+
+
+def _why_fewer(new: Content, old: Content) -> str | None:
+    """Why ``new`` holding fewer entries than ``old`` is a loss (None: what an edit that
+    trained other runs makes). No run of ``new`` is new or retrained: the same runs with
+    the same config hashes (its table spec edited or not), or some of them only (a render
+    map or tables.yaml edit that reads fewer runs, or a run lost)."""
+    new_runs, old_runs = _run_set(new.runs), _run_set(old.runs)
+    if new_runs is None or old_runs is None:
+        return "from the same runs and config hashes" if new.runs == old.runs else None
+    if not new_runs <= old_runs:
+        return None
+    if new_runs == old_runs:
+        return "from the same runs and config hashes" + (
+            "" if new.runs == old.runs else ", its table spec edited")
+    return (f"from {len(new_runs)} of the {len(old_runs)} runs it was made from and no new "
+            "one (an edit of the render map or config/tables.yaml that reads fewer runs)")
+
+
 def check_replace(new: Content, staged: str | Path, out: str | Path,
                   allow_fewer: bool = False) -> str:
     """A note on what publishing ``staged`` (holding ``new``) over ``out`` replaces ("" when
-    nothing to say); :class:`RefusedError` when ``out`` holds more entries from the same
-    runs and config hashes and ``allow_fewer`` is not given."""
+    nothing to say); :class:`RefusedError` when ``out`` holds more entries and no run of
+    ``staged`` is new or retrained (:func:`_why_fewer`) and ``allow_fewer`` is not given."""
     out = Path(out)
     if not out.is_file():
         return ""
@@ -231,16 +255,34 @@ def check_replace(new: Content, staged: str | Path, out: str | Path,
         old = read(out)
     except Damaged as err:
         return f"{out} was damaged ({err}): replaced"
-    same_runs = new.runs == old.runs
-    if not same_runs or old.count is None or new.count is None or new.count >= old.count:
+    if old.count is None or new.count is None or new.count >= old.count:
+        return ""
+    why = _why_fewer(new, old)
+    if why is None:
         return ""
     if allow_fewer:
         return f"{out}: {old.count} {old.unit} replaced by {new.count}, as {ALLOW_FLAG} allows"
     raise RefusedError(
         f"{out}: refusing to replace it with {staged}, which has {new.count} {new.unit} where "
-        f"it has {old.count}, from the same runs and config hashes; {out} stays; to publish "
-        f"the smaller file anyway rerun with --config {ALLOW_KEY}=1 (dfil publish "
-        f"{ALLOW_FLAG})")
+        f"it has {old.count}, {why}; {out} stays; to publish the smaller file anyway rerun "
+        f"with --config {ALLOW_KEY}=1 (dfil publish {ALLOW_FLAG})")
+
+
+def check_all(pairs: Iterable[tuple[str | Path, str | Path]],
+              allow_fewer: bool = False) -> list[str]:
+    """What refuses publishing each ``(staged, out)`` of ``pairs``, one line each: a staged
+    file that does not read as what it is (a directory: each of its files), or one that
+    would replace ``out`` with less (:func:`check_replace`). The workflow runs it over
+    every staged file before it publishes any, so a loss anywhere publishes nothing."""
+    problems = []
+    for staged, out in pairs:
+        try:
+            content = check_staged(staged, out)
+            if not Path(staged).is_dir():
+                check_replace(content, staged, out, allow_fewer)
+        except (RunFileError, RefusedError) as err:
+            problems.append(str(err))
+    return problems
 
 
 def repair_staged(staged_files: Iterable[str | Path], stage: str | Path,
