@@ -127,6 +127,10 @@ def test_publish_check_refuses_every_loss_at_once_and_writes_no_stamp(tmp_path, 
     (stage / "T04.tex").write_text(table(FULL))
     rc = main(["publish-check", "--stamp", str(stamp), *pairs, "--allow-fewer"])
     assert rc == 0 and stamp.read_text().count(" -> ") == 4
+    missing = ["--pair", str(stage / "T09.tex"), str(tmp_path / "T09.tex")]
+    assert main(["publish-check", "--stamp", str(tmp_path / "s2"), *missing]) == 2
+    assert (f"{stage / 'T09.tex'}: nothing staged to publish; {tmp_path / 'T09.tex'} stays "
+            "as it is") in capsys.readouterr().err
 
 
 def test_a_table_with_as_many_or_more_entries_replaces_the_old_one(tmp_path):

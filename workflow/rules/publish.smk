@@ -38,7 +38,9 @@ rule publish_check:
         pairs=" ".join(f"--pair {staged(path)} {path}" for path in CHECKED),
         allow=ALLOW_FLAG if ALLOW_FEWER else "",
     shell:
-        "dfil publish-check --stamp {output} {params.pairs} {params.allow} > {log} 2>&1"
+        # the refusals on the terminal too: one line for each file refused
+        "dfil publish-check --stamp {output} {params.pairs} {params.allow} > {log} 2>&1 "
+        "|| {{ cat {log} >&2; exit 2; }}"
 
 
 rule publish:

@@ -276,6 +276,9 @@ def check_all(pairs: Iterable[tuple[str | Path, str | Path]],
     every staged file before it publishes any, so a loss anywhere publishes nothing."""
     problems = []
     for staged, out in pairs:
+        if not Path(staged).exists():
+            problems.append(f"{staged}: nothing staged to publish; {out} stays as it is")
+            continue
         try:
             content = check_staged(staged, out)
             if not Path(staged).is_dir():
