@@ -30,11 +30,12 @@ def test_every_family_has_a_control_in_the_shipped_grids(name):
             assert grid.cells[reference].config["model"]["heads"]["control_input"] == "none"
 
 
-def test_embedded_controls_pair_with_the_main_and_crosstask_cells():
+def test_embedded_controls_pair_with_their_reference_and_crosstask_cells():
     grid = Grid(_grid("config"))
     assert grid.control_pairs("compositional") == [
-        (f"frog/smollm2-135m/dfil+control/lam0.5/nfull/qure/seed{s}",
-         f"frog/smollm2-135m/dfil/lam0.5/nfull/qure/seed{s}") for s in (42, 123, 456)]
+        (f"frog/smollm2-135m/dfil+control_alone/lam0.5/nfull/qure/seed{s}",
+         f"frog/smollm2-135m/dfil+control_ref/lam0.5/nfull/qure/seed{s}")
+        for s in (42, 123, 456)]
     assert grid.control_pairs("ordinal") == [
         (f"ordinal_standin/smollm2-135m/dfil+control/lam0.5/nfull/uniform/seed{s}",
          f"ordinal_standin/smollm2-135m/dfil/lam0.5/nfull/uniform/seed{s}")
@@ -57,15 +58,16 @@ def test_a_control_on_fewer_than_three_seeds_is_refused():
         Grid(config)
 
 
-def test_the_compositional_control_declares_its_ceiling():
-    assert Grid(_grid("smoke")).spec.controls["compositional"].ceiling == 0.95
+@pytest.mark.parametrize("name", ["config", "smoke"])
+def test_the_compositional_control_declares_its_ceiling(name):
+    assert Grid(_grid(name)).spec.controls["compositional"].ceiling == 0.95
 
 
 def test_a_control_that_changes_more_than_its_input_is_refused():
     config = copy.deepcopy(_grid("config"))
-    config["variants"]["control"]["cell"]["train"] = {"epochs": 3}
+    config["variants"]["control_alone"]["cell"]["train"] = {"epochs": 3}
     with pytest.raises(ConfigError, match=r"controls\.compositional: cell frog/smollm2-135m/"
-                                          r"dfil\+control.*differs only in"):
+                                          r"dfil\+control_alone.*differs only in"):
         Grid(config)
 
 
