@@ -194,3 +194,10 @@ def test_an_interactive_table_keeps_every_row_however_large():
     page = site.datatable(frame, "t", paging=False)
     assert all(f"row{i}:" in page for i in range(400))
     assert "downsampled" not in page.lower()
+
+
+@pytest.mark.parametrize("p, p_holm, cell", [(0.01234, 0.0394, "0.0123 (0.0394)"),
+                                             (0.01234, None, "0.0123"),
+                                             (None, None, "")])
+def test_the_p_cell_shows_the_raw_p_and_the_holm_p_where_each_exists(p, p_holm, cell):
+    assert site._p_cell(p, p_holm) == cell

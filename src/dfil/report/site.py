@@ -163,6 +163,14 @@ def _power_cells(c: dict, planned_grid: bool) -> dict[str, str]:
     return {**out, "Planned": html.escape(c.get("planned", ""))} if planned_grid else out
 
 
+def _p_cell(p: float | None, p_holm: float | None) -> str:
+    """A claim's raw p with its Holm-adjusted p in brackets; either may be absent (a claim
+    with a p outside any Holm pass shows its p alone)."""
+    if p is None:
+        return "" if p_holm is None else f"({p_holm:.3g})"
+    return f"{p:.3g}" + ("" if p_holm is None else f" ({p_holm:.3g})")
+
+
 def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
     """The index's view of ``claims.csv``'s rows, one per claim, in the same order; on a
     grid a plan wrote (``planned_grid``) with whether the plan took each."""
@@ -177,7 +185,7 @@ def claims_frame(rows: list[dict], planned_grid: bool = False) -> pd.DataFrame:
                     "95% interval": ci, "Verdict": _badge(c["verdict"]),
                     "Why": html.escape(c["reason"]),
                     "Test": html.escape(c["test"]) + ("" if c["n_a"] is None else f"; n {n}"),
-                    "p (Holm)": "" if c["p"] is None else f"{c['p']:.3g} ({c['p_holm']:.3g})",
+                    "p (Holm)": _p_cell(c["p"], c["p_holm"]),
                     "MDE": _fmt(c["mde"]), **_power_cells(c, planned_grid),
                     "Family": c["family"], "Printed at": _places(c["places"]),
                     "Positive control": html.escape(c.get("control", ""))})
