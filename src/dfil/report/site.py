@@ -164,10 +164,10 @@ def _power_cells(c: dict, planned_grid: bool) -> dict[str, str]:
 
 
 def _p_cell(p: float | None, p_holm: float | None) -> str:
-    """A claim's raw p with its Holm-adjusted p in brackets; either may be absent (a claim
-    with a p outside any Holm pass shows its p alone)."""
+    """A claim's raw p with its Holm-adjusted p (made from it) in brackets; a claim with a
+    p outside every Holm pass (one not comparable) shows its p alone."""
     if p is None:
-        return "" if p_holm is None else f"({p_holm:.3g})"
+        return ""
     return f"{p:.3g}" + ("" if p_holm is None else f" ({p_holm:.3g})")
 
 
