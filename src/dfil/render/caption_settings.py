@@ -5,7 +5,9 @@ A paper caption may state how its runs were set up ("LoRA on $q,k,v,o$"). A tabl
 config it states (dotted key -> value). The caption keeps the text only when every run the
 table reads was configured so (the grid's resolved cell config, whose hash each run
 records); otherwise the text is left out, and a note says what the runs used instead. A
-table that reads no run keeps the paper's caption (it prints no reproduced number).
+setting may speak of some rows only (``rows``: the 72B row's "QLoRA 4-bit"): then only
+their runs judge it, and its text may sit in their labels too. A table that reads no run
+keeps the paper's caption (it prints no reproduced number).
 """
 
 from __future__ import annotations
@@ -28,7 +30,12 @@ def config_value(config: Mapping, dotted: str):
 
 
 def _shown(value) -> str:
-    return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+    """A config value as text, a whole number alike as int or float (64 == 64.0)."""
+    if isinstance(value, list):
+        return ",".join(map(_shown, value))
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def differing(states: Mapping, configs: Iterable[Mapping]) -> str:
@@ -45,21 +52,37 @@ def differing(states: Mapping, configs: Iterable[Mapping]) -> str:
     return ""
 
 
-def apply_settings(caption: str, settings: Iterable[Mapping],
-                   configs: Iterable[Mapping]) -> tuple[str, list[str]]:
-    """``caption`` with each setting's ``text`` left out unless every run of ``configs``
-    (the resolved cell configs of the runs the table reads) used its ``config``, and a
-    plain note per text left out naming the paper's setting (``says``) and what the runs
-    used; with no run, the caption as the paper prints it. ``ConfigError`` when a
-    setting's text is not in the caption."""
-    configs = list(configs)
-    notes = []
+def apply_settings(caption: str, labels: Mapping[str, str], settings: Iterable[Mapping],
+                   configs: Iterable[Mapping], row_configs: Mapping[str, Iterable[Mapping]]
+                   ) -> tuple[str, dict[str, str], list[str]]:
+    """``caption`` and the row ``labels`` (row id -> LaTeX) with each setting's ``text``
+    left out unless every run it describes used its ``config``, and a plain note per text
+    left out naming the paper's setting (``says``) and what the runs used. A setting
+    describes the runs of ``configs`` (the resolved cell configs of every run the table
+    reads), or with ``rows`` only the runs of those rows (``row_configs``: row id -> its
+    runs' configs), and its text may then also sit in those rows' labels (a footnote mark
+    left out with it drops its footnote). With no run to judge, the text stays as the paper
+    prints it. ``ConfigError`` when a setting's text is in neither the caption nor a label
+    it may be in, or names a row the table lacks."""
+    configs, labels, notes = list(configs), dict(labels), []
     for s in settings:
-        if s["text"] not in caption:
-            raise ConfigError(f"settings: {s['text']!r} is not in the caption {caption!r}")
-        other = differing(s["config"], configs) if configs else ""
-        if other:
-            caption = caption.replace(s["text"], "", 1)
-            notes.append(f"The paper's caption also says {s['says']}; left out here: these "
-                         f"runs used {other}.")
-    return caption, notes
+        text, scope = s["text"], list(s.get("rows") or ())
+        if missing := [r for r in scope if r not in labels]:
+            raise ConfigError(f"settings: rows {missing} are not rows of this table "
+                              f"(rows: {sorted(labels)})")
+        places = [r for r in scope if text in labels[r]]
+        if text not in caption and not places:
+            raise ConfigError(f"settings: {text!r} is not in the caption {caption!r}"
+                              + (f" nor in the labels of rows {scope}" if scope else ""))
+        runs = [c for r in scope for c in row_configs.get(r, ())] if scope else configs
+        other = differing(s["config"], runs) if runs else ""
+        if not other:
+            continue
+        where = " and ".join((["caption"] if text in caption else []) + (
+            [f"row{'s' if len(places) > 1 else ''} {', '.join(places)}"] if places else []))
+        caption = caption.replace(text, "", 1)
+        labels.update({r: labels[r].replace(text, "", 1) for r in places})
+        verb = "say" if " and " in where else "says"
+        notes.append(f"The paper's {where} also {verb} {s['says']}; left out here: these "
+                     f"runs used {other}.")
+    return caption, labels, list(dict.fromkeys(notes))

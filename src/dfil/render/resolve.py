@@ -130,15 +130,32 @@ class Resolver:
         footnotes = [self._entry(note, _At(spec, table, Row("", "")))
                      for note in spec.get("footnotes", [])]
         footnotes = [f for f in footnotes if f.tex != MISSING]  # every number in it a dash
+        table, unused = self._settings(spec, table, footnotes)
         done = finish(spec, table, footnotes, self.refs)
         note = probe_note(spec.get("probes", {}), done.keys, self.source.value)
         mixed = origin_note(self.source.origins, done.keys)
-        cells = getattr(self.source.grid, "cells", {})
-        caption, unused = apply_settings(done.caption, spec.get("settings", []),
-                                         [cells[k].config for k in done.keys if k in cells])
-        self.done[name] = replace(done, caption=f"{caption} {note}".rstrip(), mixed=mixed,
+        self.done[name] = replace(done, caption=f"{done.caption} {note}".rstrip(),
+                                  mixed=mixed,
                                   notes=[*done.notes, *unused, *([mixed] if mixed else [])])
         return self.done[name]
+
+    def _settings(self, spec: Mapping, table: Table,
+                  footnotes: list[Entry]) -> tuple[Table, list[str]]:
+        """``table`` with its caption and row labels stating only settings its runs used
+        (:func:`apply_settings`), and the notes on what was left out."""
+        cells = getattr(self.source.grid, "cells", {})
+
+        def configs(entries) -> list[Mapping]:
+            keys = {key for e in entries for key, _ in e.reads}
+            return [cells[k].config for k in sorted(keys) if k in cells]
+
+        body = [r for r in table.rows if r.kind == "body"]
+        caption, labels, unused = apply_settings(
+            table.caption, {r.id: r.label for r in body}, spec.get("settings", []),
+            configs([e for r in body for e in r.entries.values()] + footnotes),
+            {r.id: configs(r.entries.values()) for r in body})
+        rows = [replace(r, label=labels[r.id]) if r.kind == "body" else r for r in table.rows]
+        return replace(table, caption=caption, rows=rows), unused
 
     def _rows(self, name: str, spec: Mapping) -> Table:
         """Table ``name`` with its rows resolved, nothing computed across rows yet."""

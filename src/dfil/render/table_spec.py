@@ -157,13 +157,16 @@ class Effect(StrictModel):
 
 class CaptionSetting(StrictModel):
     """Caption text that states a setting of the table's runs
-    (:mod:`dfil.render.caption_settings`): ``text``, verbatim in the caption (LaTeX);
+    (:mod:`dfil.render.caption_settings`): ``text``, verbatim in the caption or a label
+    of ``rows`` (LaTeX);
     ``says``, the same in plain words for the note when it is left out; ``config``, the
     cell config it states (dotted key -> value)."""
 
     text: str
     says: str
     config: dict[str, str | float | bool | TupleOf[str]]
+    rows: TupleOf[str] = ()
+    """The rows whose runs it speaks of (their labels may hold ``text``); () for all."""
 
 
 class TableSpec(StrictModel):
