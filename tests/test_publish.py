@@ -3,11 +3,13 @@ replaces a published file with one holding fewer entries where no run it reads i
 retrained, unless allowed (``--allow-fewer``; the workflow's ``--config allow_fewer=1``);
 ``dfil publish-check`` checks them all before any is published."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from dfil.cli import main
-from dfil.render.publish import read, repair_staged
+from dfil.render.publish import Content, check_all, read, read_dir, repair_staged
 
 KEYS = ("frog/tiny/dfil/lam0.5/nfull/qure/seed42", "frog/tiny/coral/na/nfull/na/seed42")
 
@@ -235,6 +237,38 @@ def test_a_directory_of_pages_is_published_when_each_page_is_whole(tmp_path, cap
     assert f"{staged / 'b.html'}: damaged staged file (not a whole HTML page" in \
         capsys.readouterr().err
     assert not (out / "b.html").exists()
+
+
+def run_pages(directory: Path, pages: dict[str, str]) -> Path:
+    """A directory of run pages (key -> config hash), each as the report writes it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for key, config_hash in pages.items():
+        (directory / f"{key}.html").write_text(
+            f"<!DOCTYPE html>\n<html><body><h1>{key}</h1>\n"
+            f"<p>Config hash <code>{config_hash}</code></p></body></html>\n")
+    return directory
+
+
+def test_run_pages_count_their_runs_and_fewer_of_the_same_are_refused(tmp_path, capsys):
+    out = run_pages(tmp_path / "runs", {"a": "aaa", "b": "bbb", "c": "ccc"})
+    assert read_dir(out) == Content("directory", frozenset({"a aaa", "b bbb", "c ccc"}), 3,
+                                    "run pages")
+    fewer = run_pages(tmp_path / "staging" / "runs", {"a": "aaa", "b": "bbb"})
+    assert main(["publish", str(fewer), str(out)]) == 2
+    assert ("has 2 run pages where it has 3, from 2 of the 3 runs it was made from and no "
+            "new one") in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["a.html", "b.html", "c.html"]
+    problems = check_all([(fewer, out)])  # the workflow's check before any publish
+    assert len(problems) == 1 and "run pages" in problems[0]
+    assert main(["publish", str(fewer), str(out), "--allow-fewer"]) == 0
+    assert "3 run pages replaced by 2" in capsys.readouterr().out
+
+
+def test_fewer_run_pages_with_a_retrained_run_replace_the_old_ones(tmp_path):
+    out = run_pages(tmp_path / "runs", {"a": "aaa", "b": "bbb", "c": "ccc"})
+    grid_edit = run_pages(tmp_path / "staging" / "runs", {"a": "aaa", "b": "b22"})
+    assert main(["publish", str(grid_edit), str(out)]) == 0
+    assert "Config hash <code>b22</code>" in (out / "b.html").read_text()
 
 
 def test_a_staged_file_damaged_after_it_was_made_is_moved_aside_to_be_made_again(tmp_path):

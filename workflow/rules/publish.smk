@@ -13,20 +13,21 @@ import re
 PUBLISHED = [*TABLE_FILES, *REPORT_FILES, PDF_FILE, *AUDIT_FILES, *AGGREGATE_FILES]
 
 
-# A build of every table (all_tables, report) checks the tables, the report and tables.pdf
-# together before any of them (or the run pages) is published (dfil publish-check): one
+# A build of every table (all_tables, report) checks the tables, the report, its run pages
+# and tables.pdf together before any of them is published (dfil publish-check): one
 # that does not read as what it is, or that would replace its published file with less,
 # refuses them all, so an edit never publishes some tables before another is refused. A
 # single table asked for is checked alone, as it is published, and needs only its cells;
 # the aggregate and the paper audit are published on their own (all_runs, paper_audit).
 PUBLISH_CHECK = f"{STAGE}/publish-check.txt"
 CHECKED = [*TABLE_FILES, *REPORT_FILES, *PDF_FILES]
+CHECKED_DIRS = [RUN_PAGES]  # counted in run pages
 CHECK_ALL = asks_for(sys.argv, ("all_tables", "report"), "all_tables")
 
 
 rule publish_check:
     input:
-        [staged(path) for path in CHECKED],
+        [staged(path) for path in [*CHECKED, *CHECKED_DIRS]],
     output:
         PUBLISH_CHECK,
     log:
@@ -35,7 +36,9 @@ rule publish_check:
     resources:
         **CPU_RESOURCES,
     params:
-        pairs=" ".join(f"--pair {staged(path)} {path}" for path in CHECKED),
+        pairs=" ".join(
+            f"--pair {staged(path)} {path}" for path in [*CHECKED, *CHECKED_DIRS]
+        ),
         allow=ALLOW_FLAG if ALLOW_FEWER else "",
     shell:
         # the refusals on the terminal too: one line for each file refused

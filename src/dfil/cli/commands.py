@@ -177,15 +177,15 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     if not args.staged.exists():
         raise MissingInputError(f"{args.staged}: nothing staged to publish")
-    content = check_staged(args.staged, args.out)
+    note = check_replace(check_staged(args.staged, args.out), args.staged, args.out,
+                         args.allow_fewer)
     if args.staged.is_dir():
         atomic_copytree(args.staged, args.out)
     else:
-        note = check_replace(content, args.staged, args.out, args.allow_fewer)
         with atomic_path(args.out) as tmp:
             shutil.copyfile(args.staged, tmp)
-        if note:
-            print(note)
+    if note:
+        print(note)
     print(f"{args.staged} -> {args.out}")
     return 0
 

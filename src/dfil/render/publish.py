@@ -11,10 +11,11 @@ replaces a published file with less (:func:`check_replace`): where no run it was
 from is new or retrained (the same runs with the same config hashes, its table spec
 edited or not, or only some of them: a render-map or tables.yaml edit that reads fewer
 runs), the new one must hold as many entries (a table's filled entries, the aggregate's
-rows, numbers.csv's numbers, claims.csv's claims) as the old. Where a run is new or its
-config hash differs, the grid or a config changed and the new file is what that edit
-makes: it replaces the old one. The workflow checks every staged file so before it
-publishes any (:func:`check_all`), so a loss in one file publishes none.
+rows, numbers.csv's numbers, claims.csv's claims, the report's run pages) as the old.
+Where a run is new or its config hash differs, the grid or a config changed and the new
+file is what that edit makes: it replaces the old one. The workflow checks every staged
+file so before it publishes any (:func:`check_all`), so a loss in one file publishes
+none.
 
 A staged file damaged after its rule made it (truncated, emptied) would be refused at
 publishing, leaving the published one stale: :func:`repair_staged`, run before the DAG is
@@ -69,7 +70,12 @@ class Content:
 
 
 class Damaged(ValueError):
-    """A file does not read as what its name says; the message says why."""
+    """A file does not read as what its name says; the message says why, ``path`` which
+    file of a directory (None: the file read)."""
+
+    def __init__(self, why: str, path: Path | None = None):
+        super().__init__(why)
+        self.path = path
 
 
 def _text(path: Path) -> str:
@@ -199,23 +205,44 @@ def read(path: str | Path) -> Content:
     return _READERS.get(path.suffix, _text_file)(path)
 
 
+#: The config hash a run page prints (``run.html.j2``).
+_PAGE_HASH = re.compile(r"Config hash <code>(\w+)</code>")
+
+
+def read_dir(directory: str | Path) -> Content:
+    """What a published directory holds (the report's run pages: one page per run, named
+    by its key, each printing its config hash); :class:`Damaged` naming the first of its
+    files that does not read as what it is, or when it holds none."""
+    # hidden files are bookkeeping (Snakemake's empty .snakemake_timestamp)
+    files = sorted(p for p in Path(directory).rglob("*")
+                   if p.is_file() and not p.name.startswith("."))
+    if not files:
+        raise Damaged("an empty directory")
+    runs = set()
+    for file in files:
+        try:
+            read(file)
+        except Damaged as err:
+            raise Damaged(str(err), file) from None
+        if file.suffix == ".html":
+            found = _PAGE_HASH.search(_text(file))
+            runs.add(f"{file.stem} {found.group(1) if found else 'none'}")
+    hashed = bool(runs) and not any(r.endswith(" none") for r in runs)
+    return Content("directory", frozenset(runs) if hashed else None, len(runs), "run pages")
+
+
+def _content(path: Path) -> Content:
+    return read_dir(path) if path.is_dir() else read(path)
+
+
 def check_staged(staged: str | Path, out: str | Path) -> Content:
     """What ``staged`` holds; :class:`RunFileError` naming it when it is damaged (nothing is
     published: ``out`` stays)."""
     staged = Path(staged)
     try:
-        if staged.is_dir():
-            # hidden files are bookkeeping (Snakemake's empty .snakemake_timestamp)
-            files = sorted(p for p in staged.rglob("*")
-                           if p.is_file() and not p.name.startswith("."))
-            if not files:
-                raise Damaged("an empty directory")
-            for file in files:
-                staged = file
-                read(file)
-            return Content("directory")
-        return read(staged)
+        return _content(staged)
     except Damaged as err:
+        staged = err.path or staged
         raise RunFileError(f"{staged}: damaged staged file ({err}); nothing is published and "
                            f"{out} stays as it is; delete {staged} and rerun to make it "
                            "again") from None
@@ -249,10 +276,10 @@ def check_replace(new: Content, staged: str | Path, out: str | Path,
     nothing to say); :class:`RefusedError` when ``out`` holds more entries and no run of
     ``staged`` is new or retrained (:func:`_why_fewer`) and ``allow_fewer`` is not given."""
     out = Path(out)
-    if not out.is_file():
+    if not out.exists():
         return ""
     try:
-        old = read(out)
+        old = _content(out)
     except Damaged as err:
         return f"{out} was damaged ({err}): replaced"
     if old.count is None or new.count is None or new.count >= old.count:
@@ -280,9 +307,7 @@ def check_all(pairs: Iterable[tuple[str | Path, str | Path]],
             problems.append(f"{staged}: nothing staged to publish; {out} stays as it is")
             continue
         try:
-            content = check_staged(staged, out)
-            if not Path(staged).is_dir():
-                check_replace(content, staged, out, allow_fewer)
+            check_replace(check_staged(staged, out), staged, out, allow_fewer)
         except (RunFileError, RefusedError) as err:
             problems.append(str(err))
     return problems
