@@ -1,25 +1,31 @@
 """The workflow's sbatch (workflow/sbatch/sbatch, dfil.cluster.submit): a submission
-refused for a queue limit is sent again after a wait, never passed on as a failure; one
-refused for anything else is passed on with sbatch's words and recorded in its cell's run
-directory, which `dfil grid status` reads. SLURM's sbatch and squeue are shell scripts on
-PATH printing SLURM 22.05's words."""
+refused for a queue limit is sent again after a wait, never passed on as a failure; a
+training or evaluation job refused for anything else is recorded in its cell's run
+directory and replaced by a one-CPU job writing its failure record with sbatch's words.
+SLURM's sbatch and squeue are shell scripts on PATH printing SLURM 22.05's words."""
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from dfil.cluster.submit import (
     REFUSED,
+    STAND_IN,
     cell_of,
     queue_limited,
     read_refusal,
     refusal_words,
     run_dir_of,
+    stand_in,
     submit,
 )
+from dfil.contracts.failure import failure_words
+from dfil.preflight.refused import resubmit_refused
 from dfil.results.status import cell_status
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +38,7 @@ WALL = ("sbatch: error: QOSMaxWallDurationPerJobLimit\nsbatch: error: Batch job 
         "time limits)\n")
 NODES = ("sbatch: error: Batch job submission failed: Requested node configuration is not "
          "available\n")
-KEY = "ordinal_standin/tiny-llama/dfil/lam0.5/nfull/na/seed42"
+KEY = "ordinal_standin/tiny-llama/finetune/lamna/nfull/na/seed42"
 COMMENT = "rule_train_cell_wildcards_" + KEY.replace("/", "_")
 
 
@@ -59,13 +65,17 @@ def test_the_cell_of_a_submission_from_the_plugins_comment(tmp_path):
 
 
 def _fake(tmp_path: Path, refusals: list[str]) -> Path:
-    """An sbatch refusing with each of ``refusals`` in turn, then accepting (job 4242)."""
+    """An sbatch refusing with each of ``refusals`` in turn, then accepting (job 4242);
+    call n's arguments in ``args<n>``, one a line."""
     bin_dir = tmp_path / "site-bin"
     bin_dir.mkdir(exist_ok=True)
+    for old in [*tmp_path.glob("refusal*"), tmp_path / "count"]:
+        old.unlink(missing_ok=True)
     for n, words in enumerate(refusals):
         (tmp_path / f"refusal{n}").write_text(words)
     (bin_dir / "sbatch").write_text(f"""#!/bin/sh
 n=$(cat {tmp_path}/count 2>/dev/null || echo 0); echo $((n + 1)) > {tmp_path}/count
+for arg in "$@"; do printf '%s\\n' "$arg"; done > {tmp_path}/args$n
 cat > {tmp_path}/stdin
 if [ -f {tmp_path}/refusal$n ]; then cat {tmp_path}/refusal$n >&2; exit 1; fi
 echo 4242
@@ -99,34 +109,90 @@ def test_a_refusal_for_anything_else_is_passed_on_at_once(tmp_path):
     assert (done.returncode, waits) == (1, [])
 
 
-def _run_wrapper(tmp_path: Path, bin_dir: Path) -> subprocess.CompletedProcess:
+def _run_wrapper(tmp_path: Path, bin_dir: Path, comment: str = COMMENT
+                 ) -> subprocess.CompletedProcess:
     environ = {**os.environ, "PATH": f"{WRAPPER.parent}:{bin_dir}:{os.environ['PATH']}",
                "DFIL_RESULTS": str(tmp_path / "results"), "DFIL_SBATCH_WAIT": "0",
                "DFIL_PYTHON": sys.executable}
-    return subprocess.run(f'sbatch --parsable --comment {COMMENT} --wrap="true"', shell=True,
+    return subprocess.run(f"sbatch --parsable --job-name u1 --output 'logs/u1.log' "
+                          f"--export=ALL --comment {comment} -A 'proj' -p 'accel' "
+                          f"--qos=gpu-normal -t 2880 --mem 32000 --ntasks=1 --gres=gpu:a100:1 "
+                          f"--cpus-per-task=8 -D {tmp_path} --wrap=\"true\"", shell=True,
                           env=environ, capture_output=True, text=True, timeout=60,
                           stdin=subprocess.DEVNULL)
 
 
-def test_the_workflows_sbatch_records_a_refusal_and_status_shows_it(tmp_path):
-    """As the plugin calls it (`sbatch ...` through the shell, this one first on PATH): a
-    refusal is passed on and kept in the run directory; `dfil grid status` gives its
-    words; an accepted submission of the same rule removes it."""
+def _cell_run(tmp_path: Path) -> Path:
+    """A run directory of the smoke grid's cell ``KEY`` with its cell.yaml."""
+    from dfil.config.cell import cell_of as resolved
+    from dfil.config.cell import dump_cell
+    from dfil.config.grid import load_grid_files
+
+    grid = load_grid_files([ROOT / "config" / "smoke.yaml"])
     run = tmp_path / "results" / "runs" / KEY
     run.mkdir(parents=True)
-    (run / "cell.yaml").write_text("{}")
+    (run / "cell.yaml").write_text(dump_cell(resolved(grid.cells[KEY].config)))
+    return run
+
+
+def test_a_stand_in_keeps_what_snakemake_follows_and_asks_one_cpu():
+    args = ["--parsable", "--job-name", "u1", "--output", "logs/u1.log", "--export=ALL",
+            "--comment", COMMENT, "-A", "proj", "-p", "accel", "--qos=gpu-normal", "-t",
+            "2880", "--mem", "32000", "--gres=gpu:a100:1", "--requeue", "-D", "/w",
+            "--wrap=dfil train x"]
+    kept = ["--parsable", "--job-name", "u1", "--output", "logs/u1.log", "--export=ALL",
+            "--comment", COMMENT, "-D", "/w", *STAND_IN]
+    assert stand_in(args, None, ["dfil", "refused", "--run", "/r x"]) == (
+        [*kept, "--wrap=dfil refused --run '/r x'"], None)
+    assert stand_in(args[:-1], "#!/bin/sh\ndfil train x\n", ["dfil", "refused"]) == (
+        kept, "#!/bin/sh\ndfil refused\n")  # the plugin's script on standard input
+
+
+def test_a_refused_cell_job_is_recorded_as_its_failure_by_a_job_in_its_place(tmp_path):
+    """As the plugin calls it (`sbatch ...` through the shell, this one first on PATH): a
+    refusal is kept in the run directory and a one-CPU job in its place writes the cell's
+    failure record with sbatch's words, which `dfil grid status` and the tables give; the
+    next run moves the record aside to submit the job again, and an accepted submission
+    of the same rule removes the refusal."""
+    run = _cell_run(tmp_path)
     done = _run_wrapper(tmp_path, _fake(tmp_path, [CAP, NODES]))
-    assert (done.returncode, done.stderr, done.stdout) == (1, NODES, "")
-    assert int((tmp_path / "count").read_text()) == 2
+    assert (done.returncode, done.stdout) == (0, "4242\n")  # the stand-in's job id
+    assert done.stderr.startswith(NODES) and "job 4242 records that as its failure" in \
+        done.stderr
+    assert int((tmp_path / "count").read_text()) == 3
     record = read_refusal(run)
     assert record["rule"] == "train_cell" and record["refused"] == NODES.strip()
-    assert refusal_words(record) == ("sbatch refused its train_cell job: Batch job "
-                                     "submission failed: Requested node configuration is "
-                                     "not available")
-    assert cell_status(run, "train.log", "eval.log") == (refusal_words(record), "train.log")
+    words = refusal_words(record)
+    assert words == ("sbatch refused its train_cell job: Batch job submission failed: "
+                     "Requested node configuration is not available")
+    assert cell_status(run, "train.log", "eval.log") == (words, "train.log")
+    sent = (tmp_path / "args2").read_text().splitlines()
+    assert not {"-A", "-p", "--qos=gpu-normal", "--gres=gpu:a100:1"} & set(sent)
+    command = shlex.split(sent[-1].removeprefix("--wrap="))
+    assert command[1:] == ["-m", "dfil", "refused", "--run", str(run.resolve()), "--stage",
+                           "train"]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    summary = json.loads((run / "train_summary.json").read_text())
+    assert (summary["failed"]["reason"], summary["failed"]["message"]) == ("refused", words)
+    assert cell_status(run, "train.log", "eval.log") == (words, "train.log")
+    assert failure_words("refused").startswith("not run: the cluster refused its job")
+    assert resubmit_refused([run]) == [f"dfil: {run}: its train job was refused last time "
+                                       f"({words}); submitting it again"]
+    assert not (run / "train_summary.json").exists()
+    assert (run / "refused" / "train_summary.json").is_file()
     done = _run_wrapper(tmp_path, _fake(tmp_path, []))
     assert (done.returncode, done.stdout.strip()) == (0, "4242")
     assert not (run / REFUSED).exists()
+
+
+def test_a_refused_job_of_another_rule_or_whose_stand_in_is_refused_fails(tmp_path):
+    run = _cell_run(tmp_path)
+    done = _run_wrapper(tmp_path, _fake(tmp_path, [NODES, NODES]))
+    assert (done.returncode, done.stderr, done.stdout) == (1, NODES, "")
+    assert read_refusal(run)["refused"] == NODES.strip()
+    done = _run_wrapper(tmp_path, _fake(tmp_path, [NODES]), comment="rule_aggregate")
+    assert (done.returncode, done.stderr) == (1, NODES)
+    assert int((tmp_path / "count").read_text()) == 1  # nothing sent in its place
 
 
 def test_route_through_puts_the_workflows_sbatch_first(tmp_path):

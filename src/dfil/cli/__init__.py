@@ -26,7 +26,7 @@ from dfil.cli.commands import (
 )
 from dfil.cli.features import add_features_parser
 from dfil.cli.hub import add_hub_parser
-from dfil.cli.jobs import cmd_evaluate, cmd_train
+from dfil.cli.jobs import cmd_evaluate, cmd_refused, cmd_train
 from dfil.util.atomic import write_error
 from dfil.util.errors import InputError
 
@@ -158,6 +158,15 @@ def _run_commands(sub) -> None:
                  cmd_evaluate)
     p.add_argument("--run", type=Path, required=True, help="run directory")
     _job_arguments(p)
+
+    p = _command(sub, "refused",
+                 "record a run's training or evaluation job that SLURM's sbatch refused as "
+                 "its failure, with sbatch's words (the workflow's sbatch sends this job in "
+                 "the refused one's place)",
+                 cmd_refused)
+    p.add_argument("--run", type=Path, required=True, help="run directory")
+    p.add_argument("--stage", choices=["train", "evaluate"], required=True,
+                   help="the refused job's stage")
 
     p = _command(sub, "grid",
                  "the experiment grid: its cells (list), one cell's or the resolved grid's "

@@ -106,6 +106,32 @@ def _reason(err: BaseException) -> str:
     return "error"
 
 
+def cmd_refused(args: argparse.Namespace) -> int:
+    """Record the refused submission of ``args.run``'s ``args.stage`` job as its failure
+    (``refused``, sbatch's words; the job SLURM runs in the refused one's place)."""
+    from dfil.cluster.submit import REFUSED, read_refusal, refusal_words
+    from dfil.config.cell import config_hash, load_cell
+    from dfil.contracts.failure import failure_record, write_failure
+    from dfil.contracts.rundir import CELL, SUMMARY
+
+    refusal = read_refusal(args.run)
+    if refusal is None:
+        raise MissingInputError(f"{args.run / REFUSED}: no refused submission recorded")
+    cell = load_cell(args.run / CELL)
+    record = failure_record(cell.name, config_hash(cell), {
+        "reason": "refused", "stage": args.stage, "message": refusal_words(refusal),
+        "log": "", "attempt": 1})
+    if args.stage == "train":
+        write_failure(args.run / SUMMARY, record)
+    else:
+        from dfil.evaluate.run import write_failed
+
+        write_failed(args.run, cell, record)
+    print(f"dfil refused: {refusal_words(refusal)}; recorded in {args.run} as its {args.stage} "
+          "failure (the next run submits it again)")
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     with _sole_writer(args.out, "train"):
         return _train(args)

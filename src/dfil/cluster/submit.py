@@ -16,9 +16,14 @@ Snakemake would count it as the job's failure and, with its retries, send it aga
 once into the still full queue. Here such a refusal (:func:`queue_limited`) is waited on
 (:data:`WAIT_VAR` seconds, 60 by default) and the job sent again, as long as the user
 has jobs queued (a cap with nothing queued is no queue limit: the refusal stands). Any
-other refusal is passed on as it is, and for a training or evaluation job written to its
-run directory (:data:`REFUSED`, read by ``dfil grid status``); a later submission the
-site accepts removes it.
+other refusal of a training or evaluation job is written to its run directory
+(:data:`REFUSED`), and in the job's place a small CPU job is sent (:func:`stand_in`: the
+same name, log and comment, so Snakemake follows it as the job; no partition, account,
+QOS, GPU or time of the refused one) that writes the cell's failure record with sbatch's
+words (``dfil refused``): the DAG goes on, and the tables and ``dfil grid status`` say
+why the cell did not run. The next run moves that record aside before the DAG is built
+and submits the job again (:mod:`dfil.preflight.refused`). A refusal of any other job, or
+one whose stand-in is refused too, is passed on as it is.
 """
 
 from __future__ import annotations
@@ -154,6 +159,50 @@ def submit(sbatch: str, args: Sequence[str], stdin: str | None, wait: float,
         sleep(wait)
 
 
+#: The plugin's flags that a stand-in job keeps: Snakemake follows a job by its name, log
+#: and comment; the working directory and cluster place it. Every other flag goes.
+_KEPT = {"--job-name", "--output", "--comment", "-D", "--chdir", "--clusters", "-M"}
+_KEPT_BARE = {"--parsable", "--export=ALL"}
+#: What a stand-in job asks for: one CPU for a few minutes.
+STAND_IN = ["--ntasks=1", "--cpus-per-task=1", "--mem=1000", "--time=10"]
+
+
+def stand_in(args: Sequence[str], stdin: str | None, command: Sequence[str]
+             ) -> tuple[list[str], str | None]:
+    """The sbatch arguments and standard input of a job in the place of the refused
+    ``args``: the plugin's own name, log, comment and directory (``--flag value`` or
+    ``--flag=value``), one CPU for :data:`STAND_IN`, running ``command`` (by ``--wrap`` as
+    the plugin did, else as the script on standard input)."""
+    kept, wrapped, i = [], False, 0
+    while i < len(args):
+        arg = args[i]
+        name = arg.split("=", 1)[0]
+        takes_value = "=" not in arg and name.startswith("-") and i + 1 < len(args) and (
+            not args[i + 1].startswith("-"))
+        if arg in _KEPT_BARE:
+            kept.append(arg)
+        elif name in _KEPT:
+            kept.extend(args[i:i + 2] if takes_value else [arg])
+        elif name == "--wrap":
+            wrapped = True
+        i += 2 if takes_value else 1
+    script = shlex.join(command)
+    if wrapped:
+        return [*kept, *STAND_IN, f"--wrap={script}"], None
+    return [*kept, *STAND_IN], f"#!/bin/sh\n{script}\n" if stdin is not None else None
+
+
+def _record_in_place(sbatch: str, args: Sequence[str], stdin: str | None, rule: str,
+                     run_dir: Path) -> subprocess.CompletedProcess:
+    """Send the job that records ``run_dir``'s refused ``rule`` job as its failure."""
+    stage = "train" if rule == "train_cell" else "evaluate"
+    python = os.environ.get("DFIL_PYTHON", sys.executable)
+    new_args, new_stdin = stand_in(args, stdin, [python, "-m", "dfil", "refused", "--run",
+                                                 str(run_dir.resolve()), "--stage", stage])
+    return subprocess.run([sbatch, *new_args], input=new_stdin, capture_output=True,
+                          text=True, check=False)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``sbatch`` as the plugin calls it: the site's, with the rules of the module doc."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -163,15 +212,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 127
     stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     done = submit(sbatch, args, stdin or None, float(os.environ.get(WAIT_VAR, "60")))
-    sys.stdout.write(done.stdout)
-    sys.stderr.write(done.stderr)
     cell, results = cell_of(args), os.environ.get(RESULTS_VAR)
     run_dir = run_dir_of(Path(results), cell[1]) if cell and results else None
     if run_dir is not None:
         if done.returncode:
             record_refusal(run_dir, cell[0], done.stderr, ["sbatch", *args])
+            recorded = _record_in_place(sbatch, args, stdin or None, cell[0], run_dir)
+            if recorded.returncode == 0:
+                sys.stderr.write(done.stderr)
+                print(f"sbatch: dfil: the {cell[0]} job of {run_dir} was refused; job "
+                      f"{recorded.stdout.strip()} records that as its failure",
+                      file=sys.stderr)
+                done = recorded
         elif (read_refusal(run_dir) or {}).get("rule") == cell[0]:
             (run_dir / REFUSED).unlink(missing_ok=True)
+    sys.stdout.write(done.stdout)
+    sys.stderr.write(done.stderr)
     return done.returncode
 
 

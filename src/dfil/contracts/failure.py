@@ -16,7 +16,10 @@ resumes from its saved state. A hub fetch that a gated repo refused is recorded,
 keep-going, in the fetch rule's stamp (the job exits 0): each cell that reads the repo
 then records itself as ``gated`` (:data:`GATED`); other fetch failures stop the cells
 that need them. A job that will only record a failure (:func:`failure_ahead`: a gated
-stamp or a failed training among its inputs) asks for no GPU.
+stamp or a failed training among its inputs) asks for no GPU. A job that SLURM's sbatch
+refused (not for a queue limit) is recorded as ``refused`` by a small job sent in its
+place (:mod:`dfil.cluster.submit`); the next run moves that record aside and submits the
+job again (:mod:`dfil.preflight.refused`).
 """
 
 from __future__ import annotations
@@ -34,11 +37,14 @@ from dfil.util.atomic import atomic_write_json
 from dfil.util.errors import MetricsError
 
 KEY = "failed"
-REASONS = ("OOM", "TIMEOUT", "non-finite loss", "gated", "error")
+REASONS = ("OOM", "TIMEOUT", "non-finite loss", "gated", "refused", "error")
 #: Reasons that a rerun of the same config repeats, recorded on the job's first attempt
 #: (no retry): their message says where and what to change, and ``dfil grid status``
 #: shows it in place of the reason.
 DETERMINISTIC = ("non-finite loss", "gated")
+#: Reasons whose message ``dfil grid status`` shows in place of the reason: the
+#: deterministic ones, and a refused submission (sbatch's words).
+WORDED = (*DETERMINISTIC, "refused")
 #: The key of a hub fetch rule's stamp that holds the hub's refusal of a gated repo
 #: (written with keep-going in place of the fetch's record; ``dfil hub fetch --stamp``).
 REFUSED = "gated"
@@ -49,6 +55,8 @@ NOT_RUN = {"OOM": "not run: out of GPU memory (OOM)",
            "TIMEOUT": "not run: out of time (TIMEOUT)",
            "non-finite loss": "not run: non-finite loss",
            "gated": GATED,
+           "refused": "not run: the cluster refused its job (sbatch's words in its failure "
+                      "record)",
            "error": "not run: failed (its failure record says why)"}
 
 

@@ -6,6 +6,8 @@
   (:mod:`dfil.cluster.writer`);
 - damaged run files, moved aside so that the DAG re-creates them (:mod:`.damage`; only
   in a run that takes Snakemake's lock, and only with no other Snakemake running here);
+- failure records of jobs SLURM refused, moved aside so that the DAG submits them again
+  (:mod:`.refused`; likewise);
 - generated files (``grid.yaml``, ``cell.yaml``) that differ from what the grid makes,
   written again, and run directories that are not the grid's run at their path, moved
   aside (:mod:`.identity`);
@@ -28,6 +30,7 @@ from dfil.preflight.budgets import check_budgets
 from dfil.preflight.damage import repair_runs
 from dfil.preflight.featurestamps import stale_stamps
 from dfil.preflight.identity import foreign_runs, generated_files
+from dfil.preflight.refused import resubmit_refused
 from dfil.preflight.targets import target_notes
 from dfil.util.errors import ConfigError
 
@@ -52,6 +55,7 @@ def preflight(grid: Grid, argv: list[str], workdir: str | Path, config_files: It
     if not building:  # else the lock hint has said who runs here
         notes += generated_files(grid, workdir, apply=takes_lock(argv))
         notes += repair_runs(dirs, apply=takes_lock(argv))
+        notes += resubmit_refused([d for d, _ in dirs], apply=takes_lock(argv))
         written = {d for d, _ in writing}
         notes += foreign_runs(grid, runs, [d for d, _ in dirs if d not in written],
                               apply=takes_lock(argv))

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 from dfil.cluster.submit import read_refusal, refusal_words
-from dfil.contracts.failure import DETERMINISTIC, is_failure
+from dfil.contracts.failure import WORDED, is_failure
 from dfil.contracts.rundir import METRICS, RESUME, SUMMARY
 
 #: The run directory's memory plan (dfil.train.memory.PLAN; train/ is a higher layer).
@@ -37,7 +37,7 @@ def cell_status(run_dir: Path, train_log: str, eval_log: str) -> tuple[str, str]
         record = _read(run_dir / name)
         if is_failure(record):
             failed = record["failed"]
-            why = failed["message"] if failed["reason"] in DETERMINISTIC else failed["reason"]
+            why = failed["message"] if failed["reason"] in WORDED else failed["reason"]
             return why, failed.get("log") or log
         if name == METRICS and record is not None:
             return None
