@@ -24,7 +24,7 @@ from dfil.cluster.submit import (
     stand_in,
     submit,
 )
-from dfil.contracts.failure import failure_words
+from dfil.contracts.failure import failure_ahead, failure_words
 from dfil.preflight.refused import resubmit_refused
 from dfil.results.status import cell_status
 
@@ -209,3 +209,41 @@ def test_route_through_puts_the_workflows_sbatch_first(tmp_path):
     env = {WAIT_VAR: "5"}
     route_through(tmp_path, tmp_path, env)
     assert env[WAIT_VAR] == "5" and env["PATH"].startswith(str(tmp_path))
+
+
+def test_a_refused_frozen_features_job_leaves_its_stamp_and_each_cell_reading_it_records_it(
+        tmp_path, monkeypatch, capsys):
+    """A frozen_features job refused: its stand-in writes the stamp with sbatch's words, a
+    cell that reads the stamp records `refused` with them (keep-going) or stops naming
+    them, and the next run removes the stamp and the cell's record to submit both again."""
+    from dfil.cli import main as dfil
+    from dfil.preflight.featurestamps import stale_stamps
+
+    run = _cell_run(tmp_path)
+    done = _run_wrapper(tmp_path, _fake(tmp_path, [NODES]),
+                        comment="rule_frozen_features_wildcards_tiny-llama-0a1b2c3d4e5f_train")
+    assert (done.returncode, done.stdout) == (0, "4242\n")
+    sent = (tmp_path / "args1").read_text()  # sbatch's words span lines: the wrap last
+    stamp = tmp_path / "results" / "features" / "tiny-llama-0a1b2c3d4e5f" / "train.json"
+    command = shlex.split(sent[sent.index("--wrap=") + len("--wrap="):])
+    assert command[3:7] == ["refused", "--stamp", str(stamp.resolve()), "--words"]
+    subprocess.run(command, check=True, capture_output=True, timeout=120)
+    words = ("sbatch refused its frozen_features job: Batch job submission failed: "
+             "Requested node configuration is not available")
+    assert json.loads(stamp.read_text())["sbatch_refused"] == words
+    assert failure_ahead([stamp]) == "refused"  # the cell's jobs ask for no GPU
+    train = ["train", "--cell", str(run / "cell.yaml"), "--out", str(run), "--attempt", "1",
+             "--features", str(stamp)]
+    monkeypatch.delenv("DFIL_LAST_ATTEMPT", raising=False)
+    assert dfil(train) == 2  # without keep-going: a failure naming sbatch's words
+    assert words in capsys.readouterr().err
+    monkeypatch.setenv("DFIL_LAST_ATTEMPT", "3")
+    assert dfil(train) == 0
+    failed = json.loads((run / "train_summary.json").read_text())["failed"]
+    assert (failed["reason"], failed["message"], failed["stage"]) == ("refused", words, "train")
+    assert cell_status(run, "train.log", "eval.log")[0] == words
+    assert stale_stamps(stamp.parents[1], apply=True) == [
+        f"dfil: {stamp}: its frozen_features job was refused last time ({words}); "
+        "submitting it again"]
+    assert not stamp.exists()
+    assert len(resubmit_refused([run])) == 1 and not (run / "train_summary.json").exists()

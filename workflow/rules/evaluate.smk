@@ -23,4 +23,4 @@ rule evaluate_cell:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
         "OMP_NUM_THREADS={resources.cpus_per_task} DFIL_FEATURES_CACHED=1 dfil evaluate --run {params.run} "
-        "--attempt {resources.dfil_attempt} --log {log} > {log} 2>&1"
+        "--attempt {resources.dfil_attempt} --log {log} --features {input.features} > {log} 2>&1"

@@ -56,7 +56,7 @@ rule train_cell:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
         "OMP_NUM_THREADS={resources.cpus_per_task} DFIL_FEATURES_CACHED=1 dfil train --cell {input.cell} --out {params.run} "
-        "--attempt {resources.dfil_attempt} --log {log} >> {log} 2>&1"
+        "--attempt {resources.dfil_attempt} --log {log} --features {input.features} >> {log} 2>&1"
 
 
 # A cell whose method trains nothing (zero_shot) only records that in its summary: it runs

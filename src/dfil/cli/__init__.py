@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
 def _job_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--attempt", type=_count, help=ATTEMPT_HELP)
     p.add_argument("--log", help="the job's log, named in a failure record")
+    p.add_argument("--features", nargs="*", type=Path, metavar="STAMP",
+                   help="the frozen-feature stamps the job reads: one written for a job "
+                   "SLURM refused makes this job record that as its failure")
 
 
 def _grid_files(p: argparse.ArgumentParser) -> None:
@@ -160,13 +163,15 @@ def _run_commands(sub) -> None:
     _job_arguments(p)
 
     p = _command(sub, "refused",
-                 "record a run's training or evaluation job that SLURM's sbatch refused as "
-                 "its failure, with sbatch's words (the workflow's sbatch sends this job in "
-                 "the refused one's place)",
+                 "write the output of a job SLURM's sbatch refused, with sbatch's words: a "
+                 "run's training or evaluation job, its failure record; a frozen_features "
+                 "job, its stamp (the workflow's sbatch sends this job in the refused one's "
+                 "place)",
                  cmd_refused)
-    p.add_argument("--run", type=Path, required=True, help="run directory")
-    p.add_argument("--stage", choices=["train", "evaluate"], required=True,
-                   help="the refused job's stage")
+    p.add_argument("--run", type=Path, help="run directory (its sbatch_refused.json)")
+    p.add_argument("--stage", choices=["train", "evaluate"], help="the refused job's stage")
+    p.add_argument("--stamp", type=Path, help="a frozen-feature stamp to write")
+    p.add_argument("--words", help="sbatch's words (with --stamp)")
 
     p = _command(sub, "grid",
                  "the experiment grid: its cells (list), one cell's or the resolved grid's "

@@ -107,34 +107,70 @@ def _reason(err: BaseException) -> str:
 
 
 def cmd_refused(args: argparse.Namespace) -> int:
-    """Record the refused submission of ``args.run``'s ``args.stage`` job as its failure
-    (``refused``, sbatch's words; the job SLURM runs in the refused one's place)."""
+    """Write the output of a job SLURM's sbatch refused, in its place (the workflow's sbatch
+    sends this job): a run's training or evaluation job, its failure record (``refused``,
+    sbatch's words, kept in the run directory); a frozen_features job, its stamp with
+    sbatch's words, which the cells that read it record as their failure."""
     from dfil.cluster.submit import REFUSED, read_refusal, refusal_words
+    from dfil.contracts.failure import SBATCH_REFUSED
+
+    if args.stamp is not None:
+        words = refusal_words({"rule": "frozen_features", "refused": args.words or ""})
+        from dfil.util.atomic import atomic_write_json
+
+        atomic_write_json(args.stamp, {SBATCH_REFUSED: words, "files": []})
+        print(f"dfil refused: {words}; recorded in {args.stamp} (the next run submits it "
+              "again)")
+        return 0
+    if args.run is None or args.stage is None:
+        raise InputError("dfil refused: give --run and --stage, or --stamp")
+    refusal = read_refusal(args.run)
+    if refusal is None:
+        raise MissingInputError(f"{args.run / REFUSED}: no refused submission recorded")
+    _write_refused(args.run, args.stage, refusal_words(refusal))
+    print(f"dfil refused: {refusal_words(refusal)}; recorded in {args.run} as its "
+          f"{args.stage} failure (the next run submits it again)")
+    return 0
+
+
+def _write_refused(run: Path, stage: str, words: str, log: str = "", attempt: int = 1) -> None:
+    """The failure record of ``run``'s ``stage`` job refused by SLURM (``words``)."""
     from dfil.config.cell import config_hash, load_cell
     from dfil.contracts.failure import failure_record, write_failure
     from dfil.contracts.rundir import CELL, SUMMARY
 
-    refusal = read_refusal(args.run)
-    if refusal is None:
-        raise MissingInputError(f"{args.run / REFUSED}: no refused submission recorded")
-    cell = load_cell(args.run / CELL)
+    cell = load_cell(run / CELL)
     record = failure_record(cell.name, config_hash(cell), {
-        "reason": "refused", "stage": args.stage, "message": refusal_words(refusal),
-        "log": "", "attempt": 1})
-    if args.stage == "train":
-        write_failure(args.run / SUMMARY, record)
+        "reason": "refused", "stage": stage, "message": words, "log": log,
+        "attempt": attempt})
+    if stage == "train":
+        write_failure(run / SUMMARY, record)
     else:
         from dfil.evaluate.run import write_failed
 
-        write_failed(args.run, cell, record)
-    print(f"dfil refused: {refusal_words(refusal)}; recorded in {args.run} as its {args.stage} "
-          "failure (the next run submits it again)")
+        write_failed(run, cell, record)
+
+
+def _refused_features(args: argparse.Namespace, stage: str, run: Path) -> int | None:
+    """Record the cell's ``stage`` job as refused when a frozen-feature stamp it reads was
+    written for a refused job (exit 0); None when none was."""
+    from dfil.contracts.failure import refused_stamp
+
+    words = refused_stamp(args.features or [])
+    if words is None:
+        return None
+    if not recording():
+        raise MissingInputError(f"{run}: its frozen features were not computed: {words}")
+    _write_refused(run, stage, words, args.log or "", args.attempt or 1)
+    print(f"dfil {stage}: not run: {words}; recorded in {run} (dfil grid status lists it)",
+          file=sys.stderr)
     return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     with _sole_writer(args.out, "train"):
-        return _train(args)
+        refused = _refused_features(args, "train", Path(args.out))
+        return _train(args) if refused is None else refused
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -176,6 +212,19 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _failed_training(run: Path) -> bool:
+    """Whether ``run``'s training summary is a failure record (its evaluation copies it)."""
+    import json
+
+    from dfil.contracts.failure import is_failure
+    from dfil.contracts.rundir import SUMMARY
+
+    try:
+        return is_failure(json.loads((run / SUMMARY).read_text()))
+    except (OSError, ValueError):
+        return False
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from dfil.evaluate.run import evaluate_run
 
@@ -184,6 +233,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                                 "(`dfil train --cell <cell.yaml> --out <run>`)")
     try:
         with _sole_writer(args.run, "evaluate"):
+            if not _failed_training(args.run) and (
+                    refused := _refused_features(args, "evaluate", args.run)) is not None:
+                return refused
             metrics = evaluate_run(args.run)
     except Exception as err:
         gated = isinstance(err, GatedRepo) and args.attempt is not None and recording()

@@ -21,9 +21,11 @@ other refusal of a training or evaluation job is written to its run directory
 same name, log and comment, so Snakemake follows it as the job; no partition, account,
 QOS, GPU or time of the refused one) that writes the cell's failure record with sbatch's
 words (``dfil refused``): the DAG goes on, and the tables and ``dfil grid status`` say
-why the cell did not run. The next run moves that record aside before the DAG is built
-and submits the job again (:mod:`dfil.preflight.refused`). A refusal of any other job, or
-one whose stand-in is refused too, is passed on as it is.
+why the cell did not run. A refused frozen_features job's stand-in writes its stamp with
+sbatch's words, and each cell that reads it records ``refused`` with them. The next run
+moves those records aside before the DAG is built and submits the jobs again
+(:mod:`dfil.preflight.refused`, :mod:`dfil.preflight.featurestamps`). A refusal of any
+other job, or one whose stand-in is refused too, is passed on as it is.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ DIR_VAR = "DFIL_SBATCH_DIR"
 RESULTS_VAR = "DFIL_RESULTS"
 #: The rules whose jobs have a run directory (``<results>/runs/<key>``).
 CELL_RULES = ("train_cell", "evaluate_cell")
+#: The rule whose job writes a frozen-feature stamp (``<results>/features/<fset>.json``).
+FEATURE_RULE = "frozen_features"
 #: SLURM's reasons for a refusal at a submit cap.
 _QUEUE_REASON = re.compile(r"\b(Assoc|QOS)\w*(MaxSubmitJob|GrpSubmitJob)\w*Limit\b")
 #: SLURM's generic refusal by an accounting or QOS limit, and a named reason beside it.
@@ -88,12 +92,12 @@ def real_sbatch(path: str, own: Path) -> str | None:
 
 
 def cell_of(args: Sequence[str]) -> tuple[str, str] | None:
-    """(rule, wildcards) of a training or evaluation job from the plugin's ``--comment
-    rule_<rule>_wildcards_<wildcards>`` (the run key, each ``/`` an ``_``); None for any
-    other job."""
+    """(rule, wildcards) of a training, evaluation or frozen-feature job from the plugin's
+    ``--comment rule_<rule>_wildcards_<wildcards>`` (the run key or feature set, each
+    ``/`` an ``_``); None for any other job."""
     for flag, value in zip(args, args[1:], strict=False):
         if flag == "--comment":
-            for rule in CELL_RULES:
+            for rule in (*CELL_RULES, FEATURE_RULE):
                 head = f"rule_{rule}_wildcards_"
                 if value.startswith(head) and value != head:
                     return rule, value[len(head):]
@@ -107,6 +111,13 @@ def run_dir_of(results: Path, wildcards: str) -> Path | None:
     found = [path.parent for path in runs.glob("**/cell.yaml")
              if str(path.parent.relative_to(runs)).replace("/", "_") == wildcards]
     return found[0] if len(found) == 1 else None
+
+
+def stamp_of(results: Path, wildcards: str) -> Path:
+    """The stamp of the feature set whose wildcards read ``wildcards``
+    (``<group>_<item set>``: an item set has no ``_``)."""
+    group, items = wildcards.rsplit("_", 1)
+    return results / "features" / group / f"{items}.json"
 
 
 def record_refusal(run_dir: Path, rule: str, words: str, command: Sequence[str],
@@ -192,15 +203,29 @@ def stand_in(args: Sequence[str], stdin: str | None, command: Sequence[str]
     return [*kept, *STAND_IN], f"#!/bin/sh\n{script}\n" if stdin is not None else None
 
 
-def _record_in_place(sbatch: str, args: Sequence[str], stdin: str | None, rule: str,
-                     run_dir: Path) -> subprocess.CompletedProcess:
-    """Send the job that records ``run_dir``'s refused ``rule`` job as its failure."""
-    stage = "train" if rule == "train_cell" else "evaluate"
+def _record_in_place(sbatch: str, args: Sequence[str], stdin: str | None,
+                     record: list[str]) -> subprocess.CompletedProcess:
+    """Send the job that writes the refused job's output as its failure (``dfil refused``
+    with ``record``, its arguments)."""
     python = os.environ.get("DFIL_PYTHON", sys.executable)
-    new_args, new_stdin = stand_in(args, stdin, [python, "-m", "dfil", "refused", "--run",
-                                                 str(run_dir.resolve()), "--stage", stage])
+    new_args, new_stdin = stand_in(args, stdin, [python, "-m", "dfil", "refused", *record])
     return subprocess.run([sbatch, *new_args], input=new_stdin, capture_output=True,
                           text=True, check=False)
+
+
+def _refused(rule: str, wildcards: str, results: Path, words: str,
+             args: Sequence[str]) -> list[str] | None:
+    """Keep a refusal of ``rule``'s job where its stand-in reads it; the stand-in's
+    ``dfil refused`` arguments (None: a job with nothing to record, a cell with no run
+    directory yet)."""
+    if rule == FEATURE_RULE:
+        return ["--stamp", str(stamp_of(results, wildcards).resolve()), "--words", words]
+    run_dir = run_dir_of(results, wildcards)
+    if run_dir is None:
+        return None
+    record_refusal(run_dir, rule, words, ["sbatch", *args])
+    stage = "train" if rule == "train_cell" else "evaluate"
+    return ["--run", str(run_dir.resolve()), "--stage", stage]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -212,19 +237,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 127
     stdin = None if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     done = submit(sbatch, args, stdin or None, float(os.environ.get(WAIT_VAR, "60")))
-    cell, results = cell_of(args), os.environ.get(RESULTS_VAR)
-    run_dir = run_dir_of(Path(results), cell[1]) if cell and results else None
-    if run_dir is not None:
+    job, results = cell_of(args), os.environ.get(RESULTS_VAR)
+    if job is not None and results:
+        rule, wildcards = job
         if done.returncode:
-            record_refusal(run_dir, cell[0], done.stderr, ["sbatch", *args])
-            recorded = _record_in_place(sbatch, args, stdin or None, cell[0], run_dir)
-            if recorded.returncode == 0:
+            record = _refused(rule, wildcards, Path(results), done.stderr, args)
+            recorded = (_record_in_place(sbatch, args, stdin or None, record)
+                        if record is not None else None)
+            if recorded is not None and recorded.returncode == 0:
                 sys.stderr.write(done.stderr)
-                print(f"sbatch: dfil: the {cell[0]} job of {run_dir} was refused; job "
+                print(f"sbatch: dfil: the {rule} job of {wildcards} was refused; job "
                       f"{recorded.stdout.strip()} records that as its failure",
                       file=sys.stderr)
                 done = recorded
-        elif (read_refusal(run_dir) or {}).get("rule") == cell[0]:
+        elif rule in CELL_RULES and (run_dir := run_dir_of(Path(results), wildcards)) and (
+                read_refusal(run_dir) or {}).get("rule") == rule:
             (run_dir / REFUSED).unlink(missing_ok=True)
     sys.stdout.write(done.stdout)
     sys.stderr.write(done.stderr)

@@ -48,6 +48,9 @@ WORDED = (*DETERMINISTIC, "refused")
 #: The key of a hub fetch rule's stamp that holds the hub's refusal of a gated repo
 #: (written with keep-going in place of the fetch's record; ``dfil hub fetch --stamp``).
 REFUSED = "gated"
+#: The key of a frozen_features stamp written in place of a job SLURM's sbatch refused
+#: (``dfil refused --stamp``): sbatch's words; the cells that read it record ``refused``.
+SBATCH_REFUSED = "sbatch_refused"
 #: How a gated cell's record begins: the cell did not run, and what it needs.
 GATED = "not run: gated (needs HF_TOKEN and the licence)"
 #: What a table's notes say where a failed cell's entries would be, by reason.
@@ -80,7 +83,8 @@ def failure_ahead(paths: Iterable[str | Path]) -> str | None:
     """The reason a job whose inputs are ``paths`` will only record a failure, or None.
 
     Among the JSON files of ``paths`` that exist: a hub fetch stamp holding a refusal
-    (key :data:`REFUSED`) gives ``gated`` (the job records :data:`GATED`), a failure
+    (key :data:`REFUSED`) gives ``gated`` (the job records :data:`GATED`), a frozen-feature
+    stamp written for a refused job (:data:`SBATCH_REFUSED`) ``refused``, a failure
     record (a failed training's summary) its own reason (the evaluation copies it). The
     first such file in ``paths``' order decides. Absent files (a dry run, or a job not yet
     ready) and unreadable ones give no reason: the job asks for what it would ask anyway.
@@ -94,8 +98,23 @@ def failure_ahead(paths: Iterable[str | Path]) -> str | None:
             continue
         if isinstance(record, Mapping) and record.get(REFUSED):
             return "gated"
+        if isinstance(record, Mapping) and record.get(SBATCH_REFUSED):
+            return "refused"
         if is_failure(record) and isinstance(record[KEY], Mapping):
             return str(record[KEY].get("reason", "error"))
+    return None
+
+
+def refused_stamp(paths: Iterable[str | Path]) -> str | None:
+    """sbatch's words in the first of the frozen-feature stamps ``paths`` that was written
+    for a refused job (:data:`SBATCH_REFUSED`), or None."""
+    for path in map(Path, paths):
+        try:
+            record = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, Mapping) and record.get(SBATCH_REFUSED):
+            return str(record[SBATCH_REFUSED])
     return None
 
 

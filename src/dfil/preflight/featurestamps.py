@@ -7,6 +7,8 @@ read them under ``$DFIL_CACHE``, outside ``results/``. A stamp whose files are g
 damaged is removed (with the damaged file) before the DAG is built, so a cell that runs
 again has its features computed again first, instead of stopping at the cache entry; a
 finished cell is not run again for it (the cells take the stamps as ``ancient`` inputs).
+A stamp written in place of a job SLURM refused (:data:`dfil.contracts.failure.
+SBATCH_REFUSED`) is removed likewise, so the job is submitted again.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import json
 import struct
 from pathlib import Path
+
+from dfil.contracts.failure import refused_stamp
 
 
 def safetensors_damage(path: Path) -> str | None:
@@ -63,6 +67,13 @@ def stale_stamps(features: Path, apply: bool) -> list[str]:
     removed when ``apply`` (a run that takes Snakemake's lock), with the damaged file."""
     notes = []
     for stamp in sorted(features.glob("*/*.json")) if features.is_dir() else ():
+        if words := refused_stamp([stamp]):
+            if apply:
+                stamp.unlink(missing_ok=True)
+            notes.append(f"dfil: {stamp}: its frozen_features job was refused last time "
+                         f"({words}); " + ("submitting it again" if apply else
+                                           "a run that builds the DAG submits it again"))
+            continue
         problem = _problem(stamp)
         if problem is None:
             continue
