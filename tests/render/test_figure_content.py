@@ -18,6 +18,7 @@ from dfil.render.source import Source
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = load_specs(ROOT / "config/tables.yaml")
+FIGS = figures.load_figures(ROOT / "config/figures.yaml")
 SEEDS = [456, 42, 123]  # declared out of order: the figures sort them as numbers
 
 
@@ -41,8 +42,8 @@ def _source() -> Source:
     cfg["seed_sets"] = {**cfg["seed_sets"], "one": SEEDS}
     grid = Grid(cfg)
     probe = _Recorder(grid)
-    for draw in figures.FIGURES.values():
-        plt.close(figures.figure(draw, probe, "", SPECS)[0])
+    for name, draw in figures.FIGURES.items():
+        plt.close(figures.figure(draw, probe, FIGS[name], "", SPECS)[0])
     rows = []
     for key, metric in probe.reads:
         seed = key.rsplit("/seed", 1)[1]
@@ -64,7 +65,7 @@ def drawn():
     source = _source()
     out = {}
     for name, draw in figures.FIGURES.items():
-        fig, what = figures.figure(draw, source, "", SPECS)
+        fig, what = figures.figure(draw, source, FIGS[name], "", SPECS)
         out[name] = (fig.axes[0], what)
     yield out
     plt.close("all")
@@ -134,11 +135,11 @@ def test_compositional_series_are_dodged_and_the_paper_is_hollow(drawn):
 
 def test_captions_name_the_runs_and_seeds_drawn(drawn, tmp_path):
     _, what = drawn["fewshot_curves"]
-    text = figures.caption("fewshot_curves", what)
+    text = figures.caption(FIGS["fewshot_curves"], what)
     assert "3 seed(s): 42, 123, 456" in text
     assert "frog/tiny-llama/finetune+fewshot/lamna/n16/na" in text
     assert "{" not in text
-    caps = figures.write_figures(_source(), SPECS, tmp_path, "")
+    caps = figures.write_figures(_source(), SPECS, tmp_path, "", FIGS)
     assert {p.name for p in caps} == {f"{n}.png" for n in figures.FIGURES}
     assert caps[tmp_path / "fewshot_curves.png"] == text
 
@@ -148,5 +149,32 @@ def test_paper_values_and_seed_order_by_hand():
 
     assert paper_value(SPECS, "fewshot", "ft", "n64") == (19.4, 5.7)
     assert paper_value(SPECS, "fewshot", "ft", "n512") == (None, None)
-    assert paper_centers(SPECS, "init")[-1] == 0.97
+    assert paper_centers(SPECS, "centers_detail", "init")[-1] == 0.97
     assert sorted(["456", "na", "42", "123"], key=seed_order) == ["42", "123", "456", "na"]
+
+
+def test_figures_are_declared_and_their_code_names_no_method(tmp_path):
+    """What a figure draws is config/figures.yaml's; figures.py only draws (no method
+    name in it); a figure the report does not draw, or one left out, is refused."""
+    import re
+
+    from dfil.core.methods import METHODS
+    from dfil.util.errors import ConfigError
+
+    code = (ROOT / "src/dfil/render/figures.py").read_text()
+    named = [m for m in METHODS if re.search(rf"[\"']{re.escape(m)}[\"']", code)]
+    assert not named, named
+    assert [s.method for s in FIGS["compositional_depth"].series] == [
+        "finetune", "ft_compose", "dfil", "dfil"]
+    assert FIGS["membership_functions"].cells() == {
+        "task": "frog", "backbone": "qwen2.5-7b", "method": "dfil", "lam": 0.1,
+        "budget": "full", "init": "qure", "seeds": "three"}
+    text = (ROOT / "config/figures.yaml").read_text()
+    bad = tmp_path / "figures.yaml"
+    bad.write_text(text.replace("fewshot_curves:", "fewshot_curve:"))
+    with pytest.raises(ConfigError, match="figure 'fewshot_curve' is not one the report draws; "
+                       "did you mean 'fewshot_curves'"):
+        figures.load_figures(bad)
+    bad.write_text(text.replace("method: ft_compose", "method: ft_compse"))
+    with pytest.raises(ConfigError, match="figure compositional_depth: .*ft_compse"):
+        figures.load_figures(bad)

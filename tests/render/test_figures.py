@@ -9,7 +9,7 @@ LONG = ("config embedded (SmolLM2-135M-Instruct (frozen, heads only on standardi
         "stand-in for Qwen2.5-7B on FRoG)")
 
 
-def _draw(source, ax, specs):
+def _draw(source, ax, specs, fig):
     ax.plot([0, 1], [0, 1])
     ax.set(title="Learned MFs per seed", xlabel="proportion p")
 
@@ -22,7 +22,7 @@ def test_wrap_title_keeps_words_and_breaks_long_text():
 
 
 def test_figure_suptitle_fits_canvas():
-    fig, _ = figure(_draw, None, LONG)
+    fig, _ = figure(_draw, None, None, LONG)
     fig.canvas.draw()
     box = fig._suptitle.get_window_extent()
     w, h = fig.canvas.get_width_height()

@@ -60,6 +60,7 @@ rule render_report:
         tex=[staged(tex) for tex in TABLE_FILES],
         aggregate=staged(AGGREGATE_FILES[0]),
         tables="config/tables.yaml",
+        figures="config/figures.yaml",
         grid=f"{RES}/grid.yaml",
     output:
         [staged(path) for path in REPORT_FILES],
@@ -75,7 +76,7 @@ rule render_report:
         tex_dir=lambda wildcards: staged(TABLES_OUT),
         pdf="" if TEX else "--no-pdf",
     shell:
-        "dfil report --config {input.grid} --tables {input.tables} "
+        "dfil report --config {input.grid} --tables {input.tables} --figures {input.figures} "
         "--aggregate {input.aggregate} --tex-dir {params.tex_dir} {params.pdf} > {log} 2>&1"
 
 

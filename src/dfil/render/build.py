@@ -78,12 +78,13 @@ def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame,
 
 
 def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
-           tex_dir: Path) -> tuple[dict[str, Path], dict[str, str]]:
-    """``figures/*.png`` and ``tables.tex`` (the document that
-    inputs every table; :func:`dfil.render.pdf.compile_pdf` makes ``tables.pdf`` of it) in
-    ``tex_dir`` (which holds the rendered ``.tex`` files), from ``tables``
-    (:func:`resolve_tables`): the files written, and each figure's caption (by its file
-    relative to ``tex_dir``, from what it drew)."""
+           tex_dir: Path, figures_file: Path) -> tuple[dict[str, Path], dict[str, str]]:
+    """``figures/*.png`` (as ``figures_file``, ``config/figures.yaml``, declares them) and
+    ``tables.tex`` (the document that inputs every table;
+    :func:`dfil.render.pdf.compile_pdf` makes ``tables.pdf`` of it) in ``tex_dir`` (which
+    holds the rendered ``.tex`` files), from ``tables`` (:func:`resolve_tables`): the files
+    written, and each figure's caption (by its file relative to ``tex_dir``, from what it
+    drew)."""
     # matplotlib only here: a table's render job draws no figure (0.5 s of imports).
     from dfil.render import figures
 
@@ -92,7 +93,8 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
     standin = grid.config.get("render", {}).get("standin", "")
     header = f"config {grid.name}" + (f" ({standin})" if standin else "")
     out, captions = {}, {}
-    drawn = figures.write_figures(Source(grid, frame), specs, tex_dir / "figures", header)
+    drawn = figures.write_figures(Source(grid, frame), specs, tex_dir / "figures", header,
+                                  figures.load_figures(figures_file))
     for path, text in drawn.items():
         out[f"figures/{path.name}"] = path
         captions[f"figures/{path.name}"] = text

@@ -49,7 +49,7 @@ def paper_value(specs: dict, table: str, row: str, col: str) -> tuple[float | No
 CENTER_COLS = ("none", "tiny", "few", "small", "some", "mod", "most", "all")
 
 
-def paper_centers(specs: dict, row: str) -> list[float | None]:
-    """The centers the paper printed in one row of Table centers_detail (``init``,
-    ``7b-c-42``, ...), none through all."""
-    return [paper_value(specs, "centers_detail", row, c)[0] for c in CENTER_COLS]
+def paper_centers(specs: dict, table: str, row: str) -> list[float | None]:
+    """The centers the paper printed in one row of ``table`` (Table centers_detail's
+    ``init``, ``7b-c-42``, ...), none through all."""
+    return [paper_value(specs, table, row, c)[0] for c in CENTER_COLS]

@@ -1,7 +1,9 @@
 """The paper's figures from the aggregate table (matplotlib, Agg backend; no torch).
 
 Each figure reads its numbers through :class:`dfil.render.source.Source` in the paper's
-coordinates, like the tables, and says in its title what it was computed on.
+coordinates, like the tables, and says in its title what it was computed on. Which cells,
+series and paper numbers a figure draws is declared in ``config/figures.yaml``
+(:mod:`dfil.render.figure_spec`); here is only how each kind of figure is drawn.
 """
 
 from __future__ import annotations
@@ -17,12 +19,11 @@ import numpy as np  # noqa: E402
 
 from dfil.core.quantifiers import FROG_CLASSES  # noqa: E402
 from dfil.render.figure_data import Drawn, paper_centers, paper_value, seed_order  # noqa: E402
+from dfil.render.figure_spec import FigureSpec  # noqa: E402
+from dfil.render.figure_spec import load_figures as _load  # noqa: E402
 from dfil.render.source import Source  # noqa: E402
 from dfil.util.atomic import atomic_path  # noqa: E402
 
-#: The DFIL cell of Table centers_detail (7B, lambda 0.1, QuRe init).
-MAIN = {"task": "frog", "backbone": "qwen2.5-7b", "method": "dfil", "lam": 0.1,
-        "budget": "full", "init": "qure", "seeds": "three"}
 Q = len(FROG_CLASSES)
 #: Horizontal distance between neighbouring series at one x (dodge: depth units, or log2
 #: units of the budget), so equal values stay visible side by side.
@@ -38,11 +39,11 @@ def _per_seed(source: Source, where: dict, metric: str, n: int,
     return {s: np.array([c.get(s, np.nan) for c in cols]) for s in seeds}
 
 
-def membership_functions(source: Source, ax, specs: dict) -> Drawn:
+def membership_functions(source: Source, ax, specs: dict, fig: FigureSpec) -> Drawn:
     """Learned Gaussian MFs per seed (Sec. 4.2): mu_q(p) = exp(-(p - c_q)^2 / 2 sigma_q^2)."""
     drawn = Drawn()
-    centers = _per_seed(source, MAIN, "mf.centers", Q, drawn)
-    widths = _per_seed(source, MAIN, "mf.widths", Q, drawn)
+    centers = _per_seed(source, fig.cells(), "mf.centers", Q, drawn)
+    widths = _per_seed(source, fig.cells(), "mf.widths", Q, drawn)
     p = np.linspace(0, 1, 501)
     styles = ["-", "--", ":", "-."]
     named = False
@@ -58,8 +59,8 @@ def membership_functions(source: Source, ax, specs: dict) -> Drawn:
                             textcoords="offset points", ha="center", fontsize=6.5,
                             color=colour)
         named = True
-    for k, seed in enumerate(("42", "123", "456")):
-        paper = paper_centers(specs, f"7b-c-{seed}")
+    for k, (seed, row) in enumerate(fig.paper_rows.items()):
+        paper = paper_centers(specs, fig.paper_table, row)
         if None not in paper:
             ax.plot(paper, [1.0] * Q, marker="os^"[k], color="0.3", **PAPER,
                     label=f"paper centers, seed {seed} (Tab. 22)")
@@ -69,11 +70,11 @@ def membership_functions(source: Source, ax, specs: dict) -> Drawn:
     return drawn
 
 
-def center_drift(source: Source, ax, specs: dict) -> Drawn:
+def center_drift(source: Source, ax, specs: dict, fig: FigureSpec) -> Drawn:
     """Learned center minus its initialisation, per class and seed (Table centers_detail)."""
     drawn = Drawn()
-    centers = _per_seed(source, MAIN, "mf.centers", Q, drawn)
-    init = _per_seed(source, MAIN, "mf.init_centers", Q, drawn)
+    centers = _per_seed(source, fig.cells(), "mf.centers", Q, drawn)
+    init = _per_seed(source, fig.cells(), "mf.init_centers", Q, drawn)
     seeds = [s for s in centers if s in init]
     width = 0.8 / max(len(seeds), 1)
     x = np.arange(Q)
@@ -81,9 +82,9 @@ def center_drift(source: Source, ax, specs: dict) -> Drawn:
     for k, seed in enumerate(seeds):
         ax.bar(x + (k - (len(seeds) - 1) / 2) * width, drift[seed], width,
                label=f"seed {seed}")
-    init_paper = paper_centers(specs, "init")
-    for k, seed in enumerate(("42", "123", "456")):
-        learned = paper_centers(specs, f"7b-c-{seed}")
+    init_paper = paper_centers(specs, fig.paper_table, fig.paper_init)
+    for k, (seed, row) in enumerate(fig.paper_rows.items()):
+        learned = paper_centers(specs, fig.paper_table, row)
         if None not in learned + init_paper:
             ax.plot(x + (k - 1) * 0.25, np.subtract(learned, init_paper), marker="os^"[k],
                     color="0.3", **PAPER, label=f"paper, seed {seed} (Tab. 22)")
@@ -112,35 +113,29 @@ def _legend_below(ax) -> None:
     ax.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.2))
 
 
-FEWSHOT = (("fine-tune", "ft", "finetune", "test.main.acc"),
-           ("DFIL main", "main", "dfil", "test.main.acc"),
-           ("DFIL MF", "mf", "dfil", "test.mf.acc"),
-           ("DFIL ens", "ens", "dfil", "test.ensemble.acc"))
-
-
-def fewshot_curves(source: Source, ax, specs: dict) -> Drawn:
-    """Few-shot accuracy by budget (Table fewshot)."""
-    base = {"task": "frog", "backbone": "qwen2.5-7b", "init": "qure", "lam": 0.5,
-            "variant": "fewshot", "seeds": "three", "scale": 100}
-    budgets = [16, 32, 64, 128, 256]
+def fewshot_curves(source: Source, ax, specs: dict, fig: FigureSpec) -> Drawn:
+    """Accuracy by training budget, one curve per series (Table fewshot)."""
+    budgets = list(fig.budgets)
     drawn, ran, counts = Drawn(), set(), set()
-    for k, (label, row, method, metric) in enumerate(FEWSHOT):
-        colour = f"C{k}"
-        pts = [(b, drawn.add(source.sample({**base, "budget": b, "method": method,
-                                             "metric": metric}))) for b in budgets]
+    n_series = len(fig.series)
+    for k, line in enumerate(fig.series):
+        colour, label = f"C{k}", line.label
+        pts = [(b, drawn.add(source.sample(fig.cells(budget=b, method=line.method,
+                                                     metric=line.metric)))) for b in budgets]
         pts = [(b, v.mean(), v.std(ddof=1) if len(v) > 1 else 0.0, len(v))
                for b, v in pts if len(v)]
         if pts:
             b, m, s, n = map(np.array, zip(*pts, strict=True))
-            ax.errorbar(b * 2 ** _offset(k, len(FEWSHOT)), m, yerr=s, marker="o", capsize=2,
+            ax.errorbar(b * 2 ** _offset(k, n_series), m, yerr=s, marker="o", capsize=2,
                         color=colour, label=label)
             ran |= set(b.tolist())
             counts |= set(n.tolist())
-        paper = [(b, *paper_value(specs, "fewshot", row, f"n{b}")) for b in budgets]
+        paper = [(b, *paper_value(specs, fig.paper_table, line.paper, f"n{b}"))
+                 for b in budgets]
         paper = [(b, m, s or 0.0) for b, m, s in paper if m is not None]
         if paper:
             b, m, s = map(np.array, zip(*paper, strict=True))
-            ax.errorbar(b * 2 ** (_offset(k, len(FEWSHOT)) + DODGE / 2), m, yerr=s, marker="o",
+            ax.errorbar(b * 2 ** (_offset(k, n_series) + DODGE / 2), m, yerr=s, marker="o",
                         capsize=2, color=colour, **PAPER, label=f"{label} (paper)")
     ax.set_xscale("log", base=2)
     ticks, others = sorted(ran), [b for b in budgets if b not in ran]
@@ -155,26 +150,22 @@ def fewshot_curves(source: Source, ax, specs: dict) -> Drawn:
     return drawn
 
 
-COMPOSITIONAL = (("fine-tune text", "ft", "finetune", "text_only"),
-                 ("FT+Compose from-text", "compose", "ft_compose", "from_text"),
-                 ("DFIL from-text", "dfil", "dfil", "from_text"),
-                 ("DFIL oracle", "oracle", "dfil", "oracle"))
-def compositional_depth(source: Source, ax, specs: dict) -> Drawn:
-    """Compositional accuracy by depth (2-step, 3-step), QuRe-based GT (Table comp_perseed)."""
-    base = {"task": "frog", "backbone": "qwen2.5-7b", "budget": "full", "init": "qure",
-            "lam": 0.1, "seeds": "three", "scale": 100}
+def compositional_depth(source: Source, ax, specs: dict, fig: FigureSpec) -> Drawn:
+    """Compositional accuracy by depth (2-step, 3-step), QuRe-based GT (Table comp_perseed):
+    a series' metric at ``{depth}`` 2 and 3, the paper's at ``{level}`` 1 and 2."""
     drawn = Drawn()
-    for k, (label, col, method, mode) in enumerate(COMPOSITIONAL):
-        x = np.array([2, 3]) + _offset(k, len(COMPOSITIONAL))
-        vals = [drawn.add(source.sample({**base, "method": method, "metric":
-                                         f"compositional.{mode}.qure.depth{d}"}))
+    for k, line in enumerate(fig.series):
+        label = line.label
+        x = np.array([2, 3]) + _offset(k, len(fig.series))
+        vals = [drawn.add(source.sample(fig.cells(method=line.method,
+                                                  metric=line.metric.format(depth=d))))
                 for d in (2, 3)]
         if all(len(v) for v in vals):
             ax.errorbar(x, [v.mean() for v in vals],
                         yerr=[v.std(ddof=1) if len(v) > 1 else 0 for v in vals],
                         marker="o", capsize=2, color=f"C{k}", label=label)
-        paper = [(paper_value(specs, "comp_perseed", "mean", f"{col}_l{lvl}")[0],
-                  paper_value(specs, "comp_perseed", "std", f"{col}_l{lvl}")[0])
+        paper = [(paper_value(specs, fig.paper_table, "mean", line.paper.format(level=lvl))[0],
+                  paper_value(specs, fig.paper_table, "std", line.paper.format(level=lvl))[0])
                  for lvl in (1, 2)]
         if all(m is not None for m, _ in paper):
             ax.errorbar(x + DODGE / 2, [m for m, _ in paper], yerr=[s or 0 for _, s in paper],
@@ -189,35 +180,14 @@ def compositional_depth(source: Source, ax, specs: dict) -> Drawn:
 FIGURES = {"membership_functions": membership_functions, "center_drift": center_drift,
            "fewshot_curves": fewshot_curves, "compositional_depth": compositional_depth}
 
-#: What each figure shows; ``{runs}``, ``{n}`` and ``{seeds}`` are filled from what it drew.
-CAPTIONS = {
-    "membership_functions": (
-        "The learned Gaussian membership functions mu_q(p) = exp(-(p - c_q)^2 / 2 sigma_q^2) "
-        "of the DFIL head (Sec. 4.2), one curve per quantifier (none ... all, named at its "
-        "peak) and one line style per seed; hollow markers at the top: the centers the paper "
-        "printed for Qwen2.5-7B (Table 22). Runs: {runs}; {n} seed(s): {seeds}."),
-    "center_drift": (
-        "How far training moved each MF center from its QuRe initialisation (learned minus "
-        "initial center, Table 22), one bar per seed; hollow markers: the same difference in "
-        "the paper's Table 22 (Qwen2.5-7B). c_all is pinned at 0.98 by the ordered-center "
-        "parameterisation, so its drift is 0 by construction. Runs: {runs}; {n} seed(s): "
-        "{seeds}."),
-    "fewshot_curves": (
-        "FRoG-Hard test accuracy by training budget N (Table 17): fine-tune and DFIL's "
-        "main, MF and ensemble predictions, mean ± sample std over the seeds at each budget "
-        "run; hollow markers: the paper's Table 17 (Qwen2.5-7B, 3 seeds). Runs: {runs}; "
-        "{n} seed(s): {seeds}."),
-    "compositional_depth": (
-        "Compositional accuracy by composition depth (2-step, 3-step), QuRe-based ground "
-        "truth (Table 24), mean ± sample std over seeds; series shifted sideways so they do "
-        "not overlap; hollow squares: the paper's Table 24 means and stds (Qwen2.5-7B). "
-        "Runs: {runs}; {n} seed(s): {seeds}."),
-}
+def load_figures(path: str | Path) -> dict[str, FigureSpec]:
+    """The figures ``path`` (``config/figures.yaml``) declares, one of each kind drawn."""
+    return _load(path, tuple(FIGURES))
 
 
-def caption(name: str, drawn: Drawn) -> str:
-    """Figure ``name``'s caption, filled from what it drew."""
-    return CAPTIONS[name].format(**drawn.fields())
+def caption(fig: FigureSpec, drawn: Drawn) -> str:
+    """A figure's caption, filled from what it drew."""
+    return " ".join(fig.caption.split()).format(**drawn.fields())
 
 
 #: Figure size (inches) and the suptitle's font size (points).
@@ -233,28 +203,30 @@ def wrap_title(text: str, width_in: float = SIZE[0], fontsize: float = TITLE_PT)
     return textwrap.fill(" ".join(text.split()), width=max(chars, 20))
 
 
-def figure(draw, source: Source, subtitle: str = "", specs: dict | None = None):
-    """One figure: ``draw(source, ax, specs)`` on a :data:`SIZE` canvas under a wrapped
-    ``subtitle`` (tight_layout keeps the suptitle's lines inside the canvas); returns the
-    figure and what ``draw`` returned (a :class:`Drawn`)."""
+def figure(draw, source: Source, fig_spec: FigureSpec, subtitle: str = "",
+           specs: dict | None = None):
+    """One figure: ``draw(source, ax, specs, fig_spec)`` on a :data:`SIZE` canvas under a
+    wrapped ``subtitle`` (tight_layout keeps the suptitle's lines inside the canvas);
+    returns the figure and what ``draw`` returned (a :class:`Drawn`)."""
     fig, ax = plt.subplots(figsize=SIZE)
-    drawn = draw(source, ax, specs or {})
+    drawn = draw(source, ax, specs or {}, fig_spec)
     if subtitle:
         fig.suptitle(wrap_title(subtitle), fontsize=TITLE_PT)
     fig.tight_layout()
     return fig, drawn
 
 
-def write_figures(source: Source, specs: dict, out_dir: Path,
-                  subtitle: str) -> dict[Path, str]:
-    """Every figure as ``<out_dir>/<name>.png``; returns each path with its caption."""
+def write_figures(source: Source, specs: dict, out_dir: Path, subtitle: str,
+                  figs: dict[str, FigureSpec]) -> dict[Path, str]:
+    """Every figure of ``figs`` (:func:`load_figures`) as ``<out_dir>/<name>.png``; returns
+    each path with its caption."""
     out_dir.mkdir(parents=True, exist_ok=True)
     out = {}
     for name, draw in FIGURES.items():
-        fig, drawn = figure(draw, source, subtitle, specs)
+        fig, drawn = figure(draw, source, figs[name], subtitle, specs)
         path = out_dir / f"{name}.png"
         with atomic_path(path) as tmp:
             fig.savefig(tmp, dpi=120, format="png")
         plt.close(fig)
-        out[path] = caption(name, drawn)
+        out[path] = caption(figs[name], drawn)
     return out
