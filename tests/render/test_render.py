@@ -199,7 +199,8 @@ def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
         tex = render_one(SPECS, Source(grid, agg), name, ["config/smoke.yaml"], Path("runs"))
         (tmp_path / f"{file_stem(SPECS, name)}.tex").write_text(tex)
         assert "\\begin{tabular}" in tex
-    out, captions = report(SPECS, grid, agg, resolve_tables(SPECS, grid, agg), tmp_path)
+    out, captions = report(SPECS, grid, agg, resolve_tables(SPECS, grid, agg), tmp_path,
+                           ROOT / "config/figures.yaml")
     assert set(captions) == {f"figures/{name}.png" for name in FIGURES}
     assert (tmp_path / "figures" / "membership_functions.png").stat().st_size > 1000
     if shutil.which("pdflatex") is None:

@@ -282,8 +282,8 @@ def _table_commands(sub) -> None:
                  cmd_report)
     _grid_files(p)
     p.add_argument("--tables", type=Path, default=Path("config/tables.yaml"))
-    p.add_argument("--figures", type=Path, default=Path("config/figures.yaml"),
-                   help="the declared figures")
+    p.add_argument("--figures", type=Path,
+                   help="the declared figures (default: figures.yaml beside --tables)")
     p.add_argument("--aggregate", type=Path, required=True, help="the grid's metrics.parquet")
     p.add_argument("--tex-dir", type=Path, required=True, help="where the tables' .tex are")
     p.add_argument("--no-pdf", action="store_true",

@@ -247,7 +247,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     specs = load_specs(args.tables)
     check_coordinates(specs, grid.config, args.tables)
     tables = resolve_tables(specs, grid, frame, check)
-    out, captions = report(specs, grid, frame, tables, args.tex_dir, args.figures)
+    out, captions = report(specs, grid, frame, tables, args.tex_dir,
+                           args.figures or args.tables.parent / "figures.yaml")
     power = standings(ran_claims(tables, specs), grid.spec.plan)
     out.update(write_site(tables, grid, Path(args.tex_dir), captions, pdf=not args.no_pdf,
                           found=Findings(power, tuple(control_results(grid, frame)))))
