@@ -142,6 +142,14 @@ def read_refusal(run_dir: Path) -> dict | None:
     return record if isinstance(record, dict) and "refused" in record else None
 
 
+def _reason(stderr: str) -> str:
+    """sbatch's refusal in one line, its prefixes left out (``Invalid qos
+    specification``)."""
+    return "; ".join(line.removeprefix("sbatch: error: ").removeprefix(
+        "Batch job submission failed: ").strip() for line in stderr.splitlines()
+        if line.strip())
+
+
 def refusal_words(record: dict) -> str:
     """What ``dfil grid status`` says of a refused submission."""
     lines = [line.removeprefix("sbatch: error: ").strip()
@@ -245,10 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             recorded = (_record_in_place(sbatch, args, stdin or None, record)
                         if record is not None else None)
             if recorded is not None and recorded.returncode == 0:
-                sys.stderr.write(done.stderr)
-                print(f"sbatch: dfil: the {rule} job of {wildcards} was refused; job "
-                      f"{recorded.stdout.strip()} records that as its failure",
-                      file=sys.stderr)
+                # in sbatch's own words Snakemake's plugin reads a failure of this job
+                print(f"sbatch: dfil: the {rule} job of {wildcards} was refused "
+                      f"({_reason(done.stderr)}); job {recorded.stdout.strip()} records "
+                      "that as its failure", file=sys.stderr)
                 done = recorded
         elif rule in CELL_RULES and (run_dir := run_dir_of(Path(results), wildcards)) and (
                 read_refusal(run_dir) or {}).get("rule") == rule:
