@@ -38,7 +38,9 @@ def cell_status(run_dir: Path, train_log: str, eval_log: str) -> tuple[str, str]
         if is_failure(record):
             failed = record["failed"]
             why = failed["message"] if failed["reason"] in WORDED else failed["reason"]
-            return why, failed.get("log") or log
+            # an evaluation copies its training's failure: that one's log says why
+            return why, failed.get("log") or (train_log if failed.get("stage") == "train"
+                                              else log)
         if name == METRICS and record is not None:
             return None
         if name == SUMMARY and record is not None:
