@@ -178,3 +178,31 @@ def test_figures_are_declared_and_their_code_names_no_method(tmp_path):
     bad.write_text(text.replace("method: ft_compose", "method: ft_compse"))
     with pytest.raises(ConfigError, match="figure compositional_depth: .*ft_compse"):
         figures.load_figures(bad)
+
+
+def test_a_figures_cells_and_paper_table_are_checked_against_the_grids(tmp_path):
+    """A figure's coordinates are checked as a table's are: a name or a number no grid has
+    is a typo, named before anything is drawn; so is a paper table that does not exist."""
+    from dfil.render.figure_spec import check_figures
+    from dfil.util.errors import ConfigError
+
+    grid = load_yaml(ROOT / "config/smoke.yaml")
+    tables = ROOT / "config/tables.yaml"
+    assert set(check_figures(ROOT / "config/figures.yaml", SPECS, grid, tables)) == set(
+        figures.FIGURES)
+    text = (ROOT / "config/figures.yaml").read_text()
+    bad = tmp_path / "figures.yaml"
+    bad.write_text(text.replace("backbone: qwen2.5-7b, init: qure, lam: 0.5",
+                                "backbone: qwen2.5-7bb, init: qure, lam: 0.5"))
+    with pytest.raises(ConfigError, match=r"figures.yaml: fewshot_curves.where.backbone: "
+                       r"'qwen2.5-7bb' is not a backbone of any grid \(did you mean "
+                       r"'qwen2.5-7b'"):
+        check_figures(bad, SPECS, grid, tables)
+    bad.write_text(text.replace("init: qure, lam: 0.1,\n", "init: qure, lam: 0.15,\n"))
+    with pytest.raises(ConfigError, match="compositional_depth.where.lam: 0.15 is a lam no "
+                       "cell of any grid has"):
+        check_figures(bad, SPECS, grid, tables)
+    bad.write_text(text.replace("paper_table: comp_perseed", "paper_table: comp_perseeds"))
+    with pytest.raises(ConfigError, match="compositional_depth.paper_table: 'comp_perseeds' "
+                       "is not a table of .*did you mean 'comp_perseed'"):
+        check_figures(bad, SPECS, grid, tables)

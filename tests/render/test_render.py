@@ -13,6 +13,7 @@ from dfil.config.grid import Grid, load_grid_files
 from dfil.config.runkey import parse_key
 from dfil.render import check_specs, file_stem, load_specs, table_keys, table_names
 from dfil.render.build import render_one, report, resolve_tables, spec_digest
+from dfil.render.figure_spec import load_figures
 from dfil.render.figures import FIGURES
 from dfil.render.latex import Tex, environment, render_document
 from dfil.render.pdf import compile_pdf
@@ -200,7 +201,7 @@ def test_every_table_renders_from_the_smoke_grid_and_the_pdf_compiles(tmp_path):
         (tmp_path / f"{file_stem(SPECS, name)}.tex").write_text(tex)
         assert "\\begin{tabular}" in tex
     out, captions = report(SPECS, grid, agg, resolve_tables(SPECS, grid, agg), tmp_path,
-                           ROOT / "config/figures.yaml")
+                           load_figures(ROOT / "config/figures.yaml"))
     assert set(captions) == {f"figures/{name}.png" for name in FIGURES}
     assert (tmp_path / "figures" / "membership_functions.png").stat().st_size > 1000
     if shutil.which("pdflatex") is None:

@@ -16,6 +16,7 @@ from dfil.contracts.stale import NAME as STALE_NAME
 from dfil.contracts.stale import published_before, stale_note, update_stale
 from dfil.render import file_stem, load_specs, table_keys, table_names
 from dfil.render.coordinates import check_coordinates
+from dfil.render.figure_spec import check_figures
 from dfil.render.pdf import pdflatex, skipped_note
 from dfil.render.stale import show_stale
 
@@ -124,6 +125,10 @@ def data_inputs(wildcards):
 #: error here, never a row with no runs), every metric to metrics.json's schema.
 TABLE_SPECS = or_exit(load_specs, "config/tables.yaml")
 or_exit(check_coordinates, TABLE_SPECS, GRID.config, "config/tables.yaml")
+# The declared figures likewise: their cells and paper tables, before the DAG is built.
+or_exit(
+    check_figures, "config/figures.yaml", TABLE_SPECS, GRID.config, "config/tables.yaml"
+)
 TABLES = {file_stem(TABLE_SPECS, name): name for name in table_names(TABLE_SPECS)}
 
 

@@ -237,6 +237,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from dfil.render import load_specs
     from dfil.render.build import report, resolve_tables
     from dfil.render.coordinates import check_coordinates
+    from dfil.render.figure_spec import check_figures
     from dfil.report.build import Findings, control_results, write_site
 
     grid = load_grid_files(args.config)
@@ -246,9 +247,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     frame = pd.read_parquet(args.aggregate)
     specs = load_specs(args.tables)
     check_coordinates(specs, grid.config, args.tables)
+    figs = check_figures(args.figures or args.tables.parent / "figures.yaml", specs,
+                         grid.config, args.tables)
     tables = resolve_tables(specs, grid, frame, check)
-    out, captions = report(specs, grid, frame, tables, args.tex_dir,
-                           args.figures or args.tables.parent / "figures.yaml")
+    out, captions = report(specs, grid, frame, tables, args.tex_dir, figs)
     power = standings(ran_claims(tables, specs), grid.spec.plan)
     out.update(write_site(tables, grid, Path(args.tex_dir), captions, pdf=not args.no_pdf,
                           found=Findings(power, tuple(control_results(grid, frame)))))

@@ -78,8 +78,9 @@ def resolve_tables(specs: dict, grid: Grid, frame: pd.DataFrame,
 
 
 def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
-           tex_dir: Path, figures_file: Path) -> tuple[dict[str, Path], dict[str, str]]:
-    """``figures/*.png`` (as ``figures_file``, ``config/figures.yaml``, declares them) and
+           tex_dir: Path, figs: dict) -> tuple[dict[str, Path], dict[str, str]]:
+    """``figures/*.png`` (``figs``, as ``config/figures.yaml`` declares them:
+    :func:`dfil.render.figure_spec.check_figures`) and
     ``tables.tex`` (the document that inputs every table;
     :func:`dfil.render.pdf.compile_pdf` makes ``tables.pdf`` of it) in ``tex_dir`` (which
     holds the rendered ``.tex`` files), from ``tables`` (:func:`resolve_tables`): the files
@@ -94,7 +95,7 @@ def report(specs: dict, grid: Grid, frame: pd.DataFrame, tables: list[Table],
     header = f"config {grid.name}" + (f" ({standin})" if standin else "")
     out, captions = {}, {}
     drawn = figures.write_figures(Source(grid, frame), specs, tex_dir / "figures", header,
-                                  figures.load_figures(figures_file))
+                                  figs)
     for path, text in drawn.items():
         out[f"figures/{path.name}"] = path
         captions[f"figures/{path.name}"] = text

@@ -94,20 +94,30 @@ def check_coordinates(specs: Mapping, grid: Mapping, path: str | Path) -> None:
     that neither the grid config ``grid`` nor the paper's grid nor the backbone
     catalogue knows, or lambda, budget, init or seed no group of either runs (the nearest
     values they run named; see the module docstring)."""
-    known = known_names([grid, *paper_grid(path)])
-    runs = run_values([grid, *paper_grid(path)])
-    for name, table in validate(TablesFile, specs).root.items():
-        for where, selector in selectors(table):
-            for key, (_, words) in KINDS.items():
-                value = getattr(selector, key)
-                if value is not None and value not in known[key]:
-                    raise ConfigError(f"{path}: {name}.{where}.{key}: "
-                                      f"{unknown(f'{words} of any grid', value, known[key])}")
-            for key in VALUES:
-                value = getattr(selector, key)
-                if value is not None and (float(value) if key == "lam" else value) \
-                        not in runs[key]:
-                    raise ConfigError(
-                        f"{path}: {name}.{_where(table, where)}.{key}: {value!r} is a "
-                        f"{key} no cell of any grid has: the grids run "
-                        f"{nearest(value, runs[key])}")
+    tables = validate(TablesFile, specs).root
+    check_selectors(((f"{name}.{_where(table, where)}", selector)
+                     for name, table in tables.items() for where, selector in selectors(table)),
+                    grid, path, path)
+
+
+def check_selectors(named: Iterable[tuple[str, object]], grid: Mapping, path: str | Path,
+                    tables_path: str | Path) -> None:
+    """:class:`ConfigError` naming ``path`` and the dotted key for the first of the
+    ``named`` selectors (dotted key, :class:`~dfil.render.table_spec.Selector`) with a name
+    no grid knows or a number no grid runs (the grid config ``grid`` and the paper's grid
+    beside ``tables_path``)."""
+    known = known_names([grid, *paper_grid(tables_path)])
+    runs = run_values([grid, *paper_grid(tables_path)])
+    for where, selector in named:
+        for key, (_, words) in KINDS.items():
+            value = getattr(selector, key)
+            if value is not None and value not in known[key]:
+                raise ConfigError(f"{path}: {where}.{key}: "
+                                  f"{unknown(f'{words} of any grid', value, known[key])}")
+        for key in VALUES:
+            value = getattr(selector, key)
+            if value is not None and (float(value) if key == "lam" else value) \
+                    not in runs[key]:
+                raise ConfigError(
+                    f"{path}: {where}.{key}: {value!r} is a {key} no cell of any grid has: "
+                    f"the grids run {nearest(value, runs[key])}")

@@ -9,6 +9,7 @@ draws is declared here, so a figure names no method in code.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import Field
@@ -16,8 +17,12 @@ from pydantic import Field
 from dfil.config.cell import MethodName
 from dfil.config.validation import StrictModel, TupleOf, validate
 from dfil.config.yamlfile import load_yaml
-from dfil.render.table_spec import Selector
+from dfil.render.table_spec import Selector, unknown
 from dfil.util.errors import ConfigError, did_you_mean
+
+#: The kinds of figure the report draws (:data:`dfil.render.figures.FIGURES`), each
+#: declared once in ``config/figures.yaml``.
+KINDS = ("membership_functions", "center_drift", "fewshot_curves", "compositional_depth")
 
 
 class Series(StrictModel):
@@ -52,7 +57,7 @@ class FigureSpec(StrictModel):
         return {**self.where.model_dump(exclude_unset=True), **more}
 
 
-def load_figures(path: str | Path, drawn: tuple[str, ...]) -> dict[str, FigureSpec]:
+def load_figures(path: str | Path, drawn: tuple[str, ...] = KINDS) -> dict[str, FigureSpec]:
     """The figures ``path`` declares, each one of the kinds ``drawn`` (every one of them
     declared); :class:`ConfigError` naming the file and the figure otherwise."""
     data = load_yaml(path)
@@ -71,3 +76,21 @@ def load_figures(path: str | Path, drawn: tuple[str, ...]) -> dict[str, FigureSp
         except ConfigError as err:
             raise ConfigError(f"{path}: figure {name}: {err}") from None
     return out
+
+
+def check_figures(path: str | Path, specs: Mapping, grid: Mapping,
+                  tables_path: str | Path) -> dict[str, FigureSpec]:
+    """The figures of ``path`` (:func:`load_figures`), their cells checked against the
+    grids as the tables' are (:func:`dfil.render.coordinates.check_selectors`: a name or
+    number no grid has is a typo), each paper table one of ``specs``; :class:`ConfigError`
+    naming the file, figure and key otherwise."""
+    from dfil.render.coordinates import check_selectors
+
+    figs = load_figures(path)
+    check_selectors(((f"{name}.where", fig.where) for name, fig in figs.items()), grid, path,
+                    tables_path)
+    for name, fig in figs.items():
+        if fig.paper_table not in specs:
+            raise ConfigError(f"{path}: {name}.paper_table: "
+                              f"{unknown('table of ' + str(tables_path), fig.paper_table, specs)}")
+    return figs

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 from dfil.core.quantifiers import FROG_CLASSES  # noqa: E402
 from dfil.render.figure_data import Drawn, paper_centers, paper_value, seed_order  # noqa: E402
-from dfil.render.figure_spec import FigureSpec  # noqa: E402
+from dfil.render.figure_spec import KINDS, FigureSpec  # noqa: E402
 from dfil.render.figure_spec import load_figures as _load  # noqa: E402
 from dfil.render.source import Source  # noqa: E402
 from dfil.util.atomic import atomic_path  # noqa: E402
@@ -183,6 +183,9 @@ FIGURES = {"membership_functions": membership_functions, "center_drift": center_
 def load_figures(path: str | Path) -> dict[str, FigureSpec]:
     """The figures ``path`` (``config/figures.yaml``) declares, one of each kind drawn."""
     return _load(path, tuple(FIGURES))
+
+
+assert tuple(FIGURES) == KINDS, "figure_spec.KINDS names the figures drawn here"
 
 
 def caption(fig: FigureSpec, drawn: Drawn) -> str:
