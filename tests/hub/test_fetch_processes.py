@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 import yaml
@@ -57,6 +58,19 @@ def wait_for(condition, what: str, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+def written(blobs: Path, at_least: int) -> bool:
+    """Whether a partial download under ``blobs`` holds ``at_least`` bytes; one renamed
+    or removed between listing and reading (huggingface_hub names each try's file anew)
+    is not it."""
+    for partial in blobs.glob("*.incomplete"):
+        try:
+            if partial.stat().st_size >= at_least:
+                return True
+        except FileNotFoundError:
+            continue
+    return False
+
+
 def weights_sent(proxy, repo: str) -> int:
     with proxy.lock:
         return sum(n for p, n in proxy.sent.items()
@@ -87,8 +101,7 @@ def test_a_download_killed_half_way_is_never_loaded_and_is_redone(hub, tmp_path)
     blobs = tmp_path / "hub" / f"models--{BIG.replace('/', '--')}" / "blobs"
 
     job = Fetcher(BIG, tmp_path, hub.endpoint)
-    wait_for(lambda: any(p.stat().st_size >= chunk for p in blobs.glob("*.incomplete")),
-             "the first 10 MiB on disk")
+    wait_for(lambda: written(blobs, chunk), "the first 10 MiB on disk")
     job.proc.kill()  # SIGKILL mid-transfer: nothing of the fetch runs after it
     job.proc.wait()
     hub.proxy.release.set()
