@@ -127,9 +127,10 @@ def cmd_refused(args: argparse.Namespace) -> int:
     refusal = read_refusal(args.run)
     if refusal is None:
         raise MissingInputError(f"{args.run / REFUSED}: no refused submission recorded")
-    _write_refused(args.run, args.stage, refusal_words(refusal))
-    print(f"dfil refused: {refusal_words(refusal)}; recorded in {args.run} as its "
-          f"{args.stage} failure (the next run submits it again)")
+    words = refusal_words(refusal)
+    _write_refused(args.run, args.stage, words)
+    print(f"dfil refused: {words}; recorded in {args.run} as its {args.stage} failure (the "
+          "next run submits it again)")
     return 0
 
 
@@ -214,15 +215,10 @@ def _train(args: argparse.Namespace) -> int:
 
 def _failed_training(run: Path) -> bool:
     """Whether ``run``'s training summary is a failure record (its evaluation copies it)."""
-    import json
-
-    from dfil.contracts.failure import is_failure
+    from dfil.contracts.failure import is_failure, read_record
     from dfil.contracts.rundir import SUMMARY
 
-    try:
-        return is_failure(json.loads((run / SUMMARY).read_text()))
-    except (OSError, ValueError):
-        return False
+    return is_failure(read_record(run / SUMMARY))
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

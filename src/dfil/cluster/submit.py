@@ -142,19 +142,22 @@ def read_refusal(run_dir: Path) -> dict | None:
     return record if isinstance(record, dict) and "refused" in record else None
 
 
-def _reason(stderr: str) -> str:
-    """sbatch's refusal in one line, its prefixes left out (``Invalid qos
-    specification``)."""
-    return "; ".join(line.removeprefix("sbatch: error: ").removeprefix(
-        "Batch job submission failed: ").strip() for line in stderr.splitlines()
-        if line.strip())
+def _one_line(stderr: str, *prefixes: str) -> str:
+    """sbatch's ``stderr`` in one line, each line's ``sbatch: error:`` and ``prefixes``
+    left out."""
+    lines = []
+    for line in stderr.splitlines():
+        for prefix in ("sbatch: error: ", *prefixes):
+            line = line.removeprefix(prefix)
+        if line.strip():
+            lines.append(line.strip())
+    return "; ".join(lines)
 
 
 def refusal_words(record: dict) -> str:
     """What ``dfil grid status`` says of a refused submission."""
-    lines = [line.removeprefix("sbatch: error: ").strip()
-             for line in str(record["refused"]).splitlines() if line.strip()]
-    return f"sbatch refused its {record.get('rule', 'job')} job: {'; '.join(lines)}"
+    return (f"sbatch refused its {record.get('rule', 'job')} job: "
+            f"{_one_line(str(record['refused']))}")
 
 
 def _queued() -> bool:
@@ -255,7 +258,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if recorded is not None and recorded.returncode == 0:
                 # in sbatch's own words Snakemake's plugin reads a failure of this job
                 print(f"sbatch: dfil: the {rule} job of {wildcards} was refused "
-                      f"({_reason(done.stderr)}); job {recorded.stdout.strip()} records "
+                      f"({_one_line(done.stderr, 'Batch job submission failed: ')}); job "
+                      f"{recorded.stdout.strip()} records "
                       "that as its failure", file=sys.stderr)
                 done = recorded
         elif rule in CELL_RULES and (run_dir := run_dir_of(Path(results), wildcards)) and (

@@ -79,6 +79,15 @@ def is_failure(record: Mapping) -> bool:
     return isinstance(record, Mapping) and KEY in record
 
 
+def read_record(path: str | Path):
+    """The JSON file at ``path`` as read; None when it is absent or does not read (a run
+    file or stamp that a job has not written yet, or wrote in part)."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def failure_ahead(paths: Iterable[str | Path]) -> str | None:
     """The reason a job whose inputs are ``paths`` will only record a failure, or None.
 
@@ -90,12 +99,9 @@ def failure_ahead(paths: Iterable[str | Path]) -> str | None:
     ready) and unreadable ones give no reason: the job asks for what it would ask anyway.
     """
     for path in map(Path, paths):
-        if path.suffix != ".json" or not path.is_file():
+        if path.suffix != ".json":
             continue
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
+        record = read_record(path)
         if isinstance(record, Mapping) and record.get(REFUSED):
             return "gated"
         if isinstance(record, Mapping) and record.get(SBATCH_REFUSED):
@@ -108,11 +114,8 @@ def failure_ahead(paths: Iterable[str | Path]) -> str | None:
 def refused_stamp(paths: Iterable[str | Path]) -> str | None:
     """sbatch's words in the first of the frozen-feature stamps ``paths`` that was written
     for a refused job (:data:`SBATCH_REFUSED`), or None."""
-    for path in map(Path, paths):
-        try:
-            record = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
+    for path in paths:
+        record = read_record(path)
         if isinstance(record, Mapping) and record.get(SBATCH_REFUSED):
             return str(record[SBATCH_REFUSED])
     return None

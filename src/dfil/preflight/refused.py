@@ -12,11 +12,10 @@ again. Every other failure record stays until it is asked for again
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
-from dfil.contracts.failure import is_failure
+from dfil.contracts.failure import is_failure, read_record
 from dfil.contracts.rundir import EVALUATION_OUTPUTS, METRICS, SUMMARY
 
 #: Where a run's refused records are moved, below its run directory.
@@ -25,10 +24,7 @@ FOLDER = "refused"
 
 def _refused(path: Path) -> dict | None:
     """The failure of the record at ``path`` when it is a refused submission's."""
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+    record = read_record(path)
     if is_failure(record) and record["failed"].get("reason") == "refused":
         return record["failed"]
     return None

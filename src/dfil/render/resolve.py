@@ -143,6 +143,8 @@ class Resolver:
                   footnotes: list[Entry]) -> tuple[Table, list[str]]:
         """``table`` with its caption and row labels stating only settings its runs used
         (:func:`apply_settings`), and the notes on what was left out."""
+        if not spec.get("settings"):
+            return table, []
         cells = getattr(self.source.grid, "cells", {})
 
         def configs(entries) -> list[Mapping]:

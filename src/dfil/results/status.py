@@ -12,29 +12,21 @@ else not started. Each line names the log to read.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from dfil.cluster.submit import read_refusal, refusal_words
-from dfil.contracts.failure import WORDED, is_failure
+from dfil.contracts.failure import WORDED, is_failure, read_record
 from dfil.contracts.rundir import METRICS, RESUME, SUMMARY
 
 #: The run directory's memory plan (dfil.train.memory.PLAN; train/ is a higher layer).
 PLAN = "memory_plan.json"
 
 
-def _read(path: Path) -> dict | None:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-
-
 def cell_status(run_dir: Path, train_log: str, eval_log: str) -> tuple[str, str] | None:
     """(reason, log) of an unfinished cell; None when it finished."""
     refused = read_refusal(run_dir)
     for name, log in ((METRICS, eval_log), (SUMMARY, train_log)):
-        record = _read(run_dir / name)
+        record = read_record(run_dir / name)
         if is_failure(record):
             failed = record["failed"]
             why = failed["message"] if failed["reason"] in WORDED else failed["reason"]
