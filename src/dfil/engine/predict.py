@@ -217,5 +217,5 @@ def heads_centers(heads) -> np.ndarray | None:
 
 def heads_widths(heads) -> np.ndarray | None:
     """The heads' MF widths as numpy ``[Q]`` float64, or None (no Gaussian MF)."""
-    mf = heads.mf
-    return mf.widths().detach().cpu().double().numpy() if hasattr(mf, "widths") else None
+    w = heads.widths()
+    return None if w is None else w.detach().cpu().double().numpy()

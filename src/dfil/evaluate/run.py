@@ -32,7 +32,7 @@ from dfil.engine.provenance import provenance
 from dfil.engine.truncation import truncation_line
 from dfil.evaluate import protocols as ev
 from dfil.evaluate.scorer import Scorer
-from dfil.model.dual_path import build_mf
+from dfil.model.registry import mf_kind
 from dfil.util.atomic import atomic_path, atomic_write_json
 from dfil.util.errors import MissingInputError, RefusedError
 
@@ -221,8 +221,9 @@ def _init_centers(cell) -> list[float] | None:
     """The centers the cell's MF started from (Table centers_detail's first row)."""
     if method_spec(cell.model.method).mf != "ordered":
         return None
-    mf = build_mf("ordered", cell.model.num_classes, cell.model.heads)
-    return mf.centers().detach().double().tolist()
+    kind = mf_kind("ordered")
+    mf = kind.build(cell.model.num_classes, cell.model.heads)
+    return kind.centers(mf).detach().double().tolist()
 
 
 def _probe_metrics(cell, score: Scorer, alpha, predictions: list) -> dict:

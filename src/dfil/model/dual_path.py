@@ -23,7 +23,7 @@ from dfil.model.backbone import (
 )
 from dfil.model.heads import AttentionPool, FeatureStandardizer, NumericalHead
 from dfil.model.lora import apply_lora
-from dfil.model.registry import MF_KINDS, main_head
+from dfil.model.registry import main_head, mf_kind
 from dfil.model.registry.base import raw_columns
 
 
@@ -61,7 +61,9 @@ class DualPathHeads(nn.Module):
         standardize = heads.feature_norm == "standardize"
         self.norm = FeatureStandardizer(d) if standardize else None
         self.state_norm = FeatureStandardizer(d) if standardize and spec.attn_pool else None
-        self.mf = build_mf(spec.mf, q, heads)
+        #: The MF path's kind (:mod:`dfil.model.registry`), None without an MF path.
+        self.mf_kind = mf_kind(spec.mf)
+        self.mf = None if self.mf_kind is None else self.mf_kind.build(q, heads)
         if self.mf is not None and not spec.mf_trainable:
             self.mf.requires_grad_(False)
 
@@ -96,8 +98,12 @@ class DualPathHeads(nn.Module):
             self.state_norm.fit(states.float())
 
     def centers(self) -> torch.Tensor | None:
-        """``[Q]`` MF centers, or None for methods without a Gaussian MF."""
-        return self.mf.centers() if hasattr(self.mf, "centers") else None
+        """``[Q]`` MF centers, or None where the MF path has none (its kind's)."""
+        return None if self.mf_kind is None else self.mf_kind.centers(self.mf)
+
+    def widths(self) -> torch.Tensor | None:
+        """``[Q]`` MF widths, or None where the MF path has none (its kind's)."""
+        return None if self.mf_kind is None else self.mf_kind.widths(self.mf)
 
 
 class DualPathModel(nn.Module):
@@ -195,16 +201,6 @@ class DualPathModel(nn.Module):
         if self.heads.attn is None:
             return self.heads(h.to(head_dtype))
         return self.heads(h.to(head_dtype), states.to(head_dtype), attention_mask)
-
-
-def build_mf(kind: str | None, num_classes: int, heads: HeadsConfig) -> nn.Module | None:
-    """What maps p_hat to class scores (:attr:`MethodSpec.mf`), initialised as ``heads``
-    says (Sec. 4.2, App. B.3); None for a method without one."""
-    if kind is None:
-        return None
-    if kind not in MF_KINDS:
-        raise ValueError(f"unknown MF kind {kind!r}; registered: {sorted(MF_KINDS)}")
-    return MF_KINDS[kind](num_classes, heads)
 
 
 def build_heads(config: ModelConfig, d: int) -> DualPathHeads:

@@ -11,7 +11,7 @@ from dfil.config.cell import LossConfig
 from dfil.core.methods import MethodSpec
 from dfil.model.dual_path import HeadOutputs
 from dfil.model.losses import LossTerms, distillation_loss
-from dfil.model.registry import main_head
+from dfil.model.registry import main_head, mf_kind
 
 
 def effective_lambda_dfil(spec: MethodSpec, loss: LossConfig) -> float:
@@ -26,8 +26,8 @@ def compute_loss(out: HeadOutputs, y: torch.Tensor, p_target: torch.Tensor | Non
     L = CE_w(y_hat, y) + lambda_DFIL CE_w(mu, y) + lambda_p mean (p_hat - p)^2
         [+ lambda_distill tau^2 KL(softmax(y_hat/tau) || softmax(mu/tau))].
     The main term is the head kind's loss (CORAL/CORN replace the CE with their own,
-    unweighted). ``y [B]`` int labels, ``p_target [B]`` proportions, ``class_weights [Q]``
-    or None.
+    unweighted), the MF term its MF kind's. ``y [B]`` int labels, ``p_target [B]``
+    proportions, ``class_weights [Q]`` or None.
     """
     zero = torch.zeros((), device=y.device)
     main = mf = p_term = distill = zero
@@ -37,7 +37,7 @@ def compute_loss(out: HeadOutputs, y: torch.Tensor, p_target: torch.Tensor | Non
     lam = effective_lambda_dfil(spec, loss)
     if out.mf_scores is not None and lam > 0:
         weight = class_weights if loss.weight_mf_ce else None
-        mf = lam * F.cross_entropy(out.mf_scores.float(), y, weight=weight)
+        mf = lam * mf_kind(spec.mf).loss(out.mf_scores.float(), y, weight)
     if out.p is not None and loss.lambda_p > 0:
         if p_target is None:
             raise ValueError(f"method {spec.name!r} needs proportion targets p for lambda_p")
