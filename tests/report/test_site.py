@@ -145,6 +145,8 @@ def test_the_index_lists_each_table_with_its_caption_whole_or_cut_between_words(
     shown = ("Cross-task accuracy, mean and std over three seeds with the membership "
              "function violation rate on a grid of one thousand points, the …")
     assert f'T5</a>: <span title="{caption}">{shown}</span>' in index
+    # the tables it was made from, counted, never a number written into the page
+    assert ": the table in the paper's layout" in index
 
 
 @pytest.mark.slow
