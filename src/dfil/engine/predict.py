@@ -210,12 +210,14 @@ def _states(model, enc: Encoded, widths: np.ndarray, pad_id: int, batch_size: in
 
 
 def heads_centers(heads) -> np.ndarray | None:
-    """The heads' MF centers as numpy ``[Q]`` float64, or None (no Gaussian MF)."""
+    """The heads' MF centers as numpy ``[Q]`` float64, or None where their MF kind has
+    none."""
     c = heads.centers()
     return None if c is None else c.detach().cpu().double().numpy()
 
 
 def heads_widths(heads) -> np.ndarray | None:
-    """The heads' MF widths as numpy ``[Q]`` float64, or None (no Gaussian MF)."""
+    """The heads' MF widths (Gaussian sigmas) as numpy ``[Q]`` float64, or None where
+    their MF kind has none."""
     w = heads.widths()
     return None if w is None else w.detach().cpu().double().numpy()

@@ -40,7 +40,9 @@ class MFKind:
         return None
 
     def widths(self, module: nn.Module) -> torch.Tensor | None:
-        """The path's ``[Q]`` MF widths, or None."""
+        """The path's ``[Q]`` Gaussian widths sigma, or None. The evaluation's grid check
+        reads them as such (the Gaussian argmax's violations): a kind whose memberships
+        are not Gaussian returns None."""
         return None
 
 
