@@ -93,7 +93,9 @@ def _command(sub, name: str, summary: str, func, epilog: str = EXIT_CODES):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
-        prog="dfil", description=__doc__.splitlines()[0],
+        prog="dfil", description="Train, evaluate and report the reproduction of the DFIL "
+        "paper, one cell or table at a time; the Snakemake workflow (snakemake all_tables) "
+        "runs these commands for the whole grid.",
         epilog=EXIT_CODES + PREEMPTED.replace("; 143", "; train: 143"))
     parser.add_argument("--version", action="version", version=f"dfil {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
