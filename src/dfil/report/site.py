@@ -304,7 +304,6 @@ def write_pages(tables: list[Table], heads: dict[str, list[str]], context: dict,
         counts=claims_mod.verdict_counts(found),
         number_counts=claims_mod.verdict_counts(all_rows), family_counts=families,
         n_claims=len(found), standin_sentence=claims_mod.STANDIN, tables=per_table,
-        n_tables=len(tables),
         controls=context.get("controls", []), context=context, cut=runs.cut(made), **common))
     return out | _files(tables, all_rows, found, context, out_dir)
 
