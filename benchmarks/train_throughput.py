@@ -11,6 +11,11 @@ FRoG-like prompt lengths, and times the same batches through
 - ``dfil-padded``: the same step, right-padded batches whatever the attention;
 - ``dfil-grouped``: right-padded batches grouped by length (``train.group_by_length``,
   the default): other batches of the same examples, so compare tokens/s;
+- ``pack``: ``--pack`` seeds of one configuration trained together over one frozen base
+  (``dfil.train.pack.pack_step``: one forward and backward of the base, each seed's own
+  LoRA, heads, dropout stream and clipping), each step taking ``--pack`` of the plan's
+  batches, one a seed: the same examples as ``dfil``, so compare tokens/s (its steps/s
+  counts a seed's batch as a step);
 - ``plain``: a plain transformers + peft loop (LoRA on the same modules, a linear
   classifier on the last token of right-padded batches built per example, blocking
   copies, gradient clipping, AdamW, ``loss.item()`` every step).
@@ -22,6 +27,7 @@ over rounds, each round's figure) and a table. Example::
 
     python benchmarks/train_throughput.py --arch qwen2.5-7b --batch 8 --steps 30
     python benchmarks/train_throughput.py --arch tiny-llama --device cpu --batch 8
+    python benchmarks/train_throughput.py --arch qwen2.5-7b --paths dfil,pack,plain --pack 3
 
 MFU counts 6 N FLOPs per trained token (N = all backbone parameters, the usual convention)
 and also 4 N (a frozen backbone needs no weight gradients) plus attention, against the
@@ -49,11 +55,13 @@ from dfil.model import build_model
 from dfil.model.backbone import load_backbone
 from dfil.model.lora import apply_lora
 from dfil.model.losses import inverse_frequency_weights
+from dfil.model.pack import build_pack, seed_spans
+from dfil.train.pack import PackSetup, pack_step
 from dfil.train.step import StepSetup, make_optimizer, train_step
 
 PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
 PAPER_CELL_EXAMPLES = 1636 * 20
-PATHS = ("dfil", "dfil-padded", "dfil-grouped", "plain")
+PATHS = ("dfil", "dfil-padded", "dfil-grouped", "pack", "plain")
 
 
 def lengths_like_frog(n: int, seed: int, mean: float, spread: float) -> np.ndarray:
@@ -106,7 +114,7 @@ class DfilPath:
     """The project's training step over a plan of batches."""
 
     def __init__(self, name, backbone_cfg, data, device, dtype, compile_layers=False,
-                 pad_multiple=1):
+                 pad_multiple=1, **_):
         cfg = ModelConfig(method="dfil", backbone=backbone_cfg, lora=LoraConfig(r=16, alpha=32))
         with torch.device(device):  # random weights drawn there: a 7B model in seconds
             self.model = build_model(cfg, seed=0).to(device)
@@ -132,6 +140,38 @@ class DfilPath:
         for batch in self.loader(plan):
             train_step(self.step, batch)
         return plan
+
+
+class PackPath:
+    """``seeds`` seeds of one configuration in a pack: each step takes ``seeds`` of the
+    plan's batches, one a seed, through one forward and backward of the shared base."""
+
+    def __init__(self, name, backbone_cfg, data, device, dtype, seeds=3, pad_multiple=1,
+                 **_):
+        cfg = ModelConfig(method="dfil", backbone=backbone_cfg, lora=LoraConfig(r=16, alpha=32))
+        with torch.device(device):
+            self.pack = build_pack(cfg, list(range(seeds))).to(device)
+        self.pack.set_dropout_generators([torch.Generator(device).manual_seed(s)
+                                          for s in range(seeds)])
+        params = [p for k in range(seeds) for p in self.pack.seed_parameters(k)]
+        optimizer = make_optimizer([{"params": params, "lr": 1e-4}], (0.9, 0.999), 1e-8, 0.01)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
+        self.layout = layout_for(self.pack.trunk, data, "auto")
+        self.loader = Loader(data, device, self.layout, pad_id=0, pad_multiple=pad_multiple)
+        weights = inverse_frequency_weights(self.loader.labels, 8)
+        self.setup = PackSetup(self.pack, optimizer, scheduler, cfg.loss, [weights] * seeds,
+                               1.0, dtype)
+        self.seeds = seeds
+        self.pack.train()
+
+    def run(self, plan):
+        k = self.seeds
+        steps = [np.concatenate(plan[i:i + k]) for i in range(0, len(plan) - k + 1, k)]
+        lengths = self.loader.enc.lengths
+        for rows, batch in zip(steps, self.loader(steps), strict=True):
+            bounds = seed_spans(lengths[rows], k) if self.layout == "packed" else None
+            pack_step(self.setup, batch, bounds)
+        return steps
 
 
 class PlainPath:
@@ -230,6 +270,7 @@ def main(argv=None) -> None:
     ap.add_argument("--mean-len", type=float, default=120.0)
     ap.add_argument("--len-spread", type=float, default=30.0)
     ap.add_argument("--paths", default="dfil,dfil-padded,plain")
+    ap.add_argument("--pack", type=int, default=3, help="seeds in the pack path's pack")
     ap.add_argument("--deterministic", choices=("on", "off"), default="on",
                     help="torch deterministic algorithms for every path (train.deterministic)")
     ap.add_argument("--compile", action="store_true",
@@ -264,9 +305,10 @@ def main(argv=None) -> None:
     plan = batches(np.arange(len(data)), args.batch)
     with deterministic(args.deterministic == "on"):
         multiple = args.pad_multiple or (64 if args.compile else 1)
-        built = {p: (PlainPath if p == "plain" else DfilPath)(
-            p, backbone, data, device, dtype, compile_layers=args.compile,
-            pad_multiple=multiple) for p in paths}
+        kinds = {"plain": PlainPath, "pack": PackPath}
+        built = {p: kinds.get(p, DfilPath)(p, backbone, data, device, dtype,
+                                           compile_layers=args.compile, pad_multiple=multiple,
+                                           seeds=args.pack) for p in paths}
         for path in built.values():
             path.run(plan[:args.warmup])
         rounds = {p: [] for p in paths}
@@ -292,6 +334,12 @@ def main(argv=None) -> None:
            "results": rows, "nf4_weights_gib_estimate": nf4_weight_gib(n_params)}
     if "dfil" in rate and "plain" in rate:
         out["ratio_dfil_to_plain_steps_per_s"] = rate["dfil"] / rate["plain"]
+    tokens = {r["path"]: r["tokens_per_s"] for r in rows}
+    if "pack" in tokens:
+        out["pack_seeds"] = args.pack
+        for other in ("dfil", "plain"):
+            if other in tokens:
+                out[f"ratio_pack_to_{other}_tokens_per_s"] = tokens["pack"] / tokens[other]
     print(json.dumps(out, indent=2))
     for r in rows:
         spread = f"[{min(r['steps_per_s_rounds']):.2f}-{max(r['steps_per_s_rounds']):.2f}]"
@@ -302,6 +350,10 @@ def main(argv=None) -> None:
               + (f"  peak {r['peak_gpu_gib']:.1f} GiB" if "peak_gpu_gib" in r else ""))
     if "ratio_dfil_to_plain_steps_per_s" in out:
         print(f"dfil / plain steps/s: {out['ratio_dfil_to_plain_steps_per_s']:.2f}")
+    for other in ("dfil", "plain"):
+        if f"ratio_pack_to_{other}_tokens_per_s" in out:
+            print(f"pack of {args.pack} / {other} tokens/s: "
+                  f"{out[f'ratio_pack_to_{other}_tokens_per_s']:.2f}")
     for p, table in profiles.items():
         print(f"\n--- profile of {args.profile} {p} steps ---\n{table}")
 

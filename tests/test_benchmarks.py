@@ -20,12 +20,13 @@ def run_script(name, args, capsys, monkeypatch):
 @pytest.mark.slow
 def test_train_throughput_prints_every_path(capsys, monkeypatch):
     out = run_script("train_throughput.py", ["--arch", "tiny-llama", "--device", "cpu",
-                                             "--steps", "2", "--warmup", "1", "--rounds", "2",
-                                             "--paths", "dfil,dfil-padded,dfil-grouped,plain"],
+                                             "--steps", "2", "--warmup", "2", "--rounds", "2",
+                                             "--paths", "dfil,dfil-padded,dfil-grouped,pack,plain",
+                                             "--pack", "2"],
                      capsys, monkeypatch)
     report = json.loads(out[: out.rindex("}") + 1])
     paths = {r["path"] for r in report["results"]}
-    assert paths == {"dfil", "dfil-padded", "dfil-grouped", "plain"}
+    assert paths == {"dfil", "dfil-padded", "dfil-grouped", "pack", "plain"}
     for r in report["results"]:
         assert r["tokens_per_s"] > 0 and r["projected_cell_minutes"] > 0
         assert r["steps_per_s"] > 0 and len(r["steps_per_s_rounds"]) == 2
@@ -33,6 +34,8 @@ def test_train_throughput_prints_every_path(capsys, monkeypatch):
     assert layouts["dfil"] == "padded"  # SDPA on the CPU: no varlen kernel to pack for
     assert report["ratio_dfil_to_plain_steps_per_s"] > 0
     assert "MFU(6N)" in out and "dfil / plain steps/s" in out
+    assert report["pack_seeds"] == 2 and report["ratio_pack_to_plain_tokens_per_s"] > 0
+    assert "pack of 2 / plain tokens/s" in out
 
 
 def test_hot_paths_prints_ratio(capsys, monkeypatch):

@@ -178,6 +178,14 @@ class DualPathModel(nn.Module):
         no mask is built. Not for attention pooling, which needs padded token states."""
         if self.heads.attn is not None:
             raise ValueError("attention pooling needs padded batches, not packed ones")
+        return self._heads(self.packed_states(input_ids, position_ids, last, cu_seq_lens,
+                                              max_length))
+
+    def packed_states(self, input_ids: torch.Tensor, position_ids: torch.Tensor,
+                      last: torch.Tensor, cu_seq_lens: torch.Tensor,
+                      max_length: int) -> torch.Tensor:
+        """Each example's final state ``[B, d]`` of a padding-free batch (arguments as
+        :meth:`forward_packed`'s)."""
         backbone = self.attach_backbone()
         if not takes_varlen(backbone):
             raise ValueError("packed batches need flash attention (cu_seq_lens); this "
@@ -186,7 +194,7 @@ class DualPathModel(nn.Module):
             out = backbone(input_ids=input_ids, position_ids=position_ids,
                            cu_seq_lens_q=cu_seq_lens, cu_seq_lens_k=cu_seq_lens,
                            max_length_q=max_length, max_length_k=max_length, use_cache=False)
-        return self._heads(out.last_hidden_state[0][last])
+        return out.last_hidden_state[0][last]
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> HeadOutputs:
         """Any padding (left or right): transformers' masks, last-token pooling."""

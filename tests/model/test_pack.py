@@ -1,0 +1,87 @@
+"""A pack of seeds over one frozen base (dfil.model.pack): each seed starts where its
+solo model starts, a pack of one computes what the peft model computes, and each seed's
+LoRA saved from a pack loads with ``peft.PeftModel.from_pretrained`` and gives its
+states. Tiny random Llama, CPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from dfil.engine.batching import Encoded
+from dfil.engine.loader import Loader
+from dfil.model import build_model
+from dfil.model.backbone import load_backbone
+from dfil.model.pack import build_pack, save_adapter, seed_spans
+from tinymodel import tiny_config
+
+SEEDS = (3, 5, 7)
+
+
+def batch(n: int = 6, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    enc = Encoded(ids=tuple(tuple(int(t) for t in rng.integers(1, 96, k))
+                            for k in rng.integers(2, 20, n)),
+                  labels=rng.integers(0, 8, n), p=rng.random(n).astype(np.float32))
+    return Loader(enc, "cpu", "padded", pad_id=0).batch(range(n))
+
+
+def test_each_seed_starts_from_its_solo_models_weights():
+    config = tiny_config()
+    pack = build_pack(config, SEEDS)
+    for k, seed in enumerate(SEEDS):
+        solo = build_model(config, seed=seed)
+        trained = [p for p in solo.parameters() if p.requires_grad]
+        assert len(trained) == len(pack.seed_parameters(k))
+        assert all(torch.equal(a, b) for a, b in zip(trained, pack.seed_parameters(k),
+                                                    strict=True))
+    first = pack.seed_parameters(0)[0]  # a LoRA A: drawn from each seed's own stream
+    assert not torch.equal(first, pack.seed_parameters(1)[0])
+
+
+def test_a_pack_of_one_computes_what_the_peft_model_computes():
+    config = tiny_config()
+    solo, pack = build_model(config, seed=3).eval(), build_pack(config, [3]).eval()
+    for model in (solo, pack):  # B is zero at init: move every trained tensor alike
+        torch.manual_seed(0)
+        for p in (p for p in model.parameters() if p.requires_grad):
+            p.data = torch.randn_like(p) * 0.1
+    b = batch()
+    with torch.no_grad():
+        want = solo.forward_padded(b.input_ids, b.attention_mask, b.last)
+        [got] = pack.forward_padded(b.input_ids, b.attention_mask, b.last)
+    assert torch.equal(want.main_logits, got.main_logits) and torch.equal(want.p, got.p)
+    assert torch.equal(want.mf_scores, got.mf_scores)
+
+
+def test_a_seeds_saved_lora_loads_in_peft_and_gives_its_states(tmp_path):
+    from peft import PeftModel
+
+    config = tiny_config()
+    pack = build_pack(config, SEEDS).eval()
+    torch.manual_seed(0)
+    for p in (p for p in pack.parameters() if p.requires_grad):
+        p.data = torch.randn_like(p) * 0.1
+    b = batch(n=6)  # two examples a seed
+    with torch.no_grad():
+        pack.spans.set([k * 2 * b.input_ids.shape[1] for k in range(4)])
+        states = pack.trunk.padded_states(b.input_ids, b.attention_mask)
+    save_adapter(pack, 1, config, tmp_path / "seed5")
+    peft_model = PeftModel.from_pretrained(load_backbone(config.backbone), tmp_path / "seed5")
+    with torch.no_grad():
+        own = peft_model(input_ids=b.input_ids[2:4], use_cache=False).last_hidden_state
+    assert torch.allclose(own, states[2:4], atol=1e-6)
+    with torch.no_grad():  # not another seed's
+        theirs = peft_model(input_ids=b.input_ids[0:2], use_cache=False).last_hidden_state
+    assert not torch.allclose(theirs, states[0:2], atol=1e-3)
+
+
+def test_seed_spans_bound_each_seeds_tokens():
+    assert seed_spans([3, 4, 5, 6], 2) == [0, 7, 18]
+    assert seed_spans([2, 2, 2], 1) == [0, 6]
+
+
+def test_a_pack_needs_a_lora_backbone():
+    with pytest.raises(ValueError, match="cached features"):
+        build_pack(tiny_config(adapter="none"), SEEDS)
