@@ -285,6 +285,9 @@ def main(argv=None) -> None:
     unknown = sorted(set(paths) - set(PATHS))
     if unknown:
         raise SystemExit(f"unknown paths {unknown}; expected some of {list(PATHS)}")
+    if "pack" in paths and args.steps < args.pack:
+        raise SystemExit(f"--steps {args.steps}: the pack path takes --pack {args.pack} "
+                         "batches a step; give at least that many")
     device = torch.device(args.device)
     cfg = arch(args.arch)
     dtype = torch.bfloat16 if device.type == "cuda" else None

@@ -60,6 +60,17 @@ def test_qlora_memory_extrapolates_a_small_arch(capsys, monkeypatch):
     assert "float32" in report["measured"]["1"]["param_dtypes"]  # the norms
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_qlora_memory_measures_a_4bit_pack(capsys, monkeypatch):
+    out = run_script("qlora_memory.py", ["--arch", "qwen2.5-1.5b", "--layers", "1,2",
+                                         "--steps", "3", "--pack", "3"], capsys, monkeypatch)
+    report = json.loads(out[: out.rindex("}") + 1])
+    assert report["seeds"] == 3 and report["measured"]["1"]["seeds"] == 3
+    assert report["measured"]["2"]["tokens_per_s_after_first_step"] > 0
+    assert "3 seed(s)" in out
+
+
 def test_embedded_stages_sums_imports_and_finds_the_critical_path(tmp_path):
     bench = runpy.run_path(str(BENCH / "embedded_stages.py"))
     logs = tmp_path / "logs"

@@ -5,8 +5,11 @@
 #   kit        source workflow/gpu-env.sh: the carried wheels, every import checked
 #   tests      pytest -m gpu, each test in its own bounded pytest (a failure's traceback
 #              is kept even when a later test runs out of time), the quick ones first
-#   bench-b8   benchmarks/train_throughput.py on qwen2.5-7b (random weights), the
-#   bench-b32  project's step against the plain loop, batch 8 and 32
+#   bench-b8   benchmarks/train_throughput.py on qwen2.5-7b (random weights), batch 8 a
+#              seed: the project's step, a pack of 3 seeds and the plain loop
+#   bench-pack6  the same, a pack of 6 seeds against the project's step
+#   qlora-pack benchmarks/qlora_memory.py: a pack of 3 seeds over a 4-bit Qwen2.5-72B
+#              shape cut to 2 and 4 layers, peak memory and tokens/s
 #   cell-*     one dfil cell on the qwen2.5-7b architecture: random weights drawn on the
 #              GPU and saved, then loaded by the cell through from_pretrained as a
 #              cluster cell loads its hub weights (drawing 7B weights on the host takes
@@ -14,7 +17,7 @@
 #              dfil train, then dfil evaluate
 #   resume     the kill-and-resume gpu tests, last: three trainings each
 # A failed step does not stop the next. Each step's log, the cell's metrics.json and
-# summary.txt (printed last) go to $OUT: 8 files, what the device tool brings back.
+# summary.txt (printed last) go to $OUT: 9 files, what the device tool brings back.
 #
 # Here:   bash workflow/gpu-carry.sh; then the device tool's run with carry [".gpu"],
 #         timeout_s 600 and the command `bash workflow/gpu-check.sh`
@@ -27,10 +30,12 @@ mkdir -p "$OUT"
 BUDGET=${BUDGET:-555}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+cpu=
 if [ "${1:-}" = --cpu ]; then
+    cpu=1
     export PATH=$PWD/.venv/bin:$PATH
     arch=tiny-llama dtype=float32 maxlen=128
-    bench=(--device cpu --warmup 1 --rounds 2 --steps 2)
+    bench=(--device cpu --warmup 6 --rounds 2 --steps 6)
     set -- --check-only
 else
     arch=qwen2.5-7b dtype=bfloat16 maxlen=256
@@ -43,6 +48,7 @@ summary=()
 note() {  # note NAME RC START: one summary line
     local status=ok
     case $2 in 0) ;; 124 | 137) status="timed out" ;; skip) status="skipped: out of time" ;;
+        cpu) status="skipped: needs CUDA" ;;
         *) status=failed ;; esac
     summary+=("$(printf '%-10s %-22s rc %-4s %4ss' "$1" "$status" "$2" $((SECONDS - $3)))")
     echo "== $1: $status (rc $2) after $((SECONDS - $3))s"
@@ -92,10 +98,16 @@ gpu_tests() {  # gpu_tests NAME SECONDS-EACH SELECT: the selected gpu tests, one
 
 : >"$OUT/pytest.log"
 gpu_tests tests 90 '-v test_killed_cuda_cell_resumes'
-for batch in 8 32; do
-    step "bench-b$batch" $((batch == 8 ? 90 : 120)) python3 benchmarks/train_throughput.py \
-        --arch "$arch" --batch "$batch" --paths dfil,plain "${bench[@]}"
-done
+step bench-b8 120 python3 benchmarks/train_throughput.py --arch "$arch" --batch 8 \
+    --paths dfil,pack,plain --pack 3 "${bench[@]}"
+step bench-pack6 90 python3 benchmarks/train_throughput.py --arch "$arch" --batch 8 \
+    --paths dfil,pack --pack 6 "${bench[@]}"
+if [ -n "$cpu" ]; then
+    note qlora-pack cpu "$SECONDS"
+else
+    step qlora-pack 100 python3 benchmarks/qlora_memory.py --arch qwen2.5-72b --layers 2,4 \
+        --steps 4 --pack 3
+fi
 
 python3 -m dfil.cli synth-frog --out "$work/frog" --n-easy 400 --n-hard 120 >/dev/null 2>&1
 step cell-build 120 python3 - "$work" "$arch" "$dtype" "$maxlen" <<'PY'
@@ -138,10 +150,12 @@ gpu_tests resume 150 test_killed_cuda_cell_resumes
     echo "gpu-check on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null ||
         echo CPU), arch $arch, ${SECONDS}s in all"
     printf '%s\n' "${summary[@]}"
-    for batch in 8 32; do
-        echo "-- bench batch $batch"
-        grep -E 'tok/s|dfil / plain' "$OUT/bench-b$batch.log" 2>/dev/null
+    for bench in bench-b8 bench-pack6; do
+        echo "-- $bench"
+        grep -E 'tok/s|dfil / plain|pack of' "$OUT/$bench.log" 2>/dev/null
     done
+    echo "-- qlora-pack"
+    grep -E 'EXTRAPOLATED from|tokens_per_s' "$OUT/qlora-pack.log" 2>/dev/null
     echo "-- gpu tests"
     cat "$work/tests.txt" 2>/dev/null
     echo "-- cell"

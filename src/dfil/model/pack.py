@@ -151,12 +151,11 @@ def seed_spans(lengths: Sequence[int], seeds: int) -> list[int]:
 def build_pack(config: ModelConfig, seeds: Sequence[int]) -> PackedModel:
     """The K seeds of ``config`` over one loaded backbone, each seed's LoRA and heads
     drawn as ``build_model(config, seed=seeds[k])`` draws them (peft's initialisation,
-    after ``torch.manual_seed(seeds[k])``). LoRA backbones only."""
+    after ``torch.manual_seed(seeds[k])``). LoRA backbones only; a 4-bit one is placed on
+    its GPU by its loader, and the caller moves the heads there."""
     if config.adapter != "lora":
         raise ValueError("a pack shares a LoRA-adapted backbone; frozen-feature seeds "
                          "train on cached features")
-    if config.backbone.quantized:
-        raise ValueError("packs of 4-bit backbones are not built yet")
     base = load_backbone(config.backbone)
     if base.config.model_type == "gpt2":
         raise ValueError("packs adapt nn.Linear projections; GPT-2's Conv1D is not one")
@@ -165,7 +164,7 @@ def build_pack(config: ModelConfig, seeds: Sequence[int]) -> PackedModel:
     for k, seed in enumerate(seeds):
         torch.manual_seed(seed)
         if k == 0:
-            peft_model = apply_lora(base, config.lora)
+            peft_model = apply_lora(base, config.lora, quantized=config.backbone.quantized)
         else:
             peft_model.add_adapter(names[k], peft_model.peft_config["default"])
         heads.append(build_heads(config, hidden_size(base)))
