@@ -85,3 +85,26 @@ def test_seed_spans_bound_each_seeds_tokens():
 def test_a_pack_needs_a_lora_backbone():
     with pytest.raises(ValueError, match="cached features"):
         build_pack(tiny_config(adapter="none"), SEEDS)
+
+
+def test_a_seeds_checkpoint_is_its_solo_models_and_loads_as_one(tmp_path):
+    """A seed's trained tensors carry its solo model's names (today's checkpoint schema),
+    and the one loader of trained models rebuilds it to give the pack's outputs."""
+    from dfil.engine.checkpoint import load_model, save_state, trained_state
+
+    config = tiny_config()
+    pack = build_pack(config, SEEDS).eval()
+    torch.manual_seed(0)
+    for p in (p for p in pack.parameters() if p.requires_grad):
+        p.data = torch.randn_like(p) * 0.1
+    assert set(pack.seed_state(1)) == set(trained_state(build_model(config, seed=5)))
+    save_state(pack.seed_state(1), config, tmp_path / "model.safetensors")
+    model, _ = load_model(tmp_path / "model.safetensors")
+    b = batch(n=6)
+    with torch.no_grad():
+        outs = pack.forward_padded(b.input_ids, b.attention_mask, b.last)
+        width = b.input_ids.shape[1]
+        alone = model.eval().forward_padded(b.input_ids[2:4], b.attention_mask[2:4],
+                                            b.last[2:4] - 2 * width)
+    assert torch.allclose(alone.main_logits, outs[1].main_logits, atol=1e-5)
+    assert torch.allclose(alone.p, outs[1].p, atol=1e-6)

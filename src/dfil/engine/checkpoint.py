@@ -50,12 +50,18 @@ def trained_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
 
 def save_checkpoint(model: torch.nn.Module, config: ModelConfig, path: Path,
                     extra: dict | None = None) -> None:
-    """Write ``model``'s trained tensors and ``config`` to ``path`` atomically.
+    """Write ``model``'s trained tensors and ``config`` to ``path`` atomically."""
+    save_state(trained_state(model), config, path, extra)
+
+
+def save_state(state: dict[str, torch.Tensor], config: ModelConfig, path: Path,
+               extra: dict | None = None) -> None:
+    """Write trained tensors ``state`` (named as :func:`trained_state` names them) and
+    ``config`` to ``path`` atomically.
 
     All metadata sits in one key holding key-sorted JSON: safetensors does not keep the
     order of several metadata keys, and the file should be byte-identical for equal runs.
     """
-    state = trained_state(model)
     meta = {**(extra or {}), "format": FORMAT, "config": to_dict(config),
             "tensors_sha256": tensors_sha256(state)}
     metadata = {"dfil": json.dumps(meta, sort_keys=True)}

@@ -101,6 +101,18 @@ class PackedModel(nn.Module):
         lora = [p for m in self.packed for p in (m.lora_A[k], m.lora_B[k])]
         return lora + [p for p in self.heads[k].parameters() if p.requires_grad]
 
+    def seed_state(self, k: int) -> dict[str, torch.Tensor]:
+        """Seed k's trained tensors named as its solo model's
+        (:func:`dfil.engine.checkpoint.trained_state`: ``heads.*`` and
+        ``backbone.base_model.model.<module>.lora_A.default.weight``), detached, on CPU:
+        a run directory's checkpoint in today's schema."""
+        state = self.heads[k].state_dict(prefix="heads.")
+        for name, module in self.trunk.backbone.named_modules():
+            if isinstance(module, PackedLoraLinear):
+                for kind, weights in (("lora_A", module.lora_A), ("lora_B", module.lora_B)):
+                    state[f"backbone.base_model.model.{name}.{kind}.default.weight"] = weights[k]
+        return {name: t.detach().to("cpu").contiguous() for name, t in state.items()}
+
     def set_dropout_generators(self, generators: Sequence[torch.Generator | None]) -> None:
         """Seed k's LoRA dropout draws from ``generators[k]`` (None: the global RNG)."""
         for m in self.packed:
@@ -185,12 +197,8 @@ def build_pack(config: ModelConfig, seeds: Sequence[int]) -> PackedModel:
 def adapter_state(pack: PackedModel, k: int) -> dict[str, torch.Tensor]:
     """Seed k's LoRA as peft names it in ``adapter_model.safetensors``:
     ``base_model.model.<module>.lora_A.weight [r, in]`` and ``...lora_B.weight [out, r]``."""
-    out = {}
-    for name, module in pack.trunk.backbone.named_modules():
-        if isinstance(module, PackedLoraLinear):
-            out[f"base_model.model.{name}.lora_A.weight"] = module.lora_A[k].detach().clone()
-            out[f"base_model.model.{name}.lora_B.weight"] = module.lora_B[k].detach().clone()
-    return out
+    return {name.removeprefix("backbone.").replace(".default.weight", ".weight"): t
+            for name, t in pack.seed_state(k).items() if name.startswith("backbone.")}
 
 
 def save_adapter(pack: PackedModel, k: int, config: ModelConfig, out: str | Path) -> None:
