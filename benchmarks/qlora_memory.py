@@ -72,7 +72,7 @@ def measure(model_dir: Path, batch: int, steps: int, mean_len: float,
     model = build_pack(cfg, list(range(pack))) if pack > 1 else build_model(cfg, seed=0)
     model.heads.to("cuda")  # the backbone is already placed by its device_map
     loaded = torch.cuda.memory_allocated() - before
-    base = model.trunk.backbone if pack > 1 else model.backbone
+    base = model.backbone if pack > 1 else model.backbone
     dtypes = sorted({str(p.dtype) for p in base.parameters()})
     rows = batch * pack
     data = synthetic(rows * steps, base.config.vocab_size, 0, mean_len, 30.0)
@@ -118,6 +118,8 @@ def main(argv=None) -> None:
     if not torch.cuda.is_available():
         raise SystemExit("qlora_memory.py needs CUDA: bitsandbytes' 4-bit kernels and the "
                          "memory it measures are a GPU's; run it on a GPU machine")
+    if args.steps < 2:
+        raise SystemExit(f"--steps {args.steps}: give at least 2 (the first is not timed)")
     k1, k2 = sorted(int(k) for k in args.layers.split(","))
     if k1 < 1 or k1 == k2:
         raise SystemExit(f"--layers {args.layers}: give two different depths >= 1")
@@ -141,7 +143,8 @@ def main(argv=None) -> None:
             AutoConfig.for_model(c.pop("model_type"), **c)).parameters())
     report = {
         "arch": args.arch, "device": torch.cuda.get_device_name(0), "gpu_total_gib": total,
-        "batch": args.batch, "seeds": args.pack, "mean_len": args.mean_len, "checkpointing": args.checkpointing,
+        "batch": args.batch, "seeds": args.pack, "mean_len": args.mean_len,
+        "checkpointing": args.checkpointing,
         "measured": {str(k): v for k, v in measured.items()},
         "per_layer_gib": per_layer,
         "extrapolated_full_depth": {"layers": full, **extrapolated,

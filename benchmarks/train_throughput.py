@@ -151,12 +151,10 @@ class PackPath:
         cfg = ModelConfig(method="dfil", backbone=backbone_cfg, lora=LoraConfig(r=16, alpha=32))
         with torch.device(device):
             self.pack = build_pack(cfg, list(range(seeds))).to(device)
-        self.pack.set_dropout_generators([torch.Generator(device).manual_seed(s)
-                                          for s in range(seeds)])
         params = [p for k in range(seeds) for p in self.pack.seed_parameters(k)]
         optimizer = make_optimizer([{"params": params, "lr": 1e-4}], (0.9, 0.999), 1e-8, 0.01)
         scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
-        self.layout = layout_for(self.pack.trunk, data, "auto")
+        self.layout = layout_for(self.pack, data, "auto")
         self.loader = Loader(data, device, self.layout, pad_id=0, pad_multiple=pad_multiple)
         weights = inverse_frequency_weights(self.loader.labels, 8)
         self.setup = PackSetup(self.pack, optimizer, scheduler, cfg.loss, [weights] * seeds,
@@ -215,14 +213,16 @@ class PlainPath:
         return plan
 
 
-def timed(path, plan, device) -> tuple[float, int]:
-    """Seconds for ``plan`` through ``path`` and the real tokens it trained on."""
+def timed(path, plan, device) -> tuple[float, int, int]:
+    """Seconds for ``plan`` through ``path``, the real tokens it trained on and the plan's
+    batches it ran (a pack runs its seeds' batches in one step)."""
     sync(device)
     start = time.perf_counter()
     ran = path.run(plan)
     sync(device)
     seconds = time.perf_counter() - start
-    return seconds, int(sum(path_lengths(path)[np.concatenate(ran)]))
+    rows = np.concatenate(ran)
+    return seconds, int(sum(path_lengths(path)[rows])), len(rows) // len(plan[0])
 
 
 def top_ops(path, plan, device, rows: int = 15) -> str:
@@ -245,10 +245,10 @@ def path_lengths(path) -> np.ndarray:
     return data.lengths
 
 
-def report(name, layout, rounds, steps, n_params, flops_tok, peak, device, mean_len,
+def report(name, layout, rounds, n_params, flops_tok, peak, device, mean_len,
            peak_mem) -> dict:
-    rates = [steps / s for s, _ in rounds]
-    tps = statistics.median(t / s for s, t in rounds)
+    rates = [n / s for s, _, n in rounds]
+    tps = statistics.median(t / s for s, t, _ in rounds)
     cell_tokens = PAPER_CELL_EXAMPLES * mean_len
     row = {"path": name, "layout": layout, "tokens_per_s": tps,
            "steps_per_s": statistics.median(rates), "steps_per_s_rounds": rates,
@@ -265,7 +265,7 @@ def main(argv=None) -> None:
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--steps", type=int, default=30, help="timed steps per round")
-    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--warmup", type=int, default=12)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--mean-len", type=float, default=120.0)
     ap.add_argument("--len-spread", type=float, default=30.0)
@@ -285,9 +285,11 @@ def main(argv=None) -> None:
     unknown = sorted(set(paths) - set(PATHS))
     if unknown:
         raise SystemExit(f"unknown paths {unknown}; expected some of {list(PATHS)}")
-    if "pack" in paths and args.steps < args.pack:
-        raise SystemExit(f"--steps {args.steps}: the pack path takes --pack {args.pack} "
-                         "batches a step; give at least that many")
+    if "pack" in paths and (args.steps % args.pack or args.warmup % args.pack):
+        raise SystemExit(f"--steps {args.steps}, --warmup {args.warmup}: the pack path "
+                         f"takes --pack {args.pack} batches a step; give multiples of it")
+    if "pack" in paths and args.compile:
+        raise SystemExit("--compile: the pack path runs uncompiled; time it without")
     device = torch.device(args.device)
     cfg = arch(args.arch)
     dtype = torch.bfloat16 if device.type == "cuda" else None
@@ -326,7 +328,7 @@ def main(argv=None) -> None:
                     peaks[p] = max(peaks[p] or 0, torch.cuda.max_memory_allocated(device))
         profiles = {p: top_ops(built[p], plan[:args.profile], device)
                     for p in paths} if args.profile else {}
-    rows = [report(p, built[p].layout, rounds[p], args.steps, n_params, flops_tok, peak,
+    rows = [report(p, built[p].layout, rounds[p], n_params, flops_tok, peak,
                    device, mean_len, peaks[p]) for p in paths]
     rate = {r["path"]: r["steps_per_s"] for r in rows}
     out = {"arch": args.arch, "device": str(device), "torch_threads": torch.get_num_threads(),

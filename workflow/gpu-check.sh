@@ -39,7 +39,7 @@ if [ "${1:-}" = --cpu ]; then
     set -- --check-only
 else
     arch=qwen2.5-7b dtype=bfloat16 maxlen=256
-    bench=(--warmup 4 --rounds 3 --steps 8)
+    bench=(--warmup 6 --rounds 3 --steps 12)
     set --
 fi
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True

@@ -23,11 +23,11 @@ pytestmark = [pytest.mark.gpu,
 SEEDS, B = (3, 5, 7), 4
 
 
-def steps(config: ModelConfig, n: int = 3):
-    """``n`` pack steps of SEEDS on CUDA; the pack and its last step's loss terms."""
+def steps(config: ModelConfig, n: int = 3, watch_sync: bool = True):
+    """``n`` pack steps of SEEDS on CUDA (``watch_sync``: any host sync after the first
+    fails); the pack and its last step's loss terms."""
     pack = build_pack(config, SEEDS)
     (pack.heads if config.backbone.quantized else pack).to("cuda")  # 4-bit: placed on load
-    pack.set_dropout_generators([torch.Generator("cuda").manual_seed(s) for s in SEEDS])
     rng = np.random.default_rng(0)
     rows = B * len(SEEDS) * n
     enc = Encoded(ids=tuple(tuple(int(t) for t in rng.integers(1, 96, k))
@@ -43,7 +43,7 @@ def steps(config: ModelConfig, n: int = 3):
     plan = [np.arange(i * B * len(SEEDS), (i + 1) * B * len(SEEDS)) for i in range(n)]
     terms = None
     for i, batch in enumerate(loader(plan)):
-        if i == 1:
+        if i == 1 and watch_sync:
             torch.cuda.set_sync_debug_mode("error")
         try:
             terms = pack_step(setup, batch)
@@ -67,7 +67,7 @@ def test_a_4bit_pack_trains_and_each_seeds_lora_loads_in_peft(tmp_path):
     backbone = BackboneConfig(name="tiny-4bit", model_id=str(tmp_path / "base"),
                               quantized=True, dtype="bfloat16", tokenizer="char")
     model = ModelConfig(method="dfil", backbone=backbone, lora=LoraConfig(r=4, alpha=8))
-    pack, terms = steps(model)
+    pack, terms = steps(model, watch_sync=False)  # bitsandbytes' own syncs are not ours
     assert all(torch.isfinite(t.total).item() for t in terms)
     assert not torch.equal(pack.seed_parameters(0)[1], pack.seed_parameters(1)[1])
     save_adapter(pack, 2, model, tmp_path / "seed7")

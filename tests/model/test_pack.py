@@ -65,8 +65,8 @@ def test_a_seeds_saved_lora_loads_in_peft_and_gives_its_states(tmp_path):
         p.data = torch.randn_like(p) * 0.1
     b = batch(n=6)  # two examples a seed
     with torch.no_grad():
-        pack.spans.set([k * 2 * b.input_ids.shape[1] for k in range(4)])
-        states = pack.trunk.padded_states(b.input_ids, b.attention_mask)
+        pack.step.set([k * 2 * b.input_ids.shape[1] for k in range(4)], None)
+        states = pack.padded_states(b.input_ids, b.attention_mask)
     save_adapter(pack, 1, config, tmp_path / "seed5")
     peft_model = PeftModel.from_pretrained(load_backbone(config.backbone), tmp_path / "seed5")
     with torch.no_grad():

@@ -1,7 +1,7 @@
 """A pack's step (dfil.train.pack) against the solo step it replaces: a pack of one is
 the solo run bit for bit, a seed's trajectory does not see the other seeds' data, a
-pack of three agrees with three solo runs to a measured tolerance, and the step reads
-nothing back from the device. Tiny random Llama, CPU."""
+pack of three agrees with three solo runs to a measured tolerance, each seed is clipped
+on its own, and the step reads nothing back from the device. Tiny random Llama, CPU."""
 
 from __future__ import annotations
 
@@ -37,56 +37,70 @@ def joined(parts: list[Encoded]) -> Encoded:
                    p=np.concatenate([e.p for e in parts]))
 
 
+def optimizer_for(params, sgd: bool):
+    """AdamW as training uses it; or plain SGD at lr 1, whose one step moves each tensor
+    by minus its clipped gradient (a comparison AdamW's sign-like first steps would
+    amplify)."""
+    if sgd:
+        return torch.optim.SGD(params, lr=1.0)
+    return make_optimizer([{"params": params, "lr": 1e-2}], (0.9, 0.999), 1e-8, .01)
+
+
 def schedule(optimizer):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0 / (s + 1))
 
 
-def solo_run(config, seed: int, data: Encoded) -> dict[str, torch.Tensor]:
-    """STEPS solo steps of ``seed`` over ``data`` (B examples a step): its trainable
+def solo_run(config, seed: int, data: Encoded, steps: int = STEPS, sgd: bool = False):
+    """``steps`` solo steps of ``seed`` over ``data`` (B examples a step): its trainable
     tensors, in order."""
     model = build_model(config, seed=seed)
     trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = make_optimizer([{"params": trainable, "lr": 1e-2}], (0.9, 0.999), 1e-8, .01)
-    loader = Loader(data, "cpu", "padded", pad_id=0)
+    optimizer = optimizer_for(trainable, sgd)
     setup = StepSetup(model, optimizer, schedule(optimizer), LossConfig(),
                       inverse_frequency_weights(torch.from_numpy(data.labels), 8), 1.0, None)
     model.train()
     torch.manual_seed(1234)  # LoRA dropout's stream
-    for batch in loader([np.arange(i * B, (i + 1) * B) for i in range(STEPS)]):
+    loader = Loader(data, "cpu", "padded", pad_id=0)
+    for batch in loader([np.arange(i * B, (i + 1) * B) for i in range(steps)]):
         train_step(setup, batch)
     return [p.detach().clone() for p in trainable]
 
 
-def pack_run(config, seeds, data: list[Encoded], layout="padded", watch=None,
-             monkeypatch=None):
-    """STEPS pack steps of ``seeds``, seed k on ``data[k]`` (``watch`` over the last):
-    each seed's trainable tensors, in the solo order. A pack of more than one seed draws
-    each seed's LoRA dropout from a generator of its own; a pack of one from the global
-    RNG, as a solo run does."""
+def pack_run(config, seeds, data: list[Encoded], layout="padded", sgd=False, watch=None):
+    """STEPS pack steps of ``seeds`` (one with ``sgd``), seed k on ``data[k]``, ``watch``
+    over the last: each seed's trainable tensors, in the solo order. A pack of several
+    seeds draws each seed's LoRA dropout from its own stream; a pack of one from the
+    global RNG, as a solo run does. A packed ``layout`` needs the flash stand-in."""
     pack = build_pack(config, seeds)
     if layout == "packed":
-        pretend_flash(pack.trunk, monkeypatch)
-    if len(seeds) > 1:
-        pack.set_dropout_generators([torch.Generator().manual_seed(s) for s in seeds])
+        pack.backbone.config._attn_implementation = "flash_attention_2"
     params = [p for k in range(len(seeds)) for p in pack.seed_parameters(k)]
-    optimizer = make_optimizer([{"params": params, "lr": 1e-2}], (0.9, 0.999), 1e-8, .01)
+    optimizer = optimizer_for(params, sgd)
     every = joined(data)
-    loader = Loader(every, "cpu", layout, pad_id=0)
     weights = [inverse_frequency_weights(torch.from_numpy(d.labels), 8) for d in data]
     setup = PackSetup(pack, optimizer, schedule(optimizer), LossConfig(), weights, 1.0, None)
     n = len(data[0].ids)
     plan = [np.concatenate([k * n + np.arange(i * B, (i + 1) * B)
-                            for k in range(len(seeds))]) for i in range(STEPS)]
+                            for k in range(len(seeds))]) for i in range(1 if sgd else STEPS)]
     pack.train()
     torch.manual_seed(1234)
-    for rows, batch in zip(plan, loader(plan), strict=True):
+    for rows, batch in zip(plan, Loader(every, "cpu", layout, pad_id=0)(plan), strict=True):
         bounds = seed_spans(every.lengths[rows], len(seeds))
-        if watch is not None and rows is plan[-1]:
-            with watch:
-                pack_step(setup, batch, bounds)
-        else:
+        with watch if watch is not None and rows is plan[-1] else _nothing():
             pack_step(setup, batch, bounds)
     return [[p.detach().clone() for p in pack.seed_parameters(k)] for k in range(len(seeds))]
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def worst(a: list[torch.Tensor], b: list[torch.Tensor]) -> float:
+    return max(float((x - y).abs().max()) for x, y in zip(a, b, strict=True))
 
 
 def test_a_pack_of_one_is_the_solo_run_bit_for_bit():
@@ -98,52 +112,78 @@ def test_a_pack_of_one_is_the_solo_run_bit_for_bit():
     assert not torch.equal(solo[0], build_pack(config, [3]).seed_parameters(0)[0])  # it moved
 
 
-def test_a_seeds_trajectory_does_not_see_the_other_seeds_data():
+@pytest.mark.parametrize("layout", ["padded", "packed"])
+def test_a_seeds_trajectory_does_not_see_the_other_seeds_data(layout, monkeypatch):
+    """Bit for bit while the pack's shapes stay (other tokens and labels, same lengths);
+    a padded pack's width follows its longest row, so other lengths there move a seed
+    only by the summation order (the tolerance below); a padding-free pack has no width."""
+    if layout == "packed":
+        pretend_flash(build_model(tiny_config(), seed=0), monkeypatch)
     config = tiny_config()
-    mine = examples(B * STEPS, 0)
-    other = examples(B * STEPS, 1)
-    changed = examples(B * STEPS, 2, lengths=other.lengths)  # other tokens and labels
-    first = pack_run(config, [3, 5], [mine, other])
-    second = pack_run(config, [3, 5], [mine, changed])
+    mine, other = examples(B * STEPS, 0), examples(B * STEPS, 1)
+    same_shape = examples(B * STEPS, 2, lengths=other.lengths)
+    first = pack_run(config, [3, 5], [mine, other], layout)
+    second = pack_run(config, [3, 5], [mine, same_shape], layout)
     assert all(torch.equal(a, b) for a, b in zip(first[0], second[0], strict=True))
-    assert not all(torch.equal(a, b) for a, b in zip(first[1], second[1], strict=True))
+    assert worst(first[1], second[1]) > 1e-3  # the other seed did see its data
+    longer = examples(B * STEPS, 3, lengths=np.full(B * STEPS, 19))
+    moved = worst(pack_run(config, [3, 5], [mine, other], layout, sgd=True)[0],
+                  pack_run(config, [3, 5], [mine, longer], layout, sgd=True)[0])
+    assert moved == 0.0 if layout == "packed" else moved <= PACK_TOLERANCE
 
 
-#: Largest difference, in any trained tensor after STEPS steps, between a seed trained
-#: in a pack of three and alone (no LoRA dropout: the same draws either way). Measured
-#: 1.5e-8, 3.0e-7 and 3.0e-5 for the three seeds on a 2-core CPU: the pack pads every
-#: seed's rows to the pack's longest, a longer row changes the kernels' summation order,
-#: and AdamW's first steps (lr 1e-2, about lr times the gradient's sign) turn a last-bit
-#: difference in a near-zero gradient into one of up to 2 lr.
-PACK_TOLERANCE = 1e-4
+#: Largest difference between a seed's first update (SGD at lr 1: its clipped gradient)
+#: in a pack and alone. Measured (2026-11-29, 2-core CPU, tiny Llama) 0 to 1.2e-7 for
+#: the three seeds on data seeds (0, 1, 2), (7, 8, 9) and (30, 31, 32): a padded pack
+#: pads every row to the pack's longest, and a longer row changes the kernels' summation order.
+PACK_TOLERANCE = 1e-6
 
 
 def test_a_pack_of_three_agrees_with_three_solo_runs():
-    config = tiny_config(lora=LoraConfig(r=4, alpha=8, dropout=0.0))
+    config = tiny_config(lora=LoraConfig(r=4, alpha=8, dropout=0.0))  # the same draws
     data = [examples(B * STEPS, s) for s in (0, 1, 2)]
-    packed = pack_run(config, [3, 5, 7], data)
+    packed = pack_run(config, [3, 5, 7], data, sgd=True)
     for k, seed in enumerate((3, 5, 7)):
-        solo = solo_run(config, seed, data[k])
-        worst = max(float((a - b).abs().max()) for a, b in zip(solo, packed[k], strict=True))
-        assert worst <= PACK_TOLERANCE, (seed, worst)
+        solo = solo_run(config, seed, data[k], steps=1, sgd=True)
+        assert worst(solo, packed[k]) <= PACK_TOLERANCE, seed
+    adam = pack_run(config, [3, 5, 7], data)  # and through the training optimizer: close
+    assert worst(solo_run(config, 7, data[2]), adam[2]) < 2e-2  # AdamW's first steps: 2 lr
 
 
 def test_each_seed_is_clipped_on_its_own():
     """A seed whose gradient norm is far over the clip does not shrink another's update:
-    a pack with one seed's loss scaled up moves the other seed exactly as before."""
+    the other seed moves bit for bit as before."""
     config = tiny_config()
-    mine = examples(B * STEPS, 0)
-    other = examples(B * STEPS, 1)
+    mine, other = examples(B * STEPS, 0), examples(B * STEPS, 1)
     loud = Encoded(ids=other.ids, labels=other.labels, p=other.p * 0 + 1.0)
     first = pack_run(config, [3, 5], [mine, other])
     second = pack_run(config, [3, 5], [mine, loud])
     assert all(torch.equal(a, b) for a, b in zip(first[0], second[0], strict=True))
+    assert not all(torch.equal(a, b) for a, b in zip(first[1], second[1], strict=True))
 
 
 @pytest.mark.parametrize("layout", ["padded", "packed"])
 def test_a_pack_step_has_no_host_sync(layout, monkeypatch):
+    if layout == "packed":
+        pretend_flash(build_model(tiny_config(), seed=0), monkeypatch)
     watch = SyncOps()
-    data = [examples(B * STEPS, s) for s in (0, 1)]
-    pack_run(tiny_config(), [3, 5], data, layout=layout, watch=watch,
-             monkeypatch=monkeypatch)
+    pack_run(tiny_config(), [3, 5], [examples(B * STEPS, s) for s in (0, 1)], layout,
+             watch=watch)
     assert watch.found == []
+
+
+def test_a_seeds_dropout_is_the_same_when_checkpointing_recomputes_it():
+    """Each seed's masks are a function of its dropout seed and the layer, so the
+    backward's recomputed forward (activation checkpointing) draws what the forward drew:
+    the update is the one without checkpointing. And each seed draws other masks."""
+    config = tiny_config(lora=LoraConfig(r=4, alpha=8, dropout=0.3))
+    checkpointed = config.model_copy(update={"backbone": config.backbone.model_copy(
+        update={"gradient_checkpointing": True})})
+    data = [examples(B * STEPS, s) for s in (0, 1)]
+    plain = pack_run(config, [3, 5], data, sgd=True)
+    again = pack_run(checkpointed, [3, 5], data, sgd=True)
+    for k in (0, 1):
+        assert worst(plain[k], again[k]) <= PACK_TOLERANCE
+    no_dropout = pack_run(tiny_config(lora=LoraConfig(r=4, alpha=8, dropout=0.0)), [3, 5],
+                          data, sgd=True)
+    assert worst(plain[0], no_dropout[0]) > 1e-4  # dropout did act

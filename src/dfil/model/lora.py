@@ -67,20 +67,26 @@ def apply_lora(model, lora: LoraConfig, quantized: bool = False):
     by :func:`prepare_kbit`.
     """
     with contextlib.nullcontext() if quantized else _without_bitsandbytes():
-        from peft import LoraConfig as PeftLoraConfig
         from peft import get_peft_model
 
         if quantized:
             model = prepare_kbit(model)
-        config = PeftLoraConfig(
-            r=lora.r,
-            lora_alpha=lora.alpha,
-            lora_dropout=lora.dropout,
-            target_modules=lora_target_modules(model.config.model_type, lora.targets),
-            fan_in_fan_out=model.config.model_type == "gpt2",  # GPT-2's Conv1D stores W^T
-            bias="none",
-        )
-        return get_peft_model(model, config)
+        return get_peft_model(model, peft_config(model.config.model_type, lora))
+
+
+def peft_config(model_type: str, lora: LoraConfig):
+    """peft's LoRA config for ``lora`` on a ``model_type`` decoder: what training wraps
+    the model with and what a saved adapter's ``adapter_config.json`` records."""
+    from peft import LoraConfig as PeftLoraConfig
+
+    return PeftLoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=lora_target_modules(model_type, lora.targets),
+        fan_in_fan_out=model_type == "gpt2",  # GPT-2's Conv1D stores W^T
+        bias="none",
+    )
 
 
 @contextlib.contextmanager

@@ -5,18 +5,23 @@ One decoder's frozen weights serve K seeds at once. Each adapted projection beco
 each seed's LoRA ``B_k A_k`` runs over its own span of them, with its own dropout stream.
 Each seed has its own heads (:func:`dfil.model.dual_path.build_heads`). A pack's batch is
 the K seeds' micro-batches side by side, ``b`` examples each, seed k's at rows
-``k b : (k + 1) b`` (:func:`seed_spans`), so one forward and one backward of the base
-serve every seed, and seed k's loss reaches only seed k's LoRA and heads.
+``k b : (k + 1) b`` (a padding-free one's tokens bounded by :func:`seed_spans`), so one
+forward and one backward of the base serve every seed, and seed k's loss reaches only
+seed k's LoRA and heads.
 
 A pack is built as K solo models would be (:func:`build_pack`): per seed, the global RNG
 seeded with it, then its LoRA (peft's initialisation, through peft) and its heads, so
 seed k starts from the weights ``build_model(config, seed=k)`` draws. A pack of one
-computes what the peft model computes, op for op. Each seed's LoRA is saved in peft's
-own format (:func:`save_adapter`) and loads with ``peft.PeftModel.from_pretrained``.
+computes what the peft model computes, op for op (a 4-bit layer's LoRA output is added
+in float32, then cast, where peft casts it first: the same under bf16 autocast). Each
+seed's checkpoint is its solo model's (:meth:`PackedModel.seed_state`); its LoRA is also
+saved in peft's own format (:func:`save_adapter`), which
+``peft.PeftModel.from_pretrained`` loads.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -24,56 +29,67 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dfil.config.cell import ModelConfig
+from dfil.config.cell import LoraConfig, ModelConfig
 from dfil.model.backbone import hidden_size, load_backbone
 from dfil.model.dual_path import DualPathHeads, DualPathModel, HeadOutputs, build_heads
-from dfil.model.lora import apply_lora, lora_target_modules
+from dfil.model.lora import apply_lora, peft_config
 
 
-class Spans:
-    """Where each seed's tokens are in the pack's flattened ``[N, in]`` activations: seed
-    k's at ``bounds[k]:bounds[k + 1]`` (host ints, set before each forward)."""
+class PackStep:
+    """What one forward of a pack tells its packed layers: where each seed's tokens are in
+    the flattened ``[N, in]`` activations (seed k's at ``bounds[k]:bounds[k + 1]``) and,
+    in a pack of several seeds, each seed's dropout seed for this forward (host ints)."""
 
     def __init__(self, k: int):
         self.k = k
         self.bounds: list[int] = []
+        self.dropout_seeds: list[int] | None = None
 
-    def set(self, bounds: Sequence[int]) -> None:
+    def set(self, bounds: Sequence[int], dropout_seeds: Sequence[int] | None) -> None:
         if len(bounds) != self.k + 1:
             raise ValueError(f"a pack of {self.k} seeds needs {self.k + 1} bounds, "
                              f"not {len(bounds)}")
         self.bounds = [int(b) for b in bounds]
+        self.dropout_seeds = None if dropout_seeds is None else list(dropout_seeds)
 
 
 class PackedLoraLinear(nn.Module):
     """A frozen projection shared by K seeds, each with its own LoRA.
 
-    ``x [..., N, in]`` flattened to ``[N', in]``; ``base(x) + s B_k A_k drop_k(x_k)`` for
-    seed k's span ``x_k`` of rows (``spans``). ``a[k] [r, in]``, ``b[k] [out, r]``;
-    ``generators[k]`` draws seed k's dropout masks (None: the global generator, as peft's
-    ``nn.Dropout`` does)."""
+    ``x [..., in]`` flattened to ``[N, in]``; ``base(x) + s B_k A_k drop_k(x_k)`` for seed
+    k's rows ``x_k`` (``step.bounds``). ``a[k] [r, in]``, ``b[k] [out, r]``; ``s`` is
+    alpha / r (peft's scaling). Seed k's dropout mask is a function of its seed for this
+    forward and the layer's ``index`` (a generator made for it), so a recomputed forward
+    (gradient checkpointing) draws the same mask; with no such seeds (a pack of one), the
+    global RNG, as peft's ``nn.Dropout``, which checkpointing replays."""
 
     def __init__(self, base: nn.Module, a: Sequence[torch.Tensor], b: Sequence[torch.Tensor],
-                 scaling: float, dropout: float, spans: Spans):
+                 lora: LoraConfig, step: PackStep, index: int):
         super().__init__()
         self.base_layer = base
         self.lora_A = nn.ParameterList([nn.Parameter(w.detach().clone()) for w in a])
         self.lora_B = nn.ParameterList([nn.Parameter(w.detach().clone()) for w in b])
-        self.scaling, self.dropout, self.spans = scaling, dropout, spans
-        self.generators: list[torch.Generator | None] = [None] * len(a)
+        self.scaling, self.dropout = lora.alpha / lora.r, lora.dropout
+        self.step, self.index = step, index
 
     def _drop(self, x: torch.Tensor, k: int) -> torch.Tensor:
         if not self.training or self.dropout == 0:
             return x
-        if self.generators[k] is None:
+        if self.step.dropout_seeds is None:
             return F.dropout(x, self.dropout, True)
-        keep = torch.empty_like(x).bernoulli_(1 - self.dropout, generator=self.generators[k])
-        return x * keep.div_(1 - self.dropout)
+        mine = torch.Generator(x.device).manual_seed(
+            (self.step.dropout_seeds[k] * 1_000_003 + self.index) % 2**63)
+        keep = torch.empty_like(x, dtype=torch.bool).bernoulli_(1 - self.dropout,
+                                                                 generator=mine)
+        return x * keep / (1 - self.dropout)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         result = self.base_layer(x)
         flat = x.reshape(-1, x.shape[-1])
-        bounds = self.spans.bounds
+        bounds = self.step.bounds
+        if bounds[-1] != flat.shape[0]:
+            raise ValueError(f"a packed layer got {flat.shape[0]} rows; the pack's forward "
+                             f"set {bounds[-1]} (run the pack through PackedModel)")
         parts = []
         for k, (a, b) in enumerate(zip(self.lora_A, self.lora_B, strict=True)):
             xk = flat[bounds[k]:bounds[k + 1]].to(a.dtype)
@@ -82,22 +98,25 @@ class PackedLoraLinear(nn.Module):
         return (result + lora.reshape(result.shape)).to(result.dtype)
 
 
-class PackedModel(nn.Module):
-    """K seeds over one frozen decoder: ``trunk`` (a :class:`DualPathModel` whose
-    projections are :class:`PackedLoraLinear`, its heads seed 0's) and ``heads[k]``."""
+class PackedModel(DualPathModel):
+    """K seeds over one frozen decoder: ``backbone``'s adapted projections are
+    :class:`PackedLoraLinear`, ``heads[k]`` seed k's heads. In a pack of several seeds,
+    seed k's dropout seeds come from its own stream, a host ``random.Random(seeds[k])``
+    (no tensor, so no device read)."""
 
-    def __init__(self, trunk: DualPathModel, heads: Sequence[DualPathHeads], spans: Spans,
-                 seeds: Sequence[int]):
-        super().__init__()
-        self.trunk, self.heads, self.spans = trunk, nn.ModuleList(heads), spans
-        self.seeds = tuple(seeds)
+    def __init__(self, backbone: nn.Module, heads: Sequence[DualPathHeads], step: PackStep,
+                 seeds: Sequence[int], backbone_spec=None):
+        super().__init__(backbone, nn.ModuleList(heads), backbone_spec)
+        self.step, self.seeds = step, tuple(seeds)
+        self.dropout_streams = None if len(seeds) == 1 else [random.Random(s) for s in seeds]
 
     @property
     def packed(self) -> list[PackedLoraLinear]:
-        return [m for m in self.trunk.modules() if isinstance(m, PackedLoraLinear)]
+        return [m for m in self.backbone.modules() if isinstance(m, PackedLoraLinear)]
 
     def seed_parameters(self, k: int) -> list[nn.Parameter]:
-        """Seed k's trainable tensors: its LoRA matrices and its heads."""
+        """Seed k's trainable tensors, in its solo model's order: its LoRA matrices, then
+        its heads."""
         lora = [p for m in self.packed for p in (m.lora_A[k], m.lora_B[k])]
         return lora + [p for p in self.heads[k].parameters() if p.requires_grad]
 
@@ -107,29 +126,38 @@ class PackedModel(nn.Module):
         ``backbone.base_model.model.<module>.lora_A.default.weight``), detached, on CPU:
         a run directory's checkpoint in today's schema."""
         state = self.heads[k].state_dict(prefix="heads.")
-        for name, module in self.trunk.backbone.named_modules():
+        for name, module in self.backbone.named_modules():
             if isinstance(module, PackedLoraLinear):
                 for kind, weights in (("lora_A", module.lora_A), ("lora_B", module.lora_B)):
                     state[f"backbone.base_model.model.{name}.{kind}.default.weight"] = weights[k]
         return {name: t.detach().to("cpu").contiguous() for name, t in state.items()}
 
-    def set_dropout_generators(self, generators: Sequence[torch.Generator | None]) -> None:
-        """Seed k's LoRA dropout draws from ``generators[k]`` (None: the global RNG)."""
-        for m in self.packed:
-            m.generators = list(generators)
+    def forward(self, *args, **kwargs):
+        raise TypeError("a pack runs through forward_padded or forward_packed, which "
+                        "return each seed's head outputs")
+
+    def _begin(self, rows: int, bounds: Sequence[int]) -> int:
+        """Set this forward's spans and dropout seeds; each seed's row count."""
+        if rows % len(self.seeds):
+            raise ValueError(f"a pack batch of {rows} examples does not split into "
+                             f"{len(self.seeds)} seeds' equal micro-batches")
+        draws = None
+        if self.training and self.dropout_streams is not None:
+            draws = [stream.getrandbits(62) for stream in self.dropout_streams]
+        self.step.set(bounds, draws)
+        return rows // len(self.seeds)
 
     def forward_padded(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                        last: torch.Tensor) -> list[HeadOutputs]:
         """A right-padded pack batch ``[K b, T]`` (seed k's rows ``k b : (k + 1) b``,
         ``last [K b]`` flat indices into ``[K b T]``): each seed's head outputs."""
         rows, width = input_ids.shape
-        b = rows // len(self.seeds)
-        self.spans.set([k * b * width for k in range(len(self.seeds) + 1)])
-        states = self.trunk.padded_states(input_ids, attention_mask)
+        k_seeds = len(self.seeds)
+        b = self._begin(rows, [k * (rows // k_seeds) * width for k in range(k_seeds + 1)])
+        states = self.padded_states(input_ids, attention_mask)
         h = states.flatten(0, 1)[last]
-        return [self._heads(k, h[k * b:(k + 1) * b], states[k * b:(k + 1) * b],
-                            attention_mask[k * b:(k + 1) * b])
-                for k in range(len(self.seeds))]
+        return [self._seed_heads(k, h[k * b:(k + 1) * b], states[k * b:(k + 1) * b],
+                                 attention_mask[k * b:(k + 1) * b]) for k in range(k_seeds)]
 
     def forward_packed(self, input_ids: torch.Tensor, position_ids: torch.Tensor,
                        last: torch.Tensor, cu_seq_lens: torch.Tensor, max_length: int,
@@ -137,13 +165,16 @@ class PackedModel(nn.Module):
         """A padding-free pack batch ``[1, S]`` (see
         :meth:`DualPathModel.forward_packed`), seed k's tokens at ``bounds[k]:bounds[k +
         1]`` (host ints: :func:`seed_spans`): each seed's head outputs."""
-        self.spans.set(bounds)
-        h = self.trunk.packed_states(input_ids, position_ids, last, cu_seq_lens, max_length)
-        b = len(h) // len(self.seeds)
-        return [self._heads(k, h[k * b:(k + 1) * b]) for k in range(len(self.seeds))]
+        if self.heads[0].attn is not None:
+            raise ValueError("attention pooling needs padded batches, not packed ones")
+        b = self._begin(len(last), bounds)
+        h = self.packed_states(input_ids, position_ids, last, cu_seq_lens, max_length)
+        return [self._seed_heads(k, h[k * b:(k + 1) * b]) for k in range(len(self.seeds))]
 
-    def _heads(self, k: int, h: torch.Tensor, states: torch.Tensor | None = None,
-               attention_mask: torch.Tensor | None = None) -> HeadOutputs:
+    def _seed_heads(self, k: int, h: torch.Tensor, states: torch.Tensor | None = None,
+                    attention_mask: torch.Tensor | None = None) -> HeadOutputs:
+        """Seed k's heads on its ``h [b, d]`` (token ``states [b, T, d]`` for attention
+        pooling), cast to the heads' dtype."""
         heads = self.heads[k]
         dtype = next(heads.parameters()).dtype
         if heads.attn is None:
@@ -182,16 +213,16 @@ def build_pack(config: ModelConfig, seeds: Sequence[int]) -> PackedModel:
         heads.append(build_heads(config, hidden_size(base)))
     adapted = {name: module for name, module in peft_model.base_model.model.named_modules()
                if hasattr(module, "lora_A") and "default" in module.lora_A}
-    weights = {name: ([m.lora_A[n].weight for n in names], [m.lora_B[n].weight for n in names],
-                      m.scaling["default"]) for name, m in adapted.items()}
+    weights = {name: ([m.lora_A[n].weight for n in names], [m.lora_B[n].weight for n in names])
+               for name, m in adapted.items()}
     model = peft_model.base_model.unload()
-    spans = Spans(len(seeds))
-    for name, (a, b, scaling) in weights.items():
+    step = PackStep(len(seeds))
+    for index, (name, (a, b)) in enumerate(weights.items()):
         parent, _, attr = name.rpartition(".")
         layer = model.get_submodule(parent) if parent else model
-        setattr(layer, attr, PackedLoraLinear(getattr(layer, attr), a, b, scaling,
-                                              config.lora.dropout, spans))
-    return PackedModel(DualPathModel(model, heads[0], config.backbone), heads, spans, seeds)
+        setattr(layer, attr, PackedLoraLinear(getattr(layer, attr), a, b, config.lora, step,
+                                              index))
+    return PackedModel(model, heads, step, seeds, config.backbone)
 
 
 def adapter_state(pack: PackedModel, k: int) -> dict[str, torch.Tensor]:
@@ -204,16 +235,10 @@ def adapter_state(pack: PackedModel, k: int) -> dict[str, torch.Tensor]:
 def save_adapter(pack: PackedModel, k: int, config: ModelConfig, out: str | Path) -> None:
     """Seed k's LoRA in peft's format under ``out`` (``adapter_config.json``,
     ``adapter_model.safetensors``), loadable by ``peft.PeftModel.from_pretrained``."""
-    from peft import LoraConfig as PeftLoraConfig
     from safetensors.torch import save_file
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    model_type = pack.trunk.backbone.config.model_type
-    peft_config = PeftLoraConfig(r=config.lora.r, lora_alpha=config.lora.alpha,
-                                 lora_dropout=config.lora.dropout, bias="none",
-                                 target_modules=lora_target_modules(model_type,
-                                                                    config.lora.targets))
-    peft_config.save_pretrained(str(out))
+    peft_config(pack.backbone.config.model_type, config.lora).save_pretrained(str(out))
     save_file({k_: v.contiguous() for k_, v in adapter_state(pack, k).items()},
               str(out / "adapter_model.safetensors"), metadata={"format": "pt"})
