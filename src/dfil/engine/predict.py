@@ -58,8 +58,7 @@ def layout_for(model, enc: Encoded, batching: str = "padded") -> str:
         return "features"
     if batching not in ("auto", "packed", "padded"):
         raise ValueError(f"unknown batching {batching!r}; expected auto, packed or padded")
-    heads = model.heads if isinstance(model.heads, torch.nn.ModuleList) else [model.heads]
-    if batching == "padded" or any(h.attn is not None for h in heads):  # a pack: a list
+    if batching == "padded" or model.pools_attention:
         return "padded"
     varlen = takes_varlen(model.attach_backbone())
     if batching == "packed" and not varlen:

@@ -176,7 +176,7 @@ class DualPathModel(nn.Module):
         restarting at 0), ``max_length`` the longest (host int), ``last [B]`` each one's
         final token. Flash attention's varlen kernel takes the boundaries as they are:
         no mask is built. Not for attention pooling, which needs padded token states."""
-        if self.heads.attn is not None:
+        if self.pools_attention:
             raise ValueError("attention pooling needs padded batches, not packed ones")
         return self._heads(self.packed_states(input_ids, position_ids, last, cu_seq_lens,
                                               max_length))
@@ -201,14 +201,25 @@ class DualPathModel(nn.Module):
         states = self.encode(input_ids, attention_mask)
         return self._heads(last_token_pool(states, attention_mask), states, attention_mask)
 
+    @property
+    def pools_attention(self) -> bool:
+        """Whether the heads pool every token's state (attention pooling), which needs
+        padded batches."""
+        return self.heads.attn is not None
+
     def _heads(self, h: torch.Tensor, states: torch.Tensor | None = None,
                attention_mask: torch.Tensor | None = None) -> HeadOutputs:
-        """The heads on ``h [B, d]``; token ``states [B, T, d]`` only reach attention
-        pooling, and only then are they cast to the heads' dtype."""
-        head_dtype = next(self.heads.parameters()).dtype
-        if self.heads.attn is None:
-            return self.heads(h.to(head_dtype))
-        return self.heads(h.to(head_dtype), states.to(head_dtype), attention_mask)
+        return apply_heads(self.heads, h, states, attention_mask)
+
+
+def apply_heads(heads: DualPathHeads, h: torch.Tensor, states: torch.Tensor | None = None,
+                attention_mask: torch.Tensor | None = None) -> HeadOutputs:
+    """``heads`` on ``h [B, d]``; token ``states [B, T, d]`` only reach attention pooling,
+    and only then are they cast to the heads' dtype."""
+    head_dtype = next(heads.parameters()).dtype
+    if heads.attn is None:
+        return heads(h.to(head_dtype))
+    return heads(h.to(head_dtype), states.to(head_dtype), attention_mask)
 
 
 def build_heads(config: ModelConfig, d: int) -> DualPathHeads:

@@ -31,7 +31,13 @@ from torch import nn
 
 from dfil.config.cell import LoraConfig, ModelConfig
 from dfil.model.backbone import hidden_size, load_backbone
-from dfil.model.dual_path import DualPathHeads, DualPathModel, HeadOutputs, build_heads
+from dfil.model.dual_path import (
+    DualPathHeads,
+    DualPathModel,
+    HeadOutputs,
+    apply_heads,
+    build_heads,
+)
 from dfil.model.lora import apply_lora, peft_config
 
 
@@ -114,6 +120,10 @@ class PackedModel(DualPathModel):
     def packed(self) -> list[PackedLoraLinear]:
         return [m for m in self.backbone.modules() if isinstance(m, PackedLoraLinear)]
 
+    @property
+    def pools_attention(self) -> bool:
+        return any(heads.attn is not None for heads in self.heads)
+
     def seed_parameters(self, k: int) -> list[nn.Parameter]:
         """Seed k's trainable tensors, in its solo model's order: its LoRA matrices, then
         its heads."""
@@ -156,8 +166,8 @@ class PackedModel(DualPathModel):
         b = self._begin(rows, [k * (rows // k_seeds) * width for k in range(k_seeds + 1)])
         states = self.padded_states(input_ids, attention_mask)
         h = states.flatten(0, 1)[last]
-        return [self._seed_heads(k, h[k * b:(k + 1) * b], states[k * b:(k + 1) * b],
-                                 attention_mask[k * b:(k + 1) * b]) for k in range(k_seeds)]
+        return [apply_heads(self.heads[k], h[k * b:(k + 1) * b], states[k * b:(k + 1) * b],
+                            attention_mask[k * b:(k + 1) * b]) for k in range(k_seeds)]
 
     def forward_packed(self, input_ids: torch.Tensor, position_ids: torch.Tensor,
                        last: torch.Tensor, cu_seq_lens: torch.Tensor, max_length: int,
@@ -165,21 +175,12 @@ class PackedModel(DualPathModel):
         """A padding-free pack batch ``[1, S]`` (see
         :meth:`DualPathModel.forward_packed`), seed k's tokens at ``bounds[k]:bounds[k +
         1]`` (host ints: :func:`seed_spans`): each seed's head outputs."""
-        if self.heads[0].attn is not None:
+        if self.pools_attention:
             raise ValueError("attention pooling needs padded batches, not packed ones")
         b = self._begin(len(last), bounds)
         h = self.packed_states(input_ids, position_ids, last, cu_seq_lens, max_length)
-        return [self._seed_heads(k, h[k * b:(k + 1) * b]) for k in range(len(self.seeds))]
-
-    def _seed_heads(self, k: int, h: torch.Tensor, states: torch.Tensor | None = None,
-                    attention_mask: torch.Tensor | None = None) -> HeadOutputs:
-        """Seed k's heads on its ``h [b, d]`` (token ``states [b, T, d]`` for attention
-        pooling), cast to the heads' dtype."""
-        heads = self.heads[k]
-        dtype = next(heads.parameters()).dtype
-        if heads.attn is None:
-            return heads(h.to(dtype))
-        return heads(h.to(dtype), states.to(dtype), attention_mask)
+        return [apply_heads(self.heads[k], h[k * b:(k + 1) * b])
+                for k in range(len(self.seeds))]
 
 
 def seed_spans(lengths: Sequence[int], seeds: int) -> list[int]:
