@@ -82,7 +82,7 @@ def measure(model_dir: Path, batch: int, steps: int, mean_len: float,
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0)
     weights = inverse_frequency_weights(loader.labels, 8)
     if pack > 1:
-        setup = PackSetup(model, optimizer, scheduler, cfg.loss, [weights] * pack, 1.0,
+        setup = PackSetup(model, [optimizer], [scheduler], cfg.loss, [weights] * pack, 1.0,
                           torch.bfloat16)
     else:
         setup = StepSetup(model, optimizer, scheduler, cfg.loss, weights, 1.0, torch.bfloat16)

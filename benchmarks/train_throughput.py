@@ -157,7 +157,7 @@ class PackPath:
         self.layout = layout_for(self.pack, data, "auto")
         self.loader = Loader(data, device, self.layout, pad_id=0, pad_multiple=pad_multiple)
         weights = inverse_frequency_weights(self.loader.labels, 8)
-        self.setup = PackSetup(self.pack, optimizer, scheduler, cfg.loss, [weights] * seeds,
+        self.setup = PackSetup(self.pack, [optimizer], [scheduler], cfg.loss, [weights] * seeds,
                                1.0, dtype)
         self.seeds = seeds
         self.pack.train()

@@ -36,7 +36,8 @@ def steps(config: ModelConfig, n: int = 3, watch_sync: bool = True):
     loader = Loader(enc, torch.device("cuda"), "padded", pad_id=0)
     params = [p for k in range(len(SEEDS)) for p in pack.seed_parameters(k)]
     optimizer = make_optimizer([{"params": params, "lr": 1e-3}], (0.9, 0.999), 1e-8, .01)
-    setup = PackSetup(pack, optimizer, torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1),
+    constant = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1)
+    setup = PackSetup(pack, [optimizer], [constant],
                       LossConfig(), [inverse_frequency_weights(loader.labels, 8)] * len(SEEDS),
                       1.0, torch.bfloat16)
     pack.train()

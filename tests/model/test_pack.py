@@ -80,11 +80,60 @@ def test_a_seeds_saved_lora_loads_in_peft_and_gives_its_states(tmp_path):
 def test_seed_spans_bound_each_seeds_tokens():
     assert seed_spans([3, 4, 5, 6], 2) == [0, 7, 18]
     assert seed_spans([2, 2, 2], 1) == [0, 6]
+    assert seed_spans([3, 4, 5, 6], [1, 3]) == [0, 3, 18]  # a short last batch's shares
 
 
-def test_a_pack_needs_a_lora_backbone():
-    with pytest.raises(ValueError, match="cached features"):
-        build_pack(tiny_config(adapter="none"), SEEDS)
+def test_seeds_of_unequal_shares_each_get_their_own_rows():
+    """A step whose seeds bring different row counts (a grouped epoch's short batch):
+    seed k's outputs are those of its own rows, as in a pack of equal shares."""
+    config = tiny_config()
+    pack = build_pack(config, SEEDS[:2]).eval()
+    b = batch(n=6)
+    with torch.no_grad():
+        uneven = pack.forward_padded(b.input_ids, b.attention_mask, b.last, [2, 4])
+        first = pack.forward_padded(b.input_ids[:4], b.attention_mask[:4], b.last[:4])
+    assert uneven[0].p.shape == (2,) and uneven[1].p.shape == (4,)
+    assert torch.allclose(uneven[0].p, first[0].p[:2], atol=1e-6)
+    with pytest.raises(ValueError, match="do not split"):
+        pack.forward_padded(b.input_ids, b.attention_mask, b.last, [2, 3])
+
+
+def test_a_frozen_backbones_pack_is_its_seeds_heads_on_cached_features():
+    config = tiny_config(adapter="none")
+    pack = build_pack(config, SEEDS)
+    assert pack.backbone is None and pack.packed == []
+    for k, seed in enumerate(SEEDS):
+        solo = build_model(config, seed=seed, backbone=False)
+        assert all(torch.equal(a, b) for a, b in zip(solo.heads.state_dict().values(),
+                                                    pack.heads[k].state_dict().values(),
+                                                    strict=True))
+    d = next(pack.heads[0].parameters()).shape[-1]
+    features = torch.randn(6, d)
+    with torch.no_grad():
+        outs = pack.eval().forward_features(features)
+        alone = pack.heads[2](features[4:])
+    assert torch.equal(outs[2].p, alone.p)
+
+
+def test_a_seeds_view_is_its_solo_model_to_checkpoints_and_optimizers():
+    """SeedView: the solo model's names in its order, over the pack's own tensors, so
+    loading into the view writes into the pack."""
+    from dfil.engine.checkpoint import load_into, trained_state
+    from dfil.model.pack import SeedView
+
+    config = tiny_config()
+    pack = build_pack(config, SEEDS)
+    view = SeedView(pack, 1)
+    solo = build_model(config, seed=5)
+    assert [n for n, p in view.named_parameters()] == [
+        n for n, p in solo.named_parameters() if p.requires_grad]
+    assert all(a is b for a, b in zip(view.parameters(), pack.seed_parameters(1),
+                                      strict=True))
+    others = pack.seed_state(0)
+    state = {k: v + 1 for k, v in trained_state(view).items()}
+    load_into(view, state, "test")
+    assert all(torch.equal(pack.seed_state(1)[k], v) for k, v in state.items())
+    assert all(torch.equal(pack.seed_state(0)[k], v) for k, v in others.items())
 
 
 def test_a_seeds_checkpoint_is_its_solo_models_and_loads_as_one(tmp_path):

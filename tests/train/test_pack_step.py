@@ -78,7 +78,7 @@ def pack_run(config, seeds, data: list[Encoded], layout="padded", sgd=False, wat
     optimizer = optimizer_for(params, sgd)
     every = joined(data)
     weights = [inverse_frequency_weights(torch.from_numpy(d.labels), 8) for d in data]
-    setup = PackSetup(pack, optimizer, schedule(optimizer), LossConfig(), weights, 1.0, None)
+    setup = PackSetup(pack, [optimizer], [schedule(optimizer)], LossConfig(), weights, 1.0, None)
     n = len(data[0].ids)
     plan = [np.concatenate([k * n + np.arange(i * B, (i + 1) * B)
                             for k in range(len(seeds))]) for i in range(1 if sgd else STEPS)]

@@ -151,10 +151,13 @@ def _run_commands(sub) -> None:
     p = _command(sub, "train",
                  "train one cell into a run directory; checkpoints every epoch and resumes where a "
                  "preempted run stopped; outputs made for another config are moved to "
-                 "superseded/<hash>/ first",
+                 "superseded/<hash>/ first. Several --cell/--out pairs, one configuration's "
+                 "seeds, train together as one pack (one pass of the shared base for all)",
                  cmd_train, epilog=EXIT_CODES + PREEMPTED)
-    p.add_argument("--cell", type=Path, required=True, help="cell YAML")
-    p.add_argument("--out", type=Path, required=True, help="run directory")
+    p.add_argument("--cell", type=Path, required=True, action="append",
+                   help="cell YAML (repeat for a pack's seeds)")
+    p.add_argument("--out", type=Path, required=True, action="append",
+                   help="run directory (one for each --cell, in order)")
     _job_arguments(p)
 
     p = _command(sub, "evaluate",

@@ -169,9 +169,48 @@ def _refused_features(args: argparse.Namespace, stage: str, run: Path) -> int | 
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    with _sole_writer(args.out, "train"):
-        refused = _refused_features(args, "train", Path(args.out))
-        return _train(args) if refused is None else refused
+    if len(args.cell) != len(args.out):
+        raise InputError(f"dfil train: {len(args.cell)} --cell but {len(args.out)} --out; "
+                         "give one run directory for each cell")
+    seeds = [argparse.Namespace(**{**vars(args), "cell": cell, "out": out})
+             for cell, out in zip(args.cell, args.out, strict=True)]
+    with contextlib.ExitStack() as stack:
+        for one in seeds:
+            stack.enter_context(_sole_writer(one.out, "train"))
+        left = [one for one in seeds
+                if _refused_features(one, "train", Path(one.out)) is None]
+        if len(seeds) > 1 and left:
+            status = _train_together(left)
+            if status is not None:
+                return status
+        return max((_train(one) for one in left), default=0)
+
+
+def _train_together(seeds: list[argparse.Namespace]) -> int | None:
+    """Attempt 1 of a pack's seeds (:func:`dfil.train.driver.train_together`); None to go
+    on to each seed's own run, else the command's exit status (preempted, or every seed
+    recorded as failed on the last attempt)."""
+    from dfil.train.driver import train_together
+
+    first = seeds[0]
+    last = last_try(first.attempt)
+    try:
+        train_together([s.cell for s in seeds], [s.out for s in seeds],
+                       log=functools.partial(print, flush=True))
+    except Preempted as stop:
+        from dfil.cluster.timelimit import at_time_limit
+
+        if last and at_time_limit():  # no retry follows, and SLURM requeues no timeout
+            return max(_record(s, "train", "TIMEOUT", stop) for s in seeds)
+        print(f"dfil train: preempted: {stop}; rerun the same command to resume",
+              file=sys.stderr)
+        return 143
+    except Exception as err:  # on the last attempt, every seed's record
+        if not last:
+            raise
+        traceback.print_exc()
+        return max(_record(s, "train", _reason(err), err) for s in seeds)
+    return None
 
 
 def _train(args: argparse.Namespace) -> int:

@@ -86,6 +86,27 @@ class Encoded:
                        else self.source_lengths[rows])
 
 
+def concat(sets: Sequence[Encoded]) -> Encoded:
+    """``sets`` one after the other (set j's row i at ``sum(len(sets[:j])) + i``), with
+    their features and token states; one set comes back as it is."""
+    if len(sets) == 1:
+        return sets[0]
+
+    def joined(name: str, cat):
+        parts = [getattr(s, name) for s in sets]
+        if all(part is None for part in parts):
+            return None
+        if any(part is None for part in parts):
+            raise ValueError(f"sets to join differ in whether they have {name}")
+        return cat(parts)
+
+    return Encoded(ids=tuple(chain.from_iterable(s.ids for s in sets)),
+                   labels=np.concatenate([s.labels for s in sets]),
+                   p=np.concatenate([s.p for s in sets]),
+                   features=joined("features", torch.cat), states=joined("states", torch.cat),
+                   source_lengths=joined("source_lengths", np.concatenate))
+
+
 def encode(tokenizer, prompts: Sequence[str], labels=None, p=None, max_length: int = 256,
            truncation_side: str = "left") -> Encoded:
     """Tokenise ``prompts``; longer ones keep their last ``max_length`` tokens by default,

@@ -21,6 +21,7 @@ saved in peft's own format (:func:`save_adapter`), which
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,7 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from dfil.config.cell import LoraConfig, ModelConfig
-from dfil.model.backbone import hidden_size, load_backbone
+from dfil.model.backbone import backbone_hidden_size, hidden_size, load_backbone
 from dfil.model.dual_path import (
     DualPathHeads,
     DualPathModel,
@@ -118,7 +119,15 @@ class PackedModel(DualPathModel):
 
     @property
     def packed(self) -> list[PackedLoraLinear]:
-        return [m for m in self.backbone.modules() if isinstance(m, PackedLoraLinear)]
+        return [module for _, module in self.packed_names()]
+
+    def packed_names(self) -> list[tuple[str, PackedLoraLinear]]:
+        """The adapted projections and their names in the backbone, in module order (none
+        in a frozen backbone's pack, whose heads train on cached features)."""
+        if self.backbone is None:
+            return []
+        return [(name, m) for name, m in self.backbone.named_modules()
+                if isinstance(m, PackedLoraLinear)]
 
     @property
     def pools_attention(self) -> bool:
@@ -136,70 +145,130 @@ class PackedModel(DualPathModel):
         ``backbone.base_model.model.<module>.lora_A.default.weight``), detached, on CPU:
         a run directory's checkpoint in today's schema."""
         state = self.heads[k].state_dict(prefix="heads.")
-        for name, module in self.backbone.named_modules():
-            if isinstance(module, PackedLoraLinear):
-                for kind, weights in (("lora_A", module.lora_A), ("lora_B", module.lora_B)):
-                    state[f"backbone.base_model.model.{name}.{kind}.default.weight"] = weights[k]
+        for name, module in self.packed_names():
+            for kind, weights in (("lora_A", module.lora_A), ("lora_B", module.lora_B)):
+                state[f"backbone.base_model.model.{name}.{kind}.default.weight"] = weights[k]
         return {name: t.detach().to("cpu").contiguous() for name, t in state.items()}
 
     def forward(self, *args, **kwargs):
         raise TypeError("a pack runs through forward_padded or forward_packed, which "
                         "return each seed's head outputs")
 
-    def _begin(self, rows: int, bounds: Sequence[int]) -> int:
-        """Set this forward's spans and dropout seeds; each seed's row count."""
-        if rows % len(self.seeds):
-            raise ValueError(f"a pack batch of {rows} examples does not split into "
-                             f"{len(self.seeds)} seeds' equal micro-batches")
+    def _begin(self, sizes: Sequence[int] | None,
+               rows: int) -> tuple[list[int], list[int] | None]:
+        """Check this forward's seed ``sizes`` (None: ``rows`` split equally); each seed's
+        first row and the end (``[K + 1]``), and this forward's dropout seeds."""
+        k_seeds = len(self.seeds)
+        if sizes is None:
+            if rows % k_seeds:
+                raise ValueError(f"a pack batch of {rows} examples does not split into "
+                                 f"{k_seeds} seeds' equal micro-batches")
+            sizes = [rows // k_seeds] * k_seeds
+        if len(sizes) != k_seeds or sum(sizes) != rows:
+            raise ValueError(f"seed sizes {list(sizes)} do not split a pack batch of {rows} "
+                             f"examples into {k_seeds} seeds' rows")
         draws = None
         if self.training and self.dropout_streams is not None:
             draws = [stream.getrandbits(62) for stream in self.dropout_streams]
-        self.step.set(bounds, draws)
-        return rows // len(self.seeds)
+        return [0, *itertools.accumulate(int(n) for n in sizes)], draws
 
     def forward_padded(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
-                       last: torch.Tensor) -> list[HeadOutputs]:
-        """A right-padded pack batch ``[K b, T]`` (seed k's rows ``k b : (k + 1) b``,
-        ``last [K b]`` flat indices into ``[K b T]``): each seed's head outputs."""
+                       last: torch.Tensor, sizes: Sequence[int] | None = None
+                       ) -> list[HeadOutputs]:
+        """A right-padded pack batch ``[sum_k b_k, T]`` (seed k's ``sizes[k]`` rows after
+        the seeds before it; None: equal shares), ``last`` flat indices into its ``[rows
+        T]``: each seed's head outputs."""
         rows, width = input_ids.shape
-        k_seeds = len(self.seeds)
-        b = self._begin(rows, [k * (rows // k_seeds) * width for k in range(k_seeds + 1)])
+        starts, draws = self._begin(sizes, rows)
+        self.step.set([r * width for r in starts], draws)
         states = self.padded_states(input_ids, attention_mask)
         h = states.flatten(0, 1)[last]
-        return [apply_heads(self.heads[k], h[k * b:(k + 1) * b], states[k * b:(k + 1) * b],
-                            attention_mask[k * b:(k + 1) * b]) for k in range(k_seeds)]
+        return [apply_heads(self.heads[k], h[a:b], states[a:b], attention_mask[a:b])
+                for k, (a, b) in enumerate(itertools.pairwise(starts))]
 
-    def forward_packed(self, input_ids: torch.Tensor, position_ids: torch.Tensor,
+    def forward_features(self, features: torch.Tensor, states: torch.Tensor | None = None,
+                         attention_mask: torch.Tensor | None = None,
+                         sizes: Sequence[int] | None = None) -> list[HeadOutputs]:
+        """A batch of cached features ``[sum_k b_k, d]`` (and, for attention pooling, token
+        ``states [rows, T, d]`` with ``attention_mask [rows, T]``), seed k's ``sizes[k]``
+        rows after the seeds before it: each seed's heads on its rows."""
+        starts, _ = self._begin(sizes, len(features))
+        return [self.heads[k](features[a:b]) if states is None else
+                self.heads[k](features[a:b], states[a:b], attention_mask[a:b])
+                for k, (a, b) in enumerate(itertools.pairwise(starts))]
+
+    def forward_packed(self, input_ids: torch.Tensor, position_ids: torch.Tensor,  # noqa: PLR0913
                        last: torch.Tensor, cu_seq_lens: torch.Tensor, max_length: int,
-                       bounds: Sequence[int]) -> list[HeadOutputs]:
+                       bounds: Sequence[int], sizes: Sequence[int] | None = None
+                       ) -> list[HeadOutputs]:
         """A padding-free pack batch ``[1, S]`` (see
-        :meth:`DualPathModel.forward_packed`), seed k's tokens at ``bounds[k]:bounds[k +
-        1]`` (host ints: :func:`seed_spans`): each seed's head outputs."""
+        :meth:`DualPathModel.forward_packed`), seed k's ``sizes[k]`` examples (None: equal
+        shares) with their tokens at ``bounds[k]:bounds[k + 1]`` (host ints:
+        :func:`seed_spans`): each seed's head outputs."""
         if self.pools_attention:
             raise ValueError("attention pooling needs padded batches, not packed ones")
-        b = self._begin(len(last), bounds)
+        starts, draws = self._begin(sizes, len(last))
+        self.step.set(bounds, draws)
         h = self.packed_states(input_ids, position_ids, last, cu_seq_lens, max_length)
-        return [apply_heads(self.heads[k], h[k * b:(k + 1) * b])
-                for k in range(len(self.seeds))]
+        return [apply_heads(self.heads[k], h[a:b])
+                for k, (a, b) in enumerate(itertools.pairwise(starts))]
 
 
-def seed_spans(lengths: Sequence[int], seeds: int) -> list[int]:
+class SeedView(nn.Module):
+    """Seed k of a pack as its solo model's module tree, over the same tensors: ``heads``
+    (the pack's ``heads[k]``) and its LoRA matrices named as the solo model names them
+    (``backbone.base_model.model.<module>.lora_A.default.weight``), in the solo model's
+    order. So :func:`dfil.engine.checkpoint.trained_state`, ``load_into``,
+    ``save_checkpoint``, the optimizer's parameter groups and a resume state see seed k
+    as they see a solo run; loading into the view writes into the pack. It has no
+    forward: the pack runs all seeds at once."""
+
+    def __init__(self, pack: PackedModel, k: int):
+        super().__init__()
+        self.backbone = nn.Module()
+        for name, module in pack.packed_names():
+            for kind, weights in (("lora_A", module.lora_A), ("lora_B", module.lora_B)):
+                _holder(self.backbone, f"base_model.model.{name}.{kind}.default"
+                        ).register_parameter("weight", weights[k])
+        self.heads = pack.heads[k]
+
+
+def _holder(root: nn.Module, path: str) -> nn.Module:
+    """The empty module at dotted ``path`` under ``root``, made where missing."""
+    for part in path.split("."):
+        child = getattr(root, part, None)
+        if child is None:
+            child = nn.Module()
+            root.add_module(part, child)
+        root = child
+    return root
+
+
+def seed_spans(lengths: Sequence[int], sizes: int | Sequence[int]) -> list[int]:
     """Token bounds of each seed's examples in a padding-free pack batch whose examples
-    have ``lengths`` (host ints, seed k's the k-th of ``seeds`` equal shares, in order)."""
-    b, bounds = len(lengths) // seeds, [0]
-    for k in range(seeds):
-        bounds.append(bounds[-1] + int(sum(lengths[k * b:(k + 1) * b])))
-    return bounds
+    have ``lengths`` (host ints): seed k's are the ``sizes[k]`` after the seeds before it
+    (an int: that many seeds' equal shares)."""
+    if isinstance(sizes, int):
+        sizes = [len(lengths) // sizes] * sizes
+    ends = itertools.accumulate(int(n) for n in sizes)
+    tokens = [0, *itertools.accumulate(int(n) for n in lengths)]
+    return [0, *(tokens[end] for end in ends)]
 
 
 def build_pack(config: ModelConfig, seeds: Sequence[int]) -> PackedModel:
     """The K seeds of ``config`` over one loaded backbone, each seed's LoRA and heads
     drawn as ``build_model(config, seed=seeds[k])`` draws them (peft's initialisation,
-    after ``torch.manual_seed(seeds[k])``). LoRA backbones only; a 4-bit one is placed on
-    its GPU by its loader, and the caller moves the heads there."""
-    if config.adapter != "lora":
-        raise ValueError("a pack shares a LoRA-adapted backbone; frozen-feature seeds "
-                         "train on cached features")
+    after ``torch.manual_seed(seeds[k])``). A 4-bit backbone is placed on its GPU by its
+    loader, and the caller moves the heads there. A frozen backbone's pack
+    (``model.adapter: none``) is its seeds' heads alone, which train on cached features
+    (the backbone loads only if features must be computed)."""
+    if config.adapter == "none":
+        d = backbone_hidden_size(config.backbone)
+        heads = []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            heads.append(build_heads(config, d))
+        return PackedModel(None, heads, PackStep(len(seeds)), seeds, config.backbone)
     base = load_backbone(config.backbone)
     if base.config.model_type == "gpt2":
         raise ValueError("packs adapt nn.Linear projections; GPT-2's Conv1D is not one")

@@ -14,14 +14,22 @@ File names: :mod:`dfil.contracts.rundir`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 import torch
 
-from dfil.config.cell import CellConfig, config_hash, dump_cell, load_cell, with_stop_grad_p
+from dfil.config.cell import (
+    CellConfig,
+    config_hash,
+    configuration,
+    dump_cell,
+    load_cell,
+    with_stop_grad_p,
+)
+from dfil.contracts.failure import is_failure
 from dfil.contracts.identity import KEY as IDENTITY
 from dfil.contracts.identity import differences, run_identity
 from dfil.contracts.rundir import (
@@ -43,11 +51,14 @@ from dfil.engine.provenance import provenance
 from dfil.engine.truncation import truncation, truncation_line
 from dfil.model.attention import describe as describe_attention
 from dfil.model.dual_path import build_model
+from dfil.model.pack import build_pack
 from dfil.train.loop import Place, TrainData, train_attempt
 from dfil.train.memory import MemoryPlan, applied, next_plan, read_plan, write_plan
+from dfil.train.pack import Unpackable, train_pack_attempt
+from dfil.train.resume import written_attempt
 from dfil.train.superseded import supersede, trained_record
 from dfil.util.atomic import atomic_write_bytes, atomic_write_json
-from dfil.util.errors import CheckpointError, OutOfMemory
+from dfil.util.errors import CheckpointError, ConfigError, OutOfMemory
 
 FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (last token; "
                "every token for attention pooling), no LoRA")
@@ -200,9 +211,10 @@ def _attempt(number: int, cell: CellConfig, job: Job) -> dict:
     return {**train_attempt(model, cell, data, place), "truncation": cut}
 
 
-def _encode(model, cell: CellConfig, job: Job) -> TrainData:
+def _encode(model, cell: CellConfig, job: Job, heads=None) -> TrainData:
     """The training and validation splits encoded for ``model``; in frozen mode the heads'
-    feature standardisation is fitted to the training pool's features."""
+    feature standardisation (of ``heads``, default ``model.heads``) is fitted to the
+    training pool's features."""
     frozen, frames = cell.model.adapter == "none", job.frames
     if frozen and "train_pool" in frames:
         # A few-shot subset's features are rows of its pool's: one backbone pass serves
@@ -214,8 +226,113 @@ def _encode(model, cell: CellConfig, job: Job) -> TrainData:
     data = TrainData(train=train, val=encode_frame(model, job.tokenizer, cell, frames["val"]),
                      pad_id=None if frozen else job.tokenizer.pad_id)
     if frozen:  # heads.feature_norm: statistics of the training pool's features
-        model.heads.fit_feature_norm(pool.features, pool.states)
+        (heads or model.heads).fit_feature_norm(pool.features, pool.states)
     return data
+
+
+def train_together(cell_paths: Sequence[str | Path], run_dirs: Sequence[str | Path],
+                   log=print) -> list[int]:
+    """Attempt 1 of the seeds of one cell configuration (``cell_paths[i]`` into
+    ``run_dirs[i]``) as one pack (:mod:`dfil.train.pack`); which of them trained in it.
+
+    A seed joins the pack unless it is finished (its summary records this identity), its
+    attempt 1 is done or it resumes attempt 2, or an out-of-memory error gave it a memory
+    plan. Everything else (the summary, collapse remediation, the seeds left out, a seed
+    whose loss went non-finite in the pack, from its last epoch's state) is
+    :func:`train_cell`'s, run for each seed after this. Seeds whose data sizes or resumed
+    positions differ, or a pack that runs out of memory, train alone instead."""
+    cell_paths, run_dirs = [Path(p) for p in cell_paths], [Path(r) for r in run_dirs]
+    cells = [load_cell(p) for p in cell_paths]
+    check_seeds(cells, cell_paths)
+    with deterministic(cells[0].train.deterministic):  # before any CUDA work
+        return _together(cells, cell_paths, run_dirs, log)
+
+
+def check_seeds(cells: Sequence[CellConfig], paths: Sequence[Path]) -> None:
+    """A pack's cells are one configuration's seeds: equal but for ``train.seed``, each
+    seed once; else a :class:`ConfigError` naming the files."""
+    first = configuration(cells[0])
+    for cell, path in zip(cells[1:], paths[1:], strict=True):
+        if configuration(cell) != first:
+            raise ConfigError(f"{path}: not a seed of {paths[0]}'s configuration (the cells "
+                              "of a pack differ only in train.seed)")
+    seeds = [c.train.seed for c in cells]
+    if len(set(seeds)) < len(seeds):
+        raise ConfigError(f"{', '.join(map(str, paths))}: a seed given twice ({seeds})")
+
+
+def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
+              log) -> list[int]:
+    if not method_spec(cells[0].model.method).trains:
+        return []
+    device = pick_device()
+    members, jobs = [], []
+    for i, (cell, path, run_dir) in enumerate(zip(cells, paths, run_dirs, strict=True)):
+        frames = task_frames(cell)
+        chash = config_hash(cell)
+        identity = run_identity(cell.name, chash, trained_inputs(stamped_inputs(cell)))
+        if _finished(run_dir, identity):
+            continue
+        run_dir.mkdir(parents=True, exist_ok=True)
+        _prepare(run_dir, cell, path, identity, log)
+        plan = read_plan(run_dir)
+        if plan.ooms or _attempts_so_far(run_dir) or written_attempt(run_dir / RESUME) > 1:
+            continue
+        members.append(i)
+        jobs.append(Job(run_dir, chash, device, frames, LazyTokenizer(cell.model.backbone),
+                        log, plan, identity))
+    if not members:
+        return []
+    group = [cells[i] for i in members]
+    try:
+        results = _pack_attempt(group, jobs)
+    except Unpackable as err:
+        log(f"seeds {[c.train.seed for c in group]} train one by one: {err}")
+        return []
+    except RuntimeError as err:  # torch.OutOfMemoryError, or a kernel's own CUDA OOM
+        if not (isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err)):
+            raise
+        log(f"the pack of seeds {[c.train.seed for c in group]} ran out of memory; they "
+            "train one by one")
+        return []
+    for cell, job, result in zip(group, jobs, results, strict=True):
+        if isinstance(result, Exception):  # the seed's own run meets it again, alone
+            continue
+        if needs_remediation(result, cell):  # attempt 2 will write its own best checkpoint
+            atomic_write_bytes(job.run_dir / ATTEMPT1_BEST, (job.run_dir / BEST).read_bytes())
+        _record([], result, job)
+    return members
+
+
+def _pack_attempt(cells: list[CellConfig], jobs: list[Job]) -> list[dict | Exception]:
+    """Attempt 1 of ``cells`` (one configuration's seeds) as one pack."""
+    frozen = cells[0].model.adapter == "none"
+    pack = build_pack(applied(cells[0], jobs[0].plan).model,
+                      [c.train.seed for c in cells]).to(jobs[0].device)
+    if not frozen:
+        jobs[0].log("backbone " + describe_attention(
+            cells[0].model.backbone.attn_implementation, pack.backbone))
+    datas, places = [], []
+    for k, (cell, job) in enumerate(zip(cells, jobs, strict=True)):
+        data = _encode(pack, cell, job, pack.heads[k])
+        cut = {split: truncation(enc, cell.data.max_length)
+               for split, enc in (("train", data.train), ("val", data.val))}
+        if line := truncation_line(cut):
+            job.log(f"seed {cell.train.seed}: {line}")
+        datas.append((data, cut))
+        places.append(Place(job.run_dir, 1, job.log, None, job.identity))
+    results = train_pack_attempt(pack, cells, [d for d, _ in datas], places)
+    return [r if isinstance(r, Exception) else {**r, "truncation": cut}
+            for r, (_, cut) in zip(results, datas, strict=True)]
+
+
+def _finished(run_dir: Path, identity: dict) -> bool:
+    """Whether ``run_dir`` holds a finished training of this identity."""
+    path = run_dir / SUMMARY
+    if not path.is_file():
+        return False
+    summary = read_run_json(path, f"delete {run_dir} and run dfil train again")
+    return not is_failure(summary) and not differences(summary.get(IDENTITY) or {}, identity)
 
 
 def _record(done: list[dict], result: dict, job: Job) -> None:

@@ -137,23 +137,36 @@ def train_attempt(model, cell: CellConfig, data: TrainData, place: Place) -> dic
             "train_seconds_this_process": time.perf_counter() - started}
 
 
+def optimization(model, cell: CellConfig, n_train: int):
+    """The attempt's AdamW over ``model``'s parameter groups and its schedule (linear
+    warmup, cosine decay over every step of training ``n_train`` examples)."""
+    cfg = cell.train
+    total = cfg.epochs * math.ceil(n_train / cfg.batch_size)
+    warmup = max(1, int(round(cfg.warmup_ratio * total)))
+    optimizer = make_optimizer(param_groups(model, cell), cfg.betas, cfg.adam_eps,
+                               cfg.weight_decay)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: lr_factor(s, total, warmup))
+    return optimizer, scheduler
+
+
+def class_weights(cell: CellConfig, train: Encoded, device) -> torch.Tensor | None:
+    """``[Q]`` the loss's class weights from the training labels (None: unweighted)."""
+    if cell.model.loss.class_weights != "inverse_frequency":
+        return None
+    return inverse_frequency_weights(torch.from_numpy(train.labels).to(device),
+                                     cell.model.num_classes)
+
+
 def _set_up(model, cell: CellConfig, data: TrainData,
             place: Place) -> tuple[Attempt, AttemptState]:
     """The attempt's optimizer, schedule, loss weights and loaders, and its state: fresh,
     or where ``resume.pt`` left it."""
     cfg = cell.train
     device = next(model.parameters()).device
-    total = cfg.epochs * math.ceil(len(data.train) / cfg.batch_size)
-    warmup = max(1, int(round(cfg.warmup_ratio * total)))
-    optimizer = make_optimizer(param_groups(model, cell), cfg.betas, cfg.adam_eps,
-                               cfg.weight_decay)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: lr_factor(s, total, warmup))
-    weights = None
-    if cell.model.loss.class_weights == "inverse_frequency":
-        weights = inverse_frequency_weights(torch.from_numpy(data.train.labels).to(device),
-                                            cell.model.num_classes)
-    setup = StepSetup(model, optimizer, scheduler, cell.model.loss, weights, cfg.grad_clip,
+    optimizer, scheduler = optimization(model, cell, len(data.train))
+    setup = StepSetup(model, optimizer, scheduler, cell.model.loss,
+                      class_weights(cell, data.train, device), cfg.grad_clip,
                       autocast_dtype(cfg.precision, device))
     layout = layout_for(model, data.train, cfg.batching)
     run = Attempt(cell, place, data, setup,
@@ -220,12 +233,20 @@ def _on_signal(run: Attempt, state: AttemptState, stop: StopFlag, step: int) -> 
 
 
 def _end_epoch(run: Attempt, state: AttemptState) -> None:
-    """Validate, record the epoch (history, ``train_log.jsonl``, the log), keep the best
-    checkpoint by validation loss, and save the state at the start of the next epoch."""
-    model, epoch = run.setup.model, state.epoch + 1
-    record = {"attempt": run.number, "epoch": epoch}
-    record.update({f"train_{k}": float(v) / len(run.data.train) for k, v in state.sums.items()})
-    record.update(_validate(run))
+    """Validate, then :func:`finish_epoch`."""
+    finish_epoch(state, run.setup.model, run.cell, run.place, len(run.data.train),
+                 _validate(run))
+
+
+def finish_epoch(state: AttemptState, model, cell: CellConfig, place: Place, n_train: int,
+                 val: dict) -> None:
+    """Record the epoch with its validation numbers ``val`` (history, ``train_log.jsonl``,
+    the log), keep the best checkpoint by validation loss, and save the state at the
+    start of the next epoch."""
+    epoch = state.epoch + 1
+    record = {"attempt": place.number, "epoch": epoch}
+    record.update({f"train_{k}": float(v) / n_train for k, v in state.sums.items()})
+    record.update(val)
     check_validation(record["val_loss"], epoch)
     centers = heads_centers(model.heads)
     if centers is not None:
@@ -233,14 +254,13 @@ def _end_epoch(run: Attempt, state: AttemptState) -> None:
     state.history.append(record)
     if record["val_loss"] < state.best_val_loss:
         state.best_val_loss, state.best_epoch = record["val_loss"], epoch
-        save_checkpoint(model, run.cell.model, run.run_dir / BEST,
-                        extra={"epoch": str(epoch), "attempt": str(run.number),
-                               **({"identity": run.place.identity}
-                                  if run.place.identity else {})})
+        save_checkpoint(model, cell.model, place.run_dir / BEST,
+                        extra={"epoch": str(epoch), "attempt": str(place.number),
+                               **({"identity": place.identity} if place.identity else {})})
     state.epoch, state.step, state.sums = epoch, 0, {}
-    state.save(run.run_dir / RESUME)
-    atomic_write_bytes(run.run_dir / LOG, dumps_jsonl(state.history))
-    run.log(_epoch_line(record))
+    state.save(place.run_dir / RESUME)
+    atomic_write_bytes(place.run_dir / LOG, dumps_jsonl(state.history))
+    place.log(_epoch_line(record))
 
 
 def _validate(run: Attempt) -> dict:
@@ -254,11 +274,17 @@ def _validate(run: Attempt) -> dict:
         terms = compute_loss(out, batch.y, batch.p, spec, run.setup.loss, run.setup.weights)
         total += terms.total.double() * batch.size
         collect.add(out)
+    return validation_record(total, collect, val, model.heads)
+
+
+def validation_record(total: torch.Tensor, collect: Collector, val: Encoded, heads) -> dict:
+    """The epoch's validation numbers from the loss ``total`` summed over ``val``'s
+    examples and the collected outputs of ``heads``: the first host read of the pass."""
     preds = collect.result()
     result = {"val_loss": float(total) / len(val)}
     if preds.main_probs is not None:
         result["val_acc_main"] = float((preds.main_labels == val.labels).mean())
-    mf = mf_labels(preds.p, preds.mf_scores, heads_centers(model.heads))
+    mf = mf_labels(preds.p, preds.mf_scores, heads_centers(heads))
     if mf is not None:
         result["val_acc_mf"] = float((mf == val.labels).mean())
     return result

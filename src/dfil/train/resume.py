@@ -13,6 +13,7 @@ damaged file is an error, never a silent restart from scratch.
 from __future__ import annotations
 
 import math
+import random
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,9 +58,10 @@ class AttemptState:
     summed over examples); ``history`` the records of the epochs done (``train_log.jsonl``);
     ``best_*`` the best validation loss so far and its epoch (1-based; -1: none yet);
     ``resumes`` where each restart picked up (the evidence of a resume that survives
-    Snakemake deleting a restarted job's log). :meth:`save` writes it to ``resume.pt``
-    with the trained tensors of ``model``, the optimizer's and scheduler's states and the
-    random generators; :meth:`resume` puts all of them back.
+    Snakemake deleting a restarted job's log); ``stream``, a seed's own dropout stream in
+    a pack of several (:class:`dfil.model.pack.PackedModel`). :meth:`save` writes it to
+    ``resume.pt`` with the trained tensors of ``model``, the optimizer's and scheduler's
+    states and the random generators; :meth:`resume` puts all of them back.
     """
 
     model: nn.Module
@@ -75,6 +77,7 @@ class AttemptState:
     best_epoch: int = -1
     sums: dict[str, torch.Tensor] = field(default_factory=dict)
     resumes: list[dict[str, int]] = field(default_factory=list)
+    stream: random.Random | None = None
 
     @property
     def device(self) -> torch.device:
@@ -90,7 +93,8 @@ class AttemptState:
                  "history": self.history,
                  "best": {"val_loss": self.best_val_loss, "epoch": self.best_epoch},
                  "sums": {k: v.detach().cpu() for k, v in self.sums.items()},
-                 "resumes": self.resumes}
+                 "resumes": self.resumes,
+                 **({"dropout_stream": self.stream.getstate()} if self.stream else {})}
         # Through a Python file object: a full disk then surfaces as the OSError behind
         # torch's RuntimeError (its own path writer reports only "unexpected pos").
         with atomic_path(path) as tmp, open(tmp, "wb") as fh:
@@ -107,6 +111,11 @@ class AttemptState:
         self.optimizer.load_state_dict(saved["optimizer"])
         self.scheduler.load_state_dict(saved["scheduler"])
         restore_rng(saved, self.device)
+        if self.stream is not None:
+            if "dropout_stream" not in saved:
+                raise CheckpointError(f"{path}: no dropout stream saved (written by a solo "
+                                      "run?); a pack's seed cannot continue it exactly")
+            self.stream.setstate(saved["dropout_stream"])
         self.epoch, self.step = saved["epoch"], saved["step"]
         self.history, self.sums = saved["history"], saved["sums"]
         self.best_val_loss, self.best_epoch = saved["best"]["val_loss"], saved["best"]["epoch"]
@@ -135,6 +144,16 @@ def written_record(path: Path) -> dict | None:
     if state is None:
         return None
     return state.get("identity") or {"config_hash": state["config_hash"]}
+
+
+def written_attempt(path: Path) -> int:
+    """The attempt the resume state at ``path`` belongs to; 0 if there is no readable
+    state (a damaged one is reported when a run tries to resume from it)."""
+    try:
+        state = _load(path)
+    except CheckpointError:
+        return 0
+    return 0 if state is None else int(state["attempt"])
 
 
 def _read(path: Path, expected_hash: str) -> dict | None:

@@ -41,6 +41,13 @@ def with_stop_grad_p(cell: CellConfig) -> CellConfig:
     return cell.model_copy(update={"model": cell.model.model_copy(update={"loss": loss})})
 
 
+def configuration(cell: CellConfig) -> CellConfig:
+    """``cell`` apart from its training seed (and the name that carries it): what the
+    seeds of one configuration share."""
+    train = cell.train.model_copy(update={"seed": 0})
+    return cell.model_copy(update={"name": "", "train": train})
+
+
 def resolve(cell: CellConfig) -> CellConfig:
     """Check the fields that depend on each other (each field's own type and bounds were
     checked when the cell was built), then apply the paper's implicit rule: stop-gradient
