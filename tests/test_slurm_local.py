@@ -41,7 +41,8 @@ def test_profile_keeps_site_settings_in_one_block_and_names_its_status_command()
     # The partitions are site settings; each training or evaluation job picks one by
     # whether it asks a GPU, so no rule names its own.
     assert "gpu_partition" in site
-    assert profile["set-resources"] == {"train_cell": {"slurm_extra": "'--signal=TERM@300'"}}
+    signal = {"slurm_extra": "'--signal=TERM@300'"}
+    assert profile["set-resources"] == {"train_cell": signal, "train_pack": signal}
     assert profile["default-resources"]["gpu_partition"] == "gpu"
     assert "gpu_model" not in text.replace(site, "").split("executor:")[1]
 
@@ -95,12 +96,12 @@ def test_smoke_model_jobs_ask_the_local_cluster_for_an_h100(smoke_through_overla
         rule = block.split(":", 1)[0]
         res = re.search(r"resources: (.*)", block).group(1)
         assert "slurm_account=dfil-local" in res and "qos=gpu" in res, block[:300]
-        if rule in ("train_cell", "evaluate_cell", "frozen_features"):
+        if rule in ("train_pack", "train_cell", "evaluate_cell", "frozen_features"):
             assert "slurm_partition=gpu" in res and "gpu=1" in res and "gpu_model=h100" in res
         else:
             assert "slurm_partition=cpu" in res and "gpu_model" not in res
         seen.add(rule)
-    assert {"train_cell", "evaluate_cell", "probes", "aggregate"} <= seen
+    assert {"train_pack", "train_cell", "evaluate_cell", "probes", "aggregate"} <= seen
 
 
 @pytest.fixture(scope="module")

@@ -122,7 +122,7 @@ def test_gpu_only_on_model_jobs(paper_dry):
         if not res:
             continue
         gpu = re.search(r"\bgpu=(\d+)", res.group(1))
-        if rule in ("train_cell", "evaluate_cell"):
+        if rule in ("train_pack", "train_cell", "evaluate_cell"):
             assert gpu and int(gpu.group(1)) >= 1, block[:300]
         else:
             assert not gpu or gpu.group(1) == "0", block[:300]
@@ -156,18 +156,22 @@ def test_one_frozen_cell_schedules_its_feature_jobs():
 
 
 def test_one_table_schedules_only_its_cells():
+    """Its 5 cells' chains; two of them train in packs (the paper grid's ``pack``), whose
+    other seeds' configs are made and trained with them, as a pack trains its seeds."""
     c = counts(dry("--profile", "slurm", "paper_tables/paper/T16-lambda-sweep.tex"))
-    assert c == {"cell_config": 5, "probes": 1, "train_cell": 5, "evaluate_cell": 5,
-                 "grid_config": 1, "render_table": 1, "publish": 1, "hub_fetch": 3,
-                 "total": 22}
+    assert c == {"cell_config": 11, "probes": 1, "train_pack": 2, "train_cell": 5,
+                 "evaluate_cell": 5, "grid_config": 1, "render_table": 1, "publish": 1,
+                 "hub_fetch": 3, "total": 30}
 
 
 def test_one_cell_schedules_only_its_chain():
     key = "frog/qwen2.5-7b/coral/lamna/nfull/na/seed42"
     c = counts(dry("--profile", "slurm", f"results/paper/runs/{key}/metrics.json"))
-    # its backbone, FRoG and QuRe (the QuRe-based evaluation) fetched once each
-    assert c == {"cell_config": 1, "probes": 1, "train_cell": 1, "evaluate_cell": 1,
-                 "hub_fetch": 3, "total": 7}
+    # its backbone, FRoG and QuRe (the QuRe-based evaluation) fetched once each; its pack
+    # (the paper grid's ``pack``) trains its configuration's three seeds, so their three
+    # configs are made
+    assert c == {"cell_config": 3, "probes": 1, "train_pack": 1, "train_cell": 1,
+                 "evaluate_cell": 1, "hub_fetch": 3, "total": 10}
 
 
 def test_cell_outside_the_grid_cannot_be_built():

@@ -71,11 +71,11 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
                    "resources.gpu_partition), account dfil-local (default-resources."
                    "slurm_account), qos gpu (default-resources.qos): allowed, and its job (30 "
                    "min, 4000 MB, 1 GPU) within the partition's and the QOS's limits"
-                   for rule in ("train_cell", "evaluate_cell", "frozen_features",
-                                "acceptance_run")),
+                   for rule in ("train_cell", "train_pack", "evaluate_cell",
+                                "frozen_features", "acceptance_run")),
                  "ok       slurm  light jobs (every other rule) (class cpu): partition cpu"):
         assert line in out
-    assert "preflight: all 8 checks ok" in out
+    assert "preflight: all 9 checks ok" in out
     assert not calls.exists(), "preflight submitted a job"
     assert (work / "results/smoke/logs/preflight.log").read_text().startswith("skipped  hub")
 

@@ -250,3 +250,19 @@ def test_a_refused_frozen_features_job_leaves_its_stamp_and_each_cell_reading_it
         "submitting it again"]
     assert not stamp.exists()
     assert len(resubmit_refused([run])) == 1 and not (run / "train_summary.json").exists()
+
+
+def test_a_refused_pack_jobs_record_is_found_from_its_wildcards(tmp_path):
+    from dfil.cluster.submit import pack_record_of
+
+    results = tmp_path / "results" / "g"
+    for seed in (1, 2):
+        run = results / "runs" / "frog" / "tiny" / "dfil" / f"seed{seed}"
+        run.mkdir(parents=True)
+        (run / "cell.yaml").write_text("name: x\n")
+    assert cell_of(["--comment", "rule_train_pack_wildcards_frog_tiny_dfil"]) == (
+        "train_pack", "frog_tiny_dfil")
+    assert pack_record_of(results, "frog_tiny_dfil") == results / "packs/frog/tiny/dfil.json"
+    assert pack_record_of(results, "frog_tiny_dfil_pack2of3") == (
+        results / "packs/frog/tiny/dfil/pack2of3.json")
+    assert pack_record_of(results, "frog_tiny_other") is None

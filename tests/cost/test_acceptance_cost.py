@@ -82,7 +82,7 @@ def test_grid_cost_projects_the_dfil_trainer_from_the_acceptance_records(tmp_pat
 
     def solo_hours(text):
         line = next(x for x in text.splitlines() if x.startswith("trainer dfil: "))
-        return float(line.split()[10])
+        return float(line.split()[8])
 
     before = grid_cost(grid, "h100", "dfil", pack="off")
     write_acceptance(record_path(grid.results, "cell", "a"), record())

@@ -84,3 +84,26 @@ def test_the_72b_4bit_class_in_packs_by_hand(paper):
 def test_zero_shot_cells_are_never_packed(paper):
     zero = works(paper, "frog/qwen2.5-7b/zero_shot/")
     assert [c.train_s for c in project_packs(zero, {"7b": "h100"})] == [0.0]
+
+
+def test_a_grid_packs_its_configurations_seeds_only_when_it_says_so(paper):
+    """grid_packs: nothing without ``pack``; with it, each trained configuration of two or
+    more seeds, split by what its class's GPU holds, named after its configuration."""
+    from dfil.config.grid import Grid
+    from dfil.cost.packs import grid_packs
+
+    assert grid_packs(Grid({**paper.config, "pack": False})) == {}
+    packed = Grid({**paper.config, "pack": True})
+    packs = grid_packs(packed)
+    keys = [k for ks in packs.values() for k in ks]
+    assert len(keys) == len(set(keys))  # each seed in one pack
+    for name, ks in packs.items():
+        assert len(ks) >= 2 and {configuration(k) for k in ks} == {name.split("/pack")[0]}
+    # a configuration in several packs: sizes differing by at most one (a part of one seed
+    # trains alone)
+    for config in {n.split("/pack")[0] for n in packs if "/pack" in n}:
+        sizes = [len(ks) for n, ks in packs.items() if n.startswith(f"{config}/pack")]
+        seeds = len([k for k in packed.cells if configuration(k) == config])
+        assert max(sizes) - min(sizes) <= 1 and seeds - sum(sizes) in (0, 1)
+    # zero-shot cells train nothing: never in a pack
+    assert not any(packed.cells[k].config["model"]["method"] == "zero_shot" for k in keys)

@@ -60,7 +60,7 @@ def solo(cells: list[Path], root: Path) -> list[Path]:
 
 def together(cells: list[Path], root: Path) -> list[Path]:
     runs = [root / f"pack{k}" for k in range(len(cells))]
-    assert train_together(cells, runs, log=lambda _: None) == list(range(len(cells)))
+    assert train_together(cells, runs, log=lambda _: None).trained == list(range(len(cells)))
     for cell, run in zip(cells, runs, strict=True):
         train_cell(cell, run, log=lambda _: None)
     return runs
@@ -114,7 +114,7 @@ def test_a_preempted_pack_resumes_each_seed_to_the_uninterrupted_result(tmp_path
         train_together(cells, runs, log=lambda _: None)
     assert all((r / "resume.pt").is_file() for r in runs)
     monkeypatch.setattr(pack_module, "pack_step", real)
-    assert train_together(cells, runs, log=lambda _: None) == [0, 1, 2]
+    assert train_together(cells, runs, log=lambda _: None).trained == [0, 1, 2]
     for cell, cut, full in zip(cells, runs, whole, strict=True):
         train_cell(cell, cut, log=lambda _: None)
         assert (cut / "model.safetensors").read_bytes() == (
@@ -128,7 +128,8 @@ def test_finished_seeds_are_left_alone_and_the_rest_train_together(tmp_path, fro
     runs = [tmp_path / f"run{k}" for k in range(3)]
     train_cell(cells[1], runs[1], log=lambda _: None)
     before = (runs[1] / "train_summary.json").read_bytes()
-    assert train_together(cells, runs, log=lambda _: None) == [0, 2]
+    done = train_together(cells, runs, log=lambda _: None)
+    assert done.trained == [0, 2] and done.finished == [0, 1, 2]
     assert (runs[1] / "train_summary.json").read_bytes() == before
 
 
@@ -154,3 +155,108 @@ def test_dfil_train_with_several_cells_trains_them_as_one_pack(tmp_path, frog, c
         assert summary["trained"] and summary["attempts"][0]["pack"]["seeds"] == [1, 2]
     assert main(["train", "--cell", str(a), "--cell", str(b), "--out", str(x)]) == 2
     assert "2 --cell but 1 --out" in capsys.readouterr().err
+
+
+def test_a_seed_resumed_from_a_solo_runs_state_trains_on_its_own(tmp_path, frog,
+                                                                   monkeypatch):
+    """A solo run's resume state holds no pack dropout stream: that seed stays out of the
+    pack, and its own run continues it."""
+    import dfil.train.step as step_module
+
+    cells = seed_cells(tmp_path, frog, seeds=(11, 12))
+    runs = [tmp_path / "a", tmp_path / "b"]
+    real, calls = step_module.compute_loss, [0]
+
+    def signalling(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 3:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(step_module, "compute_loss", signalling)
+    with pytest.raises(Preempted):
+        train_cell(cells[0], runs[0], log=lambda _: None)
+    monkeypatch.setattr(step_module, "compute_loss", real)
+    done = train_together(cells, runs, log=lambda _: None)
+    assert done.trained == [1] and done.finished == [1]
+    train_cell(cells[0], runs[0], log=lambda _: None)
+    summary = json.loads((runs[0] / "train_summary.json").read_text())
+    assert summary["attempts"][0]["resumes"] and "pack" not in summary["attempts"][0]
+
+
+def test_a_signal_after_every_seed_diverged_stops_cleanly(tmp_path, frog, monkeypatch):
+    """Every seed's loss non-finite, then SIGTERM in the same epoch: Preempted (no state
+    saved for a diverged seed), never an IndexError."""
+    import torch
+
+    cells = seed_cells(tmp_path, frog, seeds=(11, 12))
+    runs = [tmp_path / "a", tmp_path / "b"]
+    real, calls = pack_module.pack_step, [0]
+
+    def poisoned(setup, *args, **kwargs):
+        calls[0] += 1
+        with torch.no_grad():
+            for heads in setup.pack.heads:
+                next(heads.parameters()).fill_(float("nan"))
+        if calls[0] == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(setup, *args, **kwargs)
+
+    monkeypatch.setattr(pack_module, "pack_step", poisoned)
+    with pytest.raises(Preempted, match="none \\(all diverged\\)"):
+        train_together(cells, runs, log=lambda _: None)
+    assert not any((r / "resume.pt").exists() for r in runs)
+
+
+def test_a_pack_that_fails_on_the_last_attempt_leaves_each_seed_to_its_own_run(
+        tmp_path, frog, monkeypatch):
+    """A command line's pack failing on the last attempt records nothing over a finished
+    seed: each seed's own run goes on (and records its own failure, if it has one)."""
+    import dfil.train.driver as driver
+    from dfil.cli import main
+
+    a, b = seed_cells(tmp_path, frog, seeds=(1, 2))
+    x, y = tmp_path / "x", tmp_path / "y"
+    train_cell(b, y, log=lambda _: None)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a broken pack")
+
+    monkeypatch.setattr(driver, "train_together", broken)
+    monkeypatch.setenv("DFIL_LAST_ATTEMPT", "1")
+    assert main(["train", "--cell", str(a), str(b), "--out", str(x), str(y),
+                 "--attempt", "1"]) == 0
+    for run in (x, y):
+        summary = json.loads((run / "train_summary.json").read_text())
+        assert summary["trained"] and "failed" not in summary
+
+
+def test_a_preempted_seed_stops_the_seeds_after_it(monkeypatch):
+    import argparse
+
+    import dfil.cli.jobs as jobs
+
+    ran = []
+
+    def one(args):
+        ran.append(args.out)
+        return 143
+
+    monkeypatch.setattr(jobs, "_train", one)
+    seeds = [argparse.Namespace(out=Path(n), attempt=None) for n in ("x", "y")]
+    assert jobs._one_by_one(seeds) == 143 and ran == [Path("x")]
+
+
+def test_a_pack_retraining_another_configs_outputs_says_so_in_each_summary(tmp_path, frog):
+    cells = seed_cells(tmp_path, frog, seeds=(1, 2))
+    runs = together(cells, tmp_path)
+    for path in cells:  # the configuration edited: each seed's outputs are another's
+        cell = yaml.safe_load(path.read_text())
+        cell["train"]["lr_heads"] = 0.002
+        path.write_text(yaml.safe_dump(cell))
+    assert train_together(cells, runs, log=lambda _: None).trained == [0, 1]
+    for cell, run in zip(cells, runs, strict=True):
+        train_cell(cell, run, log=lambda _: None)
+        summary = json.loads((run / "train_summary.json").read_text())
+        assert summary["retrained"]["because"][0].startswith("config ")
+        assert (run / summary["retrained"]["superseded"] / "model.safetensors").is_file()

@@ -3,8 +3,10 @@ import shlex
 from types import SimpleNamespace
 
 from dfil.core.methods import method_spec
+from dfil.cost.packs import grid_packs
 from dfil.cluster.partitions import GPU_PARTITION, job_partition, profile_text
 from dfil.contracts.failure import failure_ahead
+from dfil.contracts.pack import finished_in
 from dfil.engine.featuresets import (
     FEATURE_CACHE_FORMAT,
     feature_group,
@@ -40,10 +42,20 @@ def cell_resource(name, stage, default=0):
     (the grid config's ``resources:``), the same on every attempt (a job stopped at its
     time limit continues from its checkpoint in a job of the same size). Snakemake asks
     again once the job's inputs exist: a job that will only record a failure (a gated
-    repo's refused fetch, a failed training among its inputs) gets the ``cpu`` class."""
-    return lambda wildcards, input: GRID.job_resources(
-        wildcards.key, stage, failure_ahead(input)
-    ).get(name, default)
+    repo's refused fetch, a failed training among its inputs), or only write the summary
+    of a training its pack finished, gets the ``cpu`` class."""
+    return lambda wildcards, input: cell_request(wildcards.key, stage, input).get(
+        name, default
+    )
+
+
+def cell_request(key, stage, input):
+    """What a cell's ``stage`` job asks (:func:`cell_resource`): a training its pack
+    finished (:func:`dfil.contracts.pack.finished_in`) only writes its summary, in the
+    ``cpu`` class."""
+    if stage == "train" and finished_in(input, f"{RES}/runs/{key}"):
+        return dict(CPU_RESOURCES)
+    return GRID.job_resources(key, stage, failure_ahead(input))
 
 
 def profile_resource(name):
@@ -67,7 +79,7 @@ def cell_partition(stage):
     """The partition of a cell's ``stage`` job: the GPU partition where it asks a GPU, the
     CPU one where it asks none (a job that will only record a failure)."""
     return lambda wildcards, input: job_partition(
-        GRID.job_resources(wildcards.key, stage, failure_ahead(input)),
+        cell_request(wildcards.key, stage, input),
         PARTITIONS["cpu"],
         PARTITIONS["gpu"],
     )
@@ -102,6 +114,57 @@ UNTRAINED = {
     for key, cell in GRID.cells.items()
     if not method_spec(cell.config["model"]["method"]).trains
 }
+
+
+#: With the grid's ``pack``: each configuration's seeds that train together, by pack name
+#: (its configuration), and the pack each run key trains in.
+PACKS = grid_packs(GRID)
+PACK_OF = {key: name for name, keys in PACKS.items() for key in keys}
+
+
+def pack_first(function):
+    """An input function of a cell's wildcards, for a pack: that of its first seed (its
+    seeds share everything but the seed)."""
+    return lambda wildcards: function(SimpleNamespace(key=PACKS[wildcards.pack][0]))
+
+
+def pack_record(wildcards):
+    """The record of the pack a cell trains in ([] for a cell trained alone)."""
+    name = PACK_OF.get(wildcards.key)
+    return [] if name is None else [f"{RES}/packs/{name}.json"]
+
+
+def pack_request(wildcards, input):
+    """What a pack's training job asks: its first seed's training job's request, the
+    same on every attempt (a pack stopped at its time limit resumes every seed from its
+    checkpoint in a job of the same size; on the last attempt it leaves them to their own
+    jobs, which resume them)."""
+    return GRID.job_resources(PACKS[wildcards.pack][0], "train", failure_ahead(input))
+
+
+def pack_resource(name, default=0):
+    """A resource of a pack's training job (:func:`pack_request`)."""
+    return lambda wildcards, input: pack_request(wildcards, input).get(name, default)
+
+
+def pack_partition(wildcards, input):
+    """The partition of a pack's training job, as a cell's (:func:`cell_partition`)."""
+    return job_partition(
+        pack_request(wildcards, input), PARTITIONS["cpu"], PARTITIONS["gpu"]
+    )
+
+
+#: A pack's training job's resources, as a cell's (:data:`CELL_RESOURCES`).
+PACK_RESOURCES = {
+    name: pack_resource(name, default)
+    for name, default in (
+        ("gpu", 0),
+        ("gpu_model", ""),
+        ("mem_mb", 0),
+        ("runtime", 0),
+        ("cpus_per_task", 0),
+    )
+} | {"slurm_partition": pack_partition}
 
 
 def data_inputs(wildcards):

@@ -35,11 +35,41 @@ rule cell_config:
         "dfil grid cell --json {params.cell:q} --out {output} > {log} 2>&1"
 
 
+# With the grid's `pack`: one job trains the first attempt of a configuration's seeds at
+# once (one pass of the shared base for all) and records which it trained; each seed's
+# train_cell job then finishes its own run (the summary, collapse remediation, or the
+# seed alone where the pack left it out or gave up).
+rule train_pack:
+    input:
+        cells=lambda wildcards: [
+            f"{RES}/runs/{key}/cell.yaml" for key in PACKS[wildcards.pack]
+        ],
+        data=pack_first(data_inputs),
+        features=pack_first(feature_stamps("train")),
+    output:
+        f"{RES}/packs/{{pack}}.json",
+    log:
+        f"{RES}/logs/train_pack/{{pack}}.log",
+    benchmark:
+        f"{RES}/benchmarks/train_pack/{{pack}}.tsv"
+    wildcard_constraints:
+        pack=keys_pattern(PACKS),
+    resources:
+        **PACK_RESOURCES,
+        dfil_attempt=lambda wildcards, attempt: attempt,
+    params:
+        runs=lambda wildcards: [f"{RES}/runs/{key}" for key in PACKS[wildcards.pack]],
+    shell:
+        "OMP_NUM_THREADS={resources.cpus_per_task} DFIL_FEATURES_CACHED=1 dfil train --cell {input.cells} --out {params.runs} "
+        "--pack-record {output} --attempt {resources.dfil_attempt} --log {log} --features {input.features} >> {log} 2>&1"
+
+
 rule train_cell:
     input:
         cell=f"{RES}/runs/{{key}}/cell.yaml",
         data=data_inputs,
         features=feature_stamps("train"),
+        pack=pack_record,
     output:
         summary=f"{RES}/runs/{{key}}/train_summary.json",
     log:

@@ -154,10 +154,14 @@ def _run_commands(sub) -> None:
                  "superseded/<hash>/ first. Several --cell/--out pairs, one configuration's "
                  "seeds, train together as one pack (one pass of the shared base for all)",
                  cmd_train, epilog=EXIT_CODES + PREEMPTED)
-    p.add_argument("--cell", type=Path, required=True, action="append",
-                   help="cell YAML (repeat for a pack's seeds)")
-    p.add_argument("--out", type=Path, required=True, action="append",
+    p.add_argument("--cell", type=Path, required=True, action="extend", nargs="+",
+                   help="cell YAML (several: a pack's seeds)")
+    p.add_argument("--out", type=Path, required=True, action="extend", nargs="+",
                    help="run directory (one for each --cell, in order)")
+    p.add_argument("--pack-record", type=Path,
+                   help="with several cells, write here which seeds trained in the pack "
+                        "(the workflow's train_pack output); on the last attempt a pack that "
+                        "fails is recorded here and its seeds train one by one")
     _job_arguments(p)
 
     p = _command(sub, "evaluate",
@@ -176,6 +180,7 @@ def _run_commands(sub) -> None:
     p.add_argument("--run", type=Path, help="run directory (its sbatch_refused.json)")
     p.add_argument("--stage", choices=["train", "evaluate"], help="the refused job's stage")
     p.add_argument("--stamp", type=Path, help="a frozen-feature stamp to write")
+    p.add_argument("--pack-record", type=Path, help="a train_pack job's record to write")
     p.add_argument("--words", help="sbatch's words (with --stamp)")
 
     p = _command(sub, "grid",
@@ -202,9 +207,9 @@ def _run_commands(sub) -> None:
                    help="cost: every class on this GPU (default: its gpu_model, else h100)")
     p.add_argument("--trainer", choices=["dfil", "plain"], default="dfil", help="cost, "
                    "preflight: whose measured speed sets the table (plain: a plain peft loop)")
-    p.add_argument("--pack", choices=["on", "off"], default="off",
-                   help="cost: on projects each configuration's seeds trained in packs "
-                   "(the workflow trains one seed per job: off)")
+    p.add_argument("--pack", choices=["on", "off"],
+                   help="cost: on projects each configuration's seeds trained in packs, off "
+                   "one seed per job (default: as the grid's `pack` trains them)")
     p.add_argument("--catalogue", action="store_true", help="cost, preflight, plan: the "
                    "offline catalogue's shapes (dfil.cost.archs) for a backbone whose "
                    "config.json is not fetched and that declares no arch, labelled so")

@@ -89,7 +89,8 @@ def cmd_grid(args: argparse.Namespace) -> int:
     elif args.action == "cost":
         from dfil.cli.cost import grid_cost
 
-        print(grid_cost(grid, args.gpu, args.trainer, args.catalogue, pack=args.pack))
+        pack = args.pack or ("on" if grid.config.get("pack") else "off")
+        print(grid_cost(grid, args.gpu, args.trainer, args.catalogue, pack=pack))
     elif args.action == "plan":
         from dfil.cli.plan import grid_plan
 

@@ -1,5 +1,5 @@
-"""``dfil grid cost``: the grid's projected GPU-hours by size class, one seed per job (as
-the workflow trains) or with each configuration's seeds projected in packs, at each
+"""``dfil grid cost``: the grid's projected GPU-hours by size class, one seed per job or
+with each configuration's seeds projected in packs (as the grid's ``pack`` trains), at each
 measured trainer's speed with the measurements' devices and dates (a site's own from the
 acceptance run's records, ``results/<grid>/acceptance/``, where it ran), where each
 backbone's architecture came from (:mod:`dfil.cli.archs`), the resources each class could
@@ -20,8 +20,9 @@ def grid_cost(grid, gpu: str | None, trainer: str = "dfil",  # noqa: PLR0913
     its backbones' architectures (:func:`dfil.cli.archs.grid_archs`; ``catalogue``: the
     offline shapes where none is fetched or declared) labelled with their sources, and
     (``missing``) a line for each backbone without one; the cells of those are left out,
-    and the totals say how many. ``pack`` "off": one seed per job, as the workflow trains;
-    "on": each configuration's seeds projected in packs.
+    and the totals say how many. ``pack`` "off": one seed per job; "on": each
+    configuration's seeds projected in packs (``dfil grid cost`` follows the grid's
+    ``pack``, as the workflow trains).
 
     Each class is projected on ``gpu``, else on its known ``resources`` gpu_model, else
     on an H100; its proposal keeps that GPU and fits ``nodes`` (else this host's sinfo's:

@@ -86,13 +86,15 @@ def _record(args, stage: str, reason: str, err: BaseException) -> int:
 
 
 @contextlib.contextmanager
-def _sole_writer(run_dir: Path, command: str):
-    """Be ``run_dir``'s one writer (a second writer fails at once, naming this one) and
-    stop when the local Snakemake that started this job is killed."""
+def _sole_writer(run_dirs: Path | list[Path], command: str):
+    """Be each of ``run_dirs``' one writer (a second writer fails at once, naming this
+    one) and stop when the local Snakemake that started this job is killed."""
     from dfil.cluster.dirlock import stop_with_snakemake
     from dfil.cluster.writer import hold_writer
 
-    with hold_writer(run_dir, f"dfil {command}"):
+    with contextlib.ExitStack() as stack:
+        for run_dir in run_dirs if isinstance(run_dirs, list) else [run_dirs]:
+            stack.enter_context(hold_writer(run_dir, f"dfil {command}"))
         stop_with_snakemake(lambda text: print(f"dfil {command}: {text}", file=sys.stderr,
                                                flush=True))
         yield
@@ -110,10 +112,20 @@ def cmd_refused(args: argparse.Namespace) -> int:
     """Write the output of a job SLURM's sbatch refused, in its place (the workflow's sbatch
     sends this job): a run's training or evaluation job, its failure record (``refused``,
     sbatch's words, kept in the run directory); a frozen_features job, its stamp with
-    sbatch's words, which the cells that read it record as their failure."""
+    sbatch's words, which the cells that read it record as their failure; a train_pack
+    job, its record, so that its seeds' own jobs train them one by one."""
     from dfil.cluster.submit import REFUSED, read_refusal, refusal_words
     from dfil.contracts.failure import SBATCH_REFUSED
 
+    if args.pack_record is not None:
+        from dfil.contracts.pack import pack_record, write_pack_record
+
+        words = refusal_words({"rule": "train_pack", "refused": args.words or ""})
+        write_pack_record(args.pack_record, pack_record(
+            [], gave_up={"reason": "refused", "message": words}))
+        print(f"dfil refused: {words}; recorded in {args.pack_record} (the pack's seeds "
+              "train one by one)")
+        return 0
     if args.stamp is not None:
         words = refusal_words({"rule": "frozen_features", "refused": args.words or ""})
         from dfil.util.atomic import atomic_write_json
@@ -174,43 +186,121 @@ def cmd_train(args: argparse.Namespace) -> int:
                          "give one run directory for each cell")
     seeds = [argparse.Namespace(**{**vars(args), "cell": cell, "out": out})
              for cell, out in zip(args.cell, args.out, strict=True)]
-    with contextlib.ExitStack() as stack:
-        for one in seeds:
-            stack.enter_context(_sole_writer(one.out, "train"))
+    with _sole_writer([Path(one.out) for one in seeds], "train"):
+        if args.pack_record is not None:  # the workflow's pack job
+            return _pack_job(seeds, args.pack_record, args.features or [])
         left = [one for one in seeds
                 if _refused_features(one, "train", Path(one.out)) is None]
-        if len(seeds) > 1 and left:
-            status = _train_together(left)
-            if status is not None:
-                return status
-        return max((_train(one) for one in left), default=0)
+        if len(left) > 1 and (status := _train_together(left, None)) is not None:
+            return status
+        return _one_by_one(left)
 
 
-def _train_together(seeds: list[argparse.Namespace]) -> int | None:
-    """Attempt 1 of a pack's seeds (:func:`dfil.train.driver.train_together`); None to go
-    on to each seed's own run, else the command's exit status (preempted, or every seed
-    recorded as failed on the last attempt)."""
+def _pack_job(seeds: list[argparse.Namespace], record: Path, features: list[Path]) -> int:
+    """The workflow's ``train_pack`` job: attempt 1 of its seeds together, and its record
+    (:mod:`dfil.contracts.pack`); each seed's own job does the rest."""
+    from dfil.contracts.failure import refused_stamp
+
+    if (words := refused_stamp(features)) is not None:
+        return _pack_failed(record, [str(s.out) for s in seeds], "refused",
+                            MissingInputError(words))
+    status = _train_together(seeds, record)
+    return 0 if status is None else status
+
+
+def _one_by_one(seeds: list[argparse.Namespace]) -> int:
+    """Each seed's own run (:func:`_train`), in order; a preemption stops them all (exit
+    143), and so does the time limit on the last attempt, which records the seeds not
+    yet run as TIMEOUT."""
+    from dfil.cluster.timelimit import at_time_limit
+
+    status = 0
+    for i, one in enumerate(seeds):
+        code = _train(one)
+        if code == 143:
+            return code
+        status = max(status, code)
+        rest = seeds[i + 1:]
+        if rest and last_try(one.attempt) and at_time_limit():
+            stop = Preempted("the job's time limit came before this seed's turn")
+            for other in rest:
+                if not _trained(Path(other.out)):
+                    _record(other, "train", "TIMEOUT", stop)
+            return status
+    return status
+
+
+def _trained(run: Path) -> bool:
+    """Whether ``run`` holds a finished training's summary (not a failure record)."""
+    from dfil.contracts.failure import is_failure, read_record
+    from dfil.contracts.rundir import SUMMARY
+
+    record = read_record(run / SUMMARY)
+    return isinstance(record, dict) and not is_failure(record)
+
+
+def _train_together(seeds: list[argparse.Namespace], record: Path | None) -> int | None:
+    """Attempt 1 of a pack's seeds (:func:`dfil.train.driver.train_together`), what
+    became of it written to ``record`` (the workflow's pack job). None to go on (to each
+    seed's own run, when there is no record), else the command's exit status: 143
+    preempted, or 0 with the pack's failure on its last attempt (or a deterministic one)
+    in ``record``. Without a record a failed pack leaves each seed to its own run, which
+    records its own failure."""
+    from dfil.contracts.pack import pack_record, write_pack_record
     from dfil.train.driver import train_together
 
     first = seeds[0]
     last = last_try(first.attempt)
+    now = first.attempt is not None and recording()
+    runs = [str(s.out) for s in seeds]
     try:
-        train_together([s.cell for s in seeds], [s.out for s in seeds],
-                       log=functools.partial(print, flush=True))
+        together = train_together([s.cell for s in seeds], [s.out for s in seeds],
+                                  log=functools.partial(print, flush=True))
     except Preempted as stop:
         from dfil.cluster.timelimit import at_time_limit
 
         if last and at_time_limit():  # no retry follows, and SLURM requeues no timeout
-            return max(_record(s, "train", "TIMEOUT", stop) for s in seeds)
+            return _given_up(record, runs, "TIMEOUT", stop, seeds)
         print(f"dfil train: preempted: {stop}; rerun the same command to resume",
               file=sys.stderr)
         return 143
-    except Exception as err:  # on the last attempt, every seed's record
-        if not last:
+    except Exception as err:
+        # a gated repo refuses every retry the same way; anything else on the last attempt
+        if not (last or (now and isinstance(err, GatedRepo))):
             raise
         traceback.print_exc()
-        return max(_record(s, "train", _reason(err), err) for s in seeds)
+        return _given_up(record, runs, _reason(err), err, seeds)
+    if record is not None:
+        write_pack_record(record, pack_record(runs, [runs[i] for i in together.trained],
+                                              [runs[i] for i in together.finished]))
     return None
+
+
+def _given_up(record: Path | None, runs: list[str], reason: str, err: BaseException,
+              seeds: list[argparse.Namespace]) -> int | None:
+    """A pack given up on: in the workflow's ``record``, else (a command line's pack)
+    nothing: each seed's own run goes on, except at the time limit, where the seeds not
+    yet finished are recorded as TIMEOUT."""
+    if record is not None:
+        return _pack_failed(record, runs, reason, err)
+    if reason != "TIMEOUT":
+        return None
+    for one in seeds:
+        if not _trained(Path(one.out)):
+            _record(one, "train", "TIMEOUT", err)
+    return 0
+
+
+def _pack_failed(record: Path, runs: list[str], reason: str, err: BaseException) -> int:
+    """The pack's failure in its ``record``: each seed's own job then trains it alone,
+    from its last saved state."""
+    from dfil.contracts.pack import pack_record, write_pack_record
+
+    write_pack_record(record, pack_record(runs, gave_up={"reason": reason,
+                                                         "message": str(err)}))
+    print(f"dfil train: the pack gave up ({reason}): {err}; each seed's own job trains it "
+          f"alone (recorded in {record})", file=sys.stderr)
+    return 0
 
 
 def _train(args: argparse.Namespace) -> int:

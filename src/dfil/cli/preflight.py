@@ -31,11 +31,13 @@ def load_profile(paths: list[Path]) -> dict:
 
 def rule_jobs(grid) -> dict[str, dict[str, dict]]:
     """Each rule's largest job per size class (what each of its attempts asks), as the
-    workflow's rules ask them: training and evaluation of every cell, the frozen-feature
+    workflow's rules ask them: training and evaluation of every cell, the training of
+    each pack of seeds (the grid's ``pack``; its first seed's request), the frozen-feature
     pass (its cell's evaluation's), the acceptance run (its cell's training's), and the
     light jobs of every other rule (the ``cpu`` class). A GPU rule's job that asks no GPU
     (a method that trains nothing) is a light job."""
     from dfil.cluster.rules import LIGHT
+    from dfil.cost.packs import grid_packs
     from dfil.engine.featuresets import feature_jobs
 
     out: dict[str, dict[str, dict]] = {}
@@ -51,6 +53,8 @@ def rule_jobs(grid) -> dict[str, dict[str, dict]]:
     for key in grid.cells:
         add("train_cell", key, "train")
         add("evaluate_cell", key, "evaluate")
+    for keys in grid_packs(grid).values():
+        add("train_pack", keys[0], "train")
     for key in feature_jobs({k: c.config for k, c in grid.cells.items()}).values():
         add("frozen_features", key, "evaluate")
     for key, _ in grid.acceptance().values():

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 from dfil.cluster.partitions import GPU_PARTITION
 
-#: The rules whose jobs take a GPU: training, evaluation, the frozen-feature pass and the
-#: acceptance run.
-GPU_RULES = ("train_cell", "evaluate_cell", "frozen_features", "acceptance_run")
+#: The rules whose jobs take a GPU: training (alone and in packs), evaluation, the
+#: frozen-feature pass and the acceptance run.
+GPU_RULES = ("train_cell", "train_pack", "evaluate_cell", "frozen_features", "acceptance_run")
 #: The name the checks give every other rule's jobs (the light ones).
 LIGHT = "light jobs (every other rule)"
 #: The profile's executor setting that asks every job for a QOS (the plugin's ``--slurm-qos``).

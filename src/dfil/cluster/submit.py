@@ -54,6 +54,10 @@ RESULTS_VAR = "DFIL_RESULTS"
 CELL_RULES = ("train_cell", "evaluate_cell")
 #: The rule whose job writes a frozen-feature stamp (``<results>/features/<fset>.json``).
 FEATURE_RULE = "frozen_features"
+#: The rule whose job trains a configuration's seeds together (``<results>/packs/<pack>.json``).
+PACK_RULE = "train_pack"
+#: A pack's name past its configuration, where the configuration's seeds fill several.
+_PART = re.compile(r"pack\d+of\d+")
 #: SLURM's reasons for a refusal at a submit cap.
 _QUEUE_REASON = re.compile(r"\b(Assoc|QOS)\w*(MaxSubmitJob|GrpSubmitJob)\w*Limit\b")
 #: SLURM's generic refusal by an accounting or QOS limit, and a named reason beside it.
@@ -92,12 +96,12 @@ def real_sbatch(path: str, own: Path) -> str | None:
 
 
 def cell_of(args: Sequence[str]) -> tuple[str, str] | None:
-    """(rule, wildcards) of a training, evaluation or frozen-feature job from the plugin's
-    ``--comment rule_<rule>_wildcards_<wildcards>`` (the run key or feature set, each
-    ``/`` an ``_``); None for any other job."""
+    """(rule, wildcards) of a training, evaluation, frozen-feature or pack job from the
+    plugin's ``--comment rule_<rule>_wildcards_<wildcards>`` (the run key, feature set or
+    pack, each ``/`` an ``_``); None for any other job."""
     for flag, value in zip(args, args[1:], strict=False):
         if flag == "--comment":
-            for rule in (*CELL_RULES, FEATURE_RULE):
+            for rule in (*CELL_RULES, FEATURE_RULE, PACK_RULE):
                 head = f"rule_{rule}_wildcards_"
                 if value.startswith(head) and value != head:
                     return rule, value[len(head):]
@@ -111,6 +115,23 @@ def run_dir_of(results: Path, wildcards: str) -> Path | None:
     found = [path.parent for path in runs.glob("**/cell.yaml")
              if str(path.parent.relative_to(runs)).replace("/", "_") == wildcards]
     return found[0] if len(found) == 1 else None
+
+
+def pack_record_of(results: Path, wildcards: str) -> Path | None:
+    """The record of the pack whose wildcards read ``wildcards``: a configuration (a run
+    directory's parent under ``results/runs``), with ``_pack<i>of<n>`` where its seeds
+    fill several packs; None where no configuration, or more than one, reads so."""
+    runs = results / "runs"
+    configs = {path.parent.parent.relative_to(runs).as_posix()
+               for path in runs.glob("**/cell.yaml")}
+    found = []
+    for config in configs:
+        flat = config.replace("/", "_")
+        if wildcards == flat:
+            found.append(config)
+        elif wildcards.startswith(f"{flat}_") and _PART.fullmatch(wildcards[len(flat) + 1:]):
+            found.append(f"{config}/{wildcards[len(flat) + 1:]}")
+    return results / "packs" / f"{found[0]}.json" if len(found) == 1 else None
 
 
 def stamp_of(results: Path, wildcards: str) -> Path:
@@ -231,6 +252,10 @@ def _refused(rule: str, wildcards: str, results: Path, words: str,
     directory yet)."""
     if rule == FEATURE_RULE:
         return ["--stamp", str(stamp_of(results, wildcards).resolve()), "--words", words]
+    if rule == PACK_RULE:  # its seeds' own jobs then train them one by one
+        record = pack_record_of(results, wildcards)
+        return None if record is None else ["--pack-record", str(record.resolve()),
+                                            "--words", words]
     run_dir = run_dir_of(results, wildcards)
     if run_dir is None:
         return None

@@ -241,6 +241,13 @@ class GridFile(StrictModel):
     """Where hub fetches run: ``local``, where Snakemake runs (a login node with the
     network), or ``job``, as CPU jobs (sites whose login nodes are offline)."""
     fetch_backbones: TupleOf[str] = ()
+    pack: bool = False
+    """Whether each cell configuration's seeds train together, in packs of as many as its
+    class's GPU holds (``dfil.cost.packs.grid_packs``; a CPU class: all of them): one
+    ``train_pack`` job trains their first attempt at once, then each seed's
+    ``train_cell`` job finishes it (its summary, collapse remediation, or the seed alone
+    where the pack left it out). A pack's job asks its class's request: one stopped at its
+    time limit resumes every seed on the retry. False: one seed per training job."""
     probe_seed: NonNegative = 0
     seed_sets: dict[str, SeedList] = Field(default_factory=dict)
     variants: Annotated[dict[Name, Variant], _NAMED] = Field(default_factory=dict)

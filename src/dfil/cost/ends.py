@@ -37,8 +37,8 @@ def format_totals(hours: Mapping[tuple[str, bool], float], trainer: str, pack: b
     for name in TRAINERS:
         if (name, True) in hours:
             lines.append(f"trainer {name}: {hours[(name, False)]:.1f} GPU-h one seed per "
-                         f"job (the workflow), {hours[(name, True)]:.1f} GPU-h projected with "
-                         "each configuration's seeds in packs")
+                         f"job, {hours[(name, True)]:.1f} GPU-h projected with each "
+                         "configuration's seeds in packs")
     steps = ", ".join(f"K={k} {100 * mfu_at(trainer, k * batch, table):.1f}%"
                       for k in SHOWN_PACKS)
     lines.append(f"a pack's step (trainer {trainer}, batch {batch} a seed): the measured MFU at "

@@ -13,6 +13,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
+from dfil.cost.archs import ARCHS, MODEL_IDS
+from dfil.cost.cells import cell_work
 from dfil.cost.flops import shape
 from dfil.cost.memory import seeds_that_fit, training_memory
 from dfil.cost.project import CellCost, CellWork, project
@@ -33,6 +35,55 @@ def split(seeds: int, most: int) -> list[int]:
     packs = math.ceil(seeds / most)
     base, extra = divmod(seeds, packs)
     return [base + 1] * extra + [base] * (packs - extra)
+
+
+def grid_packs(grid) -> dict[str, list[str]]:
+    """The packs a grid (:class:`dfil.config.grid.Grid`) trains, by name: each trained
+    configuration of two or more seeds, its run keys split as :func:`split` splits them by
+    what one pack holds on its class's GPU (``gpu_model``, else an H100; :func:`pack_size`
+    with its backbone's architecture: the grid's ``arch``, else the offline catalogue's,
+    which a fetch does not change, so neither do the packs; none: one seed a pack, so no
+    pack), all of them on a class without a GPU. A pack's name is its configuration, with
+    ``/pack<i>of<n>`` when it is one of several; a part of one seed is no pack (that seed
+    trains in its own job). Empty unless the grid sets ``pack``."""
+    from dfil.core.methods import method_spec
+
+    if not grid.config.get("pack", False):
+        return {}
+    groups: dict[str, list[str]] = {}
+    for key in sorted(grid.cells):
+        if method_spec(grid.cells[key].config["model"]["method"]).trains:
+            groups.setdefault(configuration(key), []).append(key)
+    out = {}
+    for config, keys in groups.items():
+        if len(keys) < 2:
+            continue
+        first = grid.cells[keys[0]]
+        request = grid.job_resources(first.key, "train")
+        most = len(keys)
+        if int(request.get("gpu", 0) or 0):
+            arch = _arch(first.config["model"]["backbone"])
+            gpu = request.get("gpu_model") if request.get("gpu_model") in GPU_GIB else "h100"
+            most = pack_size(cell_work(first.key, first.size, first.config, arch), gpu,
+                             len(keys)) if arch else 1
+        sizes = split(len(keys), most)
+        if len(sizes) == len(keys):  # one seed a pack: nothing trains together
+            continue
+        at = 0
+        for i, size in enumerate(sizes, 1):
+            name = config if len(sizes) == 1 else f"{config}/pack{i}of{len(sizes)}"
+            if size > 1:  # a seed alone trains in its own job
+                out[name] = keys[at:at + size]
+            at += size
+    return out
+
+
+def _arch(backbone: Mapping) -> Mapping | None:
+    """A backbone entry's architecture: its own ``arch``, else the offline catalogue's."""
+    if backbone.get("arch"):
+        return backbone["arch"]
+    names = (backbone.get("name", ""), MODEL_IDS.get(backbone.get("model_id", ""), ""))
+    return next((ARCHS[n] for n in names if n in ARCHS), None)
 
 
 def pack_size(w: CellWork, gpu: str, seeds: int) -> int:

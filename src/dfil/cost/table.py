@@ -161,8 +161,7 @@ def format_table(name: str, classes: Mapping[str, ClassTotal], trainer: str,
     head = (f"{'class':<10} {'gpu':<5} {'cells':>5} {'trained':>7} {'train GPU-h':>11} "
             f"{'eval GPU-h':>10} {'total GPU-h':>11} {'longest train':>13} "
             f"{'longest eval':>12} {'memory, computed':>17}")
-    packing = ("each configuration's seeds in packs, projected: the workflow trains one "
-               "seed per job" if pack else "one seed per job, as the workflow trains")
+    packing = "each configuration's seeds in packs, projected" if pack else "one seed per job"
     lines = [f"Projected GPU-hours of grid {name!r} (trainer: {trainer}, {packing}; see "
              f"`dfil.cost.rates` for every figure's source)", head, "-" * len(head)]
     total = [0, 0, 0.0, 0.0]

@@ -109,13 +109,14 @@ class PackedModel(DualPathModel):
     """K seeds over one frozen decoder: ``backbone``'s adapted projections are
     :class:`PackedLoraLinear`, ``heads[k]`` seed k's heads. In a pack of several seeds,
     seed k's dropout seeds come from its own stream, a host ``random.Random(seeds[k])``
-    (no tensor, so no device read)."""
+    (no tensor, so no device read); a frozen backbone's pack has none (no LoRA)."""
 
     def __init__(self, backbone: nn.Module, heads: Sequence[DualPathHeads], step: PackStep,
                  seeds: Sequence[int], backbone_spec=None):
         super().__init__(backbone, nn.ModuleList(heads), backbone_spec)
         self.step, self.seeds = step, tuple(seeds)
-        self.dropout_streams = None if len(seeds) == 1 else [random.Random(s) for s in seeds]
+        own = len(seeds) > 1 and backbone is not None  # a frozen pack has no LoRA dropout
+        self.dropout_streams = [random.Random(s) for s in seeds] if own else None
 
     @property
     def packed(self) -> list[PackedLoraLinear]:

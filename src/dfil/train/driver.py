@@ -55,7 +55,7 @@ from dfil.model.pack import build_pack
 from dfil.train.loop import Place, TrainData, train_attempt
 from dfil.train.memory import MemoryPlan, applied, next_plan, read_plan, write_plan
 from dfil.train.pack import Unpackable, train_pack_attempt
-from dfil.train.resume import written_attempt
+from dfil.train.resume import saved_place
 from dfil.train.superseded import supersede, trained_record
 from dfil.util.atomic import atomic_write_bytes, atomic_write_json
 from dfil.util.errors import CheckpointError, ConfigError, OutOfMemory
@@ -121,6 +121,8 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
         attempts = _out_of_memory_guarded(cell, job)
         summary.update(attempts=attempts, remediated=len(attempts) > 1, trained=True,
                        train_examples=len(job.frames["train"]))
+        if "retrained" not in summary and attempts[0].get("retrained"):  # by its pack
+            summary["retrained"] = attempts[0]["retrained"]
     else:
         summary["trained"] = False
     summary["provenance"] = provenance(device, time.perf_counter() - started,
@@ -230,10 +232,20 @@ def _encode(model, cell: CellConfig, job: Job, heads=None) -> TrainData:
     return data
 
 
+@dataclass(frozen=True)
+class Together:
+    """What :func:`train_together` did, by seed index: the seeds it ``trained`` as one
+    pack, and those ``finished`` (before, or in the pack with no remediation ahead: only
+    their summary is left to write)."""
+
+    trained: list[int]
+    finished: list[int]
+
+
 def train_together(cell_paths: Sequence[str | Path], run_dirs: Sequence[str | Path],
-                   log=print) -> list[int]:
+                   log=print) -> Together:
     """Attempt 1 of the seeds of one cell configuration (``cell_paths[i]`` into
-    ``run_dirs[i]``) as one pack (:mod:`dfil.train.pack`); which of them trained in it.
+    ``run_dirs[i]``) as one pack (:mod:`dfil.train.pack`).
 
     A seed joins the pack unless it is finished (its summary records this identity), its
     attempt 1 is done or it resumes attempt 2, or an out-of-memory error gave it a memory
@@ -262,46 +274,71 @@ def check_seeds(cells: Sequence[CellConfig], paths: Sequence[Path]) -> None:
 
 
 def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
-              log) -> list[int]:
+              log) -> Together:
     if not method_spec(cells[0].model.method).trains:
-        return []
+        return Together([], [])
     device = pick_device()
-    members, jobs = [], []
+    members, jobs, finished, moved = [], [], [], []
     for i, (cell, path, run_dir) in enumerate(zip(cells, paths, run_dirs, strict=True)):
         frames = task_frames(cell)
         chash = config_hash(cell)
         identity = run_identity(cell.name, chash, trained_inputs(stamped_inputs(cell)))
-        if _finished(run_dir, identity):
-            continue
-        run_dir.mkdir(parents=True, exist_ok=True)
-        _prepare(run_dir, cell, path, identity, log)
-        plan = read_plan(run_dir)
-        if plan.ooms or _attempts_so_far(run_dir) or written_attempt(run_dir / RESUME) > 1:
+        try:
+            if _finished(run_dir, identity):
+                finished.append(i)
+                continue
+            run_dir.mkdir(parents=True, exist_ok=True)
+            retrained = _prepare(run_dir, cell, path, identity, log)
+            if not _joins(run_dir, len(cells) > 1 and cell.model.adapter == "lora"):
+                continue
+        except CheckpointError as err:  # the seed's own run reports it
+            log(f"{run_dir}: trains on its own: {err}")
             continue
         members.append(i)
+        moved.append(retrained)
         jobs.append(Job(run_dir, chash, device, frames, LazyTokenizer(cell.model.backbone),
-                        log, plan, identity))
+                        _seed_log(log, cell.train.seed), read_plan(run_dir), identity))
     if not members:
-        return []
+        return Together([], finished)
     group = [cells[i] for i in members]
     try:
         results = _pack_attempt(group, jobs)
     except Unpackable as err:
         log(f"seeds {[c.train.seed for c in group]} train one by one: {err}")
-        return []
+        return Together([], finished)
     except RuntimeError as err:  # torch.OutOfMemoryError, or a kernel's own CUDA OOM
         if not (isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err)):
             raise
         log(f"the pack of seeds {[c.train.seed for c in group]} ran out of memory; they "
             "train one by one")
-        return []
-    for cell, job, result in zip(group, jobs, results, strict=True):
+        return Together([], finished)
+    for i, cell, job, result, retrained in zip(members, group, jobs, results, moved,
+                                               strict=True):
         if isinstance(result, Exception):  # the seed's own run meets it again, alone
             continue
+        if retrained:  # the summary says why, as a seed trained alone does
+            result = {**result, "retrained": retrained}
         if needs_remediation(result, cell):  # attempt 2 will write its own best checkpoint
             atomic_write_bytes(job.run_dir / ATTEMPT1_BEST, (job.run_dir / BEST).read_bytes())
+        else:
+            finished.append(i)
         _record([], result, job)
-    return members
+    return Together(members, sorted(finished))
+
+
+def _joins(run_dir: Path, streams: bool) -> bool:
+    """Whether the seed in ``run_dir`` joins a pack: its attempt 1 is not done, no
+    out-of-memory error gave it a memory plan, and any resume state is attempt 1's,
+    holding a pack's dropout stream where the pack draws them (``streams``). A damaged
+    file is a :class:`CheckpointError`."""
+    if read_plan(run_dir).ooms or _attempts_so_far(run_dir):
+        return False
+    saved = saved_place(run_dir / RESUME)
+    return saved is None or (saved["attempt"] == 1 and (saved["stream"] or not streams))
+
+
+def _seed_log(log, seed: int):
+    return lambda line: log(f"seed {seed}: {line}")
 
 
 def _pack_attempt(cells: list[CellConfig], jobs: list[Job]) -> list[dict | Exception]:
@@ -318,7 +355,7 @@ def _pack_attempt(cells: list[CellConfig], jobs: list[Job]) -> list[dict | Excep
         cut = {split: truncation(enc, cell.data.max_length)
                for split, enc in (("train", data.train), ("val", data.val))}
         if line := truncation_line(cut):
-            job.log(f"seed {cell.train.seed}: {line}")
+            job.log(line)
         datas.append((data, cut))
         places.append(Place(job.run_dir, 1, job.log, None, job.identity))
     results = train_pack_attempt(pack, cells, [d for d, _ in datas], places)

@@ -49,7 +49,7 @@ from dfil.train.loop import (
     validation_record,
 )
 from dfil.train.resume import AttemptState, StopFlag
-from dfil.util.errors import NonFiniteLoss, Preempted
+from dfil.util.errors import CheckpointError, NonFiniteLoss, Preempted
 
 
 @dataclass(frozen=True)
@@ -129,8 +129,9 @@ class Unpackable(ValueError):
 
 @dataclass
 class Seed:
-    """One seed of a pack attempt: its cell, place, data, view and state; ``failed`` the
-    error that ended it (a non-finite loss) while the others go on."""
+    """One seed of a pack attempt: its cell, place (whose log names the seed), data, view
+    and state; ``failed`` the error that ended it (a non-finite loss) while the others
+    go on."""
 
     cell: CellConfig
     place: Place
@@ -140,7 +141,7 @@ class Seed:
     failed: NonFiniteLoss | None = None
 
     def log(self, line: str) -> None:
-        self.place.log(f"seed {self.cell.train.seed}: {line}")
+        self.place.log(line)
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,11 @@ def _set_up(pack: PackedModel, cells, datas, places) -> PackRun:
         state = AttemptState(view, optimizer, scheduler, config_hash(cell), place.number,
                              identity=place.identity, stream=streams[k])
         seed = Seed(cell, place, data, view, state)
-        if state.resume(place.run_dir / RESUME):
+        try:
+            resumed = state.resume(place.run_dir / RESUME)
+        except CheckpointError as err:  # the seed's own run reports or continues it
+            raise Unpackable(str(err)) from err
+        if resumed:
             seed.log(f"resuming attempt {place.number} at epoch {state.epoch + 1}, "
                      f"step {state.step}")
         seeds.append(seed)
@@ -220,8 +225,9 @@ def _set_up(pack: PackedModel, cells, datas, places) -> PackRun:
     pad = datas[0].pad_id
     run = PackRun(seeds, setup, Loader(train, device, layout, pad),
                   Loader(val, device, layout_for(pack, val, "padded"), pad), train_at, val_at)
+    grouped = ", grouped by length" if cfg.group_by_length and layout != "features" else ""
     for seed in seeds:
-        seed.log(f"batches: {layout}, in a pack of {len(seeds)} seeds "
+        seed.log(f"batches: {layout}{grouped}, in a pack of {len(seeds)} seeds "
                  f"({', '.join(str(s) for s in pack.seeds)})")
     return run
 
@@ -274,7 +280,7 @@ def _run_epoch(run: PackRun, stop: StopFlag) -> None:
             if stop.raised:
                 guard.disarm()
                 _check(run, watches)  # a diverged seed saves no state to resume
-                _on_signal(run, stop, s + 1)
+                _on_signal(run, stop, first.epoch, s + 1)
     _check(run, watches)
 
 
@@ -289,14 +295,15 @@ def _check(run: PackRun, watches: Sequence[FiniteWatch]) -> None:
                 seed.log(str(err))
 
 
-def _on_signal(run: PackRun, stop: StopFlag, step: int) -> None:
-    """Save every live seed's state after ``step`` of the epoch, then stop (Preempted)."""
+def _on_signal(run: PackRun, stop: StopFlag, epoch: int, step: int) -> None:
+    """Save every live seed's state after ``step`` of epoch ``epoch`` (0-based), then stop
+    (Preempted)."""
     for seed in run.live:
         seed.state.step = step
         seed.state.save(seed.place.run_dir / RESUME)
-    where = ", ".join(str(s.place.run_dir / RESUME) for s in run.live)
-    raise Preempted(f"{stop.raised} at epoch {run.live[0].state.epoch + 1}, step {step}; "
-                    f"the pack's states saved to {where}")
+    where = ", ".join(str(s.place.run_dir / RESUME) for s in run.live) or "none (all diverged)"
+    raise Preempted(f"{stop.raised} at epoch {epoch + 1}, step {step}; the pack's states "
+                    f"saved to {where}")
 
 
 def _end_epoch(run: PackRun) -> None:

@@ -146,14 +146,15 @@ def written_record(path: Path) -> dict | None:
     return state.get("identity") or {"config_hash": state["config_hash"]}
 
 
-def written_attempt(path: Path) -> int:
-    """The attempt the resume state at ``path`` belongs to; 0 if there is no readable
-    state (a damaged one is reported when a run tries to resume from it)."""
-    try:
-        state = _load(path)
-    except CheckpointError:
-        return 0
-    return 0 if state is None else int(state["attempt"])
+def saved_place(path: Path) -> dict | None:
+    """Where the resume state at ``path`` stands: its ``attempt``, ``epoch``, ``step``
+    and whether it holds a pack's dropout ``stream``; None if there is none. A damaged
+    one is a :class:`CheckpointError`."""
+    state = _load(path)
+    if state is None:
+        return None
+    return {"attempt": int(state["attempt"]), "epoch": int(state["epoch"]),
+            "step": int(state["step"]), "stream": "dropout_stream" in state}
 
 
 def _read(path: Path, expected_hash: str) -> dict | None:

@@ -1,0 +1,86 @@
+"""The grid's ``pack``: one ``train_pack`` job trains a configuration's seeds together,
+then each seed's ``train_cell`` job finishes its own run. Dry run of the embedded grid,
+and a real build of one seed of the smoke grid (frozen heads: a pack trains them bit for
+bit as one job a seed does)."""
+
+import json
+import shutil
+
+import pytest
+import yaml
+
+from snakemake_cli import ROOT, snakemake
+
+# Real processes (training, Snakemake, the hub mirror): `pytest -m "not slow"` skips them.
+pytestmark = pytest.mark.slow
+
+CONFIG = "frog/tiny-llama/dfil+frozen/lam0.5/nfull/qure"
+SEEDS = ("seed123", "seed42", "seed456")
+
+
+def counts(text: str) -> dict:
+    import re
+
+    table = text[text.index("Job stats:"):]
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
+
+
+def workdir(tmp_path, pack: bool):
+    work = tmp_path / ("packed" if pack else "alone")
+    work.mkdir()
+    shutil.copy(ROOT / "Snakefile", work)
+    for d in ("workflow", "config"):
+        shutil.copytree(ROOT / d, work / d)
+    path = work / "config" / "smoke.yaml"
+    grid = yaml.safe_load(path.read_text())
+    grid["pack"] = pack
+    path.write_text(yaml.safe_dump(grid, sort_keys=False))
+    return work
+
+
+def build(work, *targets, extra=()):
+    out = snakemake(*targets, *extra, "--cores", "2", "--configfile", "config/smoke.yaml",
+                    cwd=work)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return out.stdout + out.stderr
+
+
+def test_the_embedded_grid_with_packs_trains_each_configuration_in_one_job(tmp_path):
+    extra = tmp_path / "pack.yaml"
+    extra.write_text("pack: true\n")
+    out = snakemake("-n", "--forceall", "all_tables", "--cores", "2", "--configfile",
+                    "config/config.yaml", str(extra))
+    assert out.returncode == 0, out.stderr[-3000:]
+    c = counts(out.stdout + out.stderr)
+    # 25 configurations of three trained seeds; every seed's own job finishes its run
+    assert c["train_pack"] == 25 and c["train_cell"] == 75
+
+
+def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):
+    work = workdir(tmp_path, pack=True)
+    runs = work / "results" / "smoke" / "runs"
+    text = build(work, f"results/smoke/runs/{CONFIG}/seed42/train_summary.json")
+    c = counts(text)
+    assert c["train_pack"] == 1 and c["train_cell"] == 1
+    record = json.loads((work / "results/smoke/packs" / f"{CONFIG}.json").read_text())
+    assert len(record["together"]) == 3
+    for seed in SEEDS:
+        [attempt] = json.loads((runs / CONFIG / seed / "attempts.json").read_text())
+        assert attempt["pack"] == {"seeds": [123, 42, 456], "size": 3}
+    assert (runs / CONFIG / "seed42" / "train_summary.json").is_file()
+    assert not (runs / CONFIG / "seed123" / "train_summary.json").exists()
+
+    # another seed of the pack: its own job only, which trains nothing again
+    log = (runs / CONFIG / "seed123" / "train_log.jsonl").read_bytes()
+    text = build(work, f"results/smoke/runs/{CONFIG}/seed123/train_summary.json")
+    assert "train_pack" not in counts(text) and counts(text)["train_cell"] == 1
+    assert (runs / CONFIG / "seed123" / "train_log.jsonl").read_bytes() == log
+
+    # the same seed with one job a seed: the same checkpoint, bit for bit
+    alone = workdir(tmp_path, pack=False)
+    text = build(alone, f"results/smoke/runs/{CONFIG}/seed42/train_summary.json")
+    assert "train_pack" not in counts(text)
+    for name in ("model.safetensors", "train_log.jsonl"):
+        packed = (runs / CONFIG / "seed42" / name).read_bytes()
+        assert packed == (alone / "results/smoke/runs" / CONFIG / "seed42" / name).read_bytes()
