@@ -77,10 +77,17 @@ def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):
     assert "train_pack" not in counts(text) and counts(text)["train_cell"] == 1
     assert (runs / CONFIG / "seed123" / "train_log.jsonl").read_bytes() == log
 
+    # a seed's run deleted: its pack trains it again, and only its own job follows (the
+    # pack's record is ancient() to its siblings' jobs)
+    shutil.rmtree(runs / CONFIG / "seed42")
+    text = build(work, *(f"results/smoke/runs/{CONFIG}/{seed}/train_summary.json"
+                         for seed in ("seed42", "seed123")), extra=("-n",))
+    assert counts(text)["train_pack"] == 1 and counts(text)["train_cell"] == 1
+
     # the same seed with one job a seed: the same checkpoint, bit for bit
     alone = workdir(tmp_path, pack=False)
-    text = build(alone, f"results/smoke/runs/{CONFIG}/seed42/train_summary.json")
+    text = build(alone, f"results/smoke/runs/{CONFIG}/seed123/train_summary.json")
     assert "train_pack" not in counts(text)
     for name in ("model.safetensors", "train_log.jsonl"):
-        packed = (runs / CONFIG / "seed42" / name).read_bytes()
-        assert packed == (alone / "results/smoke/runs" / CONFIG / "seed42" / name).read_bytes()
+        packed = (runs / CONFIG / "seed123" / name).read_bytes()
+        assert packed == (alone / "results/smoke/runs" / CONFIG / "seed123" / name).read_bytes()

@@ -50,3 +50,21 @@ def test_only_cells_with_both_jobs_timed_count_beside_their_own_projection(tmp_p
 
 def test_nothing_finished_says_so():
     assert "no finished cell" in format_measured({}, {})
+
+
+def test_a_packed_cell_is_timed_by_its_share_of_its_packs_job(tmp_path):
+    """Two seeds of a pack: 7,200 s for the pack, 36 s each for their own (summary) jobs:
+    each cell's training is 3,600 + 36 s; a pack without its job timed counts nothing."""
+    bench(tmp_path, "train_pack", "p", 7200.0)
+    for seed in (1, 2):
+        bench(tmp_path, "train_cell", f"p/seed{seed}", 36.0)
+        bench(tmp_path, "evaluate_cell", f"p/seed{seed}", 360.0)
+    bench(tmp_path, "train_cell", "q/seed1", 36.0)  # its pack's job not timed: left out
+    bench(tmp_path, "evaluate_cell", "q/seed1", 360.0)
+    costs = [cost(f"p/seed{s}", "7b", 1800.0, 180.0) for s in (1, 2)] + [
+        cost("q/seed1", "7b", 1.0, 1.0)]
+    packs = {"p": ["p/seed1", "p/seed2"], "q": ["q/seed1", "q/seed2"]}
+    m = measured_by_class(costs, tmp_path, packs)
+    assert m["7b"].cells == 2
+    assert m["7b"].train_h == pytest.approx(2 * 3636 / 3600)
+    assert m["7b"].projected_h == pytest.approx(2 * 1980 / 3600)

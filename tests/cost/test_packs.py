@@ -12,6 +12,7 @@ from dfil.cost.flops import decoder_params, forward_flops, lora_params, shape, t
 from dfil.cost.memory import GIB, seeds_that_fit, training_memory
 from dfil.cost.packs import configuration, pack_size, project_packs, split
 from dfil.cost.project import project
+from dfil.cost.rates import MEASURED as MEASURED_TABLE
 
 PAPER = Path(__file__).resolve().parents[2] / "config" / "paper.yaml"
 QWEN7B = shape(ARCHS["qwen2.5-7b"])
@@ -107,3 +108,19 @@ def test_a_grid_packs_its_configurations_seeds_only_when_it_says_so(paper):
         assert max(sizes) - min(sizes) <= 1 and seeds - sum(sizes) in (0, 1)
     # zero-shot cells train nothing: never in a pack
     assert not any(packed.cells[k].config["model"]["method"] == "zero_shot" for k in keys)
+
+
+def test_a_packed_cells_projection_is_its_share_of_its_packs(paper):
+    """cell_shares: a cell alone keeps its own projection; a cell of a pack of K gets one
+    K-th of the pack's training and its own evaluation."""
+    from dfil.cost.packs import cell_shares
+
+    ws = works(paper, "frog/qwen2.5-7b/dfil/lam0.1/nfull/qure/")
+    assert len(ws) == 3
+    gpus = {w.size: "h100" for w in ws}
+    alone = cell_shares(ws, gpus, "dfil", MEASURED_TABLE, {})
+    shared = cell_shares(ws, gpus, "dfil", MEASURED_TABLE, {"p": [w.key for w in ws]})
+    whole = project(ws[0], "h100", "dfil", MEASURED_TABLE, seeds=3)
+    assert alone[0] == project(ws[0], "h100", "dfil", MEASURED_TABLE)
+    assert shared[0].train_s == pytest.approx(whole.train_s / 3)
+    assert shared[0].eval_s == alone[0].eval_s

@@ -6,7 +6,6 @@ from dfil.core.methods import method_spec
 from dfil.cost.packs import grid_packs
 from dfil.cluster.partitions import GPU_PARTITION, job_partition, profile_text
 from dfil.contracts.failure import failure_ahead
-from dfil.contracts.pack import finished_in
 from dfil.engine.featuresets import (
     FEATURE_CACHE_FORMAT,
     feature_group,
@@ -42,20 +41,10 @@ def cell_resource(name, stage, default=0):
     (the grid config's ``resources:``), the same on every attempt (a job stopped at its
     time limit continues from its checkpoint in a job of the same size). Snakemake asks
     again once the job's inputs exist: a job that will only record a failure (a gated
-    repo's refused fetch, a failed training among its inputs), or only write the summary
-    of a training its pack finished, gets the ``cpu`` class."""
-    return lambda wildcards, input: cell_request(wildcards.key, stage, input).get(
-        name, default
-    )
-
-
-def cell_request(key, stage, input):
-    """What a cell's ``stage`` job asks (:func:`cell_resource`): a training its pack
-    finished (:func:`dfil.contracts.pack.finished_in`) only writes its summary, in the
-    ``cpu`` class."""
-    if stage == "train" and finished_in(input, f"{RES}/runs/{key}"):
-        return dict(CPU_RESOURCES)
-    return GRID.job_resources(key, stage, failure_ahead(input))
+    repo's refused fetch, a failed training among its inputs) gets the ``cpu`` class."""
+    return lambda wildcards, input: GRID.job_resources(
+        wildcards.key, stage, failure_ahead(input)
+    ).get(name, default)
 
 
 def profile_resource(name):
@@ -79,7 +68,7 @@ def cell_partition(stage):
     """The partition of a cell's ``stage`` job: the GPU partition where it asks a GPU, the
     CPU one where it asks none (a job that will only record a failure)."""
     return lambda wildcards, input: job_partition(
-        cell_request(wildcards.key, stage, input),
+        GRID.job_resources(wildcards.key, stage, failure_ahead(input)),
         PARTITIONS["cpu"],
         PARTITIONS["gpu"],
     )
@@ -129,9 +118,11 @@ def pack_first(function):
 
 
 def pack_record(wildcards):
-    """The record of the pack a cell trains in ([] for a cell trained alone)."""
+    """The record of the pack a cell trains in ([] for a cell trained alone); ancient():
+    a pack trained again for one seed's sake (its config edited, its run deleted) reruns
+    that seed's own job through its own inputs, never its siblings'."""
     name = PACK_OF.get(wildcards.key)
-    return [] if name is None else [f"{RES}/packs/{name}.json"]
+    return [] if name is None else [ancient(f"{RES}/packs/{name}.json")]
 
 
 def pack_request(wildcards, input):

@@ -33,11 +33,11 @@ def grid_cost(grid, gpu: str | None, trainer: str = "dfil",  # noqa: PLR0913
     from dfil.cli.archs import grid_archs
     from dfil.cluster.slurm import site_nodes
     from dfil.contracts.acceptance import grid_records
-    from dfil.cost import by_class, cell_work, format_proposals, format_table, project, propose
+    from dfil.cost import by_class, cell_work, format_proposals, format_table, propose
     from dfil.cost.acceptance import acceptance_lines, acceptance_table
     from dfil.cost.ends import format_totals, total_hours
     from dfil.cost.measured import format_measured, measured_by_class
-    from dfil.cost.packs import project_packs
+    from dfil.cost.packs import cell_shares, grid_packs, project_packs
     from dfil.cost.rates import MEASURED, PEAK_BF16, TRAINERS, measured
 
     packs = pack == "on"
@@ -62,9 +62,11 @@ def grid_cost(grid, gpu: str | None, trainer: str = "dfil",  # noqa: PLR0913
     classes = by_class(project_packs(works, gpus, trainer, table, packs), gpus)
     lines = [format_table(grid.name, classes, trainer, excluded, packs),
              format_totals(hours, trainer, packs, excluded, table)]
-    solo = [project(w, gpus[w.size], trainer, table) for w in works]
-    finished = format_measured(measured_by_class(solo, Path(grid.results) / "benchmarks"),
-                               {size: int(r.get("gpu", 0)) for size, r in resources.items()})
+    trained = grid_packs(grid)  # as the workflow trains: each cell's share of its pack
+    finished = format_measured(
+        measured_by_class(cell_shares(works, gpus, trainer, table, trained),
+                          Path(grid.results) / "benchmarks", trained),
+        {size: int(r.get("gpu", 0)) for size, r in resources.items()})
     models = {size: gpu or r.get("gpu_model") for size, r in resources.items()}
     proposals = propose(works, trainer, table, packs, models,
                         nodes if nodes is not None else site_nodes())

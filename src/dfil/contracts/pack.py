@@ -4,10 +4,10 @@ with one configuration's seeds (``results/<grid>/packs/<pack>.json``, schema
 
 The workflow's ``train_pack`` job trains attempt 1 of a configuration's seeds together
 (:func:`dfil.train.driver.train_together`) and writes this record; each seed's
-``train_cell`` job reads it. A seed the record lists as finished needs only its summary
-written, so its job asks for no GPU (:func:`finished_in`); any other seed trains alone,
-from its run directory's state. A pack that gives up on its last attempt, or that sbatch
-refused, says why (``gave_up``) and lists no run as trained together.
+``train_cell`` job runs after it: a seed the record lists as finished needs only its
+summary written; any other seed trains alone, from its run directory's state. A pack
+that gives up on its last attempt, or that sbatch refused, says why (``gave_up``) and
+lists no run as trained together.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from functools import cache
 from pathlib import Path
 
 from dfil.contracts import packaged_schema, schema_problem
-from dfil.contracts.failure import read_record
 from dfil.util.atomic import atomic_write_json
 from dfil.util.errors import MetricsError
 
@@ -47,15 +46,3 @@ def write_pack_record(path: str | Path, record: Mapping) -> None:
     if problem := schema_problem(_schema(), record):
         raise MetricsError(f"{path}: {problem}")
     atomic_write_json(path, dict(record))
-
-
-def finished_in(paths: Iterable[str | Path], run: str | Path) -> bool:
-    """Whether a pack record among ``paths`` (a job's inputs) lists ``run`` as finished;
-    absent, unreadable or non-conforming records list nothing."""
-    for path in map(Path, paths):
-        record = read_record(path)
-        if (isinstance(record, Mapping) and record.get("format") == FORMAT
-                and schema_problem(_schema(), record) is None):
-            if str(run) in record["finished"]:
-                return True
-    return False

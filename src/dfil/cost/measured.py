@@ -2,16 +2,18 @@
 (pure: pandas).
 
 Every training and evaluation job writes Snakemake's benchmark file
-(``results/<grid>/benchmarks/{train_cell,untrained_cell,evaluate_cell}/<key>.tsv``;
-column ``s``: the job's wall-clock seconds). For each size class, the cells whose jobs
-have one are summed and set beside the projection of the same cells, so the ratio says
+(``results/<grid>/benchmarks/{train_cell,untrained_cell,evaluate_cell}/<key>.tsv``,
+``train_pack/<pack>.tsv`` for a pack of seeds trained together; column ``s``: the job's
+wall-clock seconds). For each size class, the cells whose jobs have one are summed (a
+packed cell's training: its share of its pack's job) and set beside the projection of
+the same cells (a packed cell's: its share of its pack's), so the ratio says
 how far the model is off on this cluster (or, on a CPU-only machine, that its figures
 are CPU time: the class then asks no GPU and the table says so).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +23,8 @@ from dfil.cost.project import CellCost
 
 #: The rules whose benchmark files time a cell's training, and its evaluation.
 TRAIN_RULES, EVAL_RULES = ("train_cell", "untrained_cell"), ("evaluate_cell",)
+#: The rule whose benchmark file times a pack of seeds trained together.
+PACK_RULE = "train_pack"
 
 
 def job_seconds(path: Path) -> float | None:
@@ -49,11 +53,19 @@ def _timed(benchmarks: Path, rules: Iterable[str], key: str) -> float | None:
     return next((s for s in found if s is not None), None)
 
 
-def measured_by_class(costs: Iterable[CellCost], benchmarks: Path) -> dict[str, Measured]:
-    """Each size class's cells whose training and evaluation jobs were both timed."""
+def measured_by_class(costs: Iterable[CellCost], benchmarks: Path,
+                      packs: Mapping[str, Sequence[str]] | None = None) -> dict[str, Measured]:
+    """Each size class's cells whose training and evaluation jobs were both timed. A cell
+    that trained in one of ``packs`` (pack name -> its run keys) is timed by its share of
+    its pack's ``train_pack`` job, plus its own job (which wrote its summary)."""
     out: dict[str, Measured] = {}
+    pack_of = {key: (name, len(keys)) for name, keys in (packs or {}).items() for key in keys}
     for cost in costs:
         train = _timed(Path(benchmarks), TRAIN_RULES, cost.key)
+        if cost.key in pack_of and train is not None:
+            name, size = pack_of[cost.key]
+            together = job_seconds(Path(benchmarks) / PACK_RULE / f"{name}.tsv")
+            train = None if together is None else train + together / size
         evaluate = _timed(Path(benchmarks), EVAL_RULES, cost.key)
         if train is None or evaluate is None:
             continue

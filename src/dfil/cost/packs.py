@@ -10,7 +10,7 @@ pack is one seed. Evaluation stays one job per seed.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from dfil.cost.archs import ARCHS, MODEL_IDS
@@ -75,6 +75,22 @@ def grid_packs(grid) -> dict[str, list[str]]:
             if size > 1:  # a seed alone trains in its own job
                 out[name] = keys[at:at + size]
             at += size
+    return out
+
+
+def cell_shares(works: Iterable[CellWork], gpus: Mapping[str, str], trainer: str,
+                table: Table, packs: Mapping[str, Sequence[str]]) -> list[CellCost]:
+    """Each cell's projection as the workflow trains it: alone, or (a cell of ``packs``)
+    its share of its pack's training, one K-th of a pack of K, and its own evaluation."""
+    size_of = {key: len(keys) for keys in packs.values() for key in keys}
+    out = []
+    for w in works:
+        cost = project(w, gpus[w.size], trainer, table)
+        if w.key in size_of:
+            k = size_of[w.key]
+            whole = project(w, gpus[w.size], trainer, table, seeds=k)
+            cost = replace(cost, train_s=whole.train_s / k)
+        out.append(cost)
     return out
 
 
