@@ -58,7 +58,7 @@ def _read_config(path: Path) -> dict:
 def backbone_arch(backbone: dict, results: str, catalogue: bool = False) -> Arch:
     """The :class:`Arch` of a cell's ``model.backbone`` entry; ``results`` is the grid's
     results directory (its fetch rule's target is named in the fix)."""
-    from dfil.cost.archs import ARCHS, MODEL_IDS
+    from dfil.cost.archs import catalogue_arch
 
     name, model_id = backbone.get("name", ""), backbone.get("model_id", "")
     if backbone.get("arch"):
@@ -69,15 +69,15 @@ def backbone_arch(backbone: dict, results: str, catalogue: bool = False) -> Arch
             return Arch(name, _read_config(path), f"config.json of the fetched {path}")
         except (OSError, ValueError) as err:
             problem = f"its fetched config.json does not load ({err}); "
-    key = next((k for k in (name, MODEL_IDS.get(model_id, "")) if k in ARCHS), None)
-    if catalogue and key:
-        return Arch(name, dict(ARCHS[key]), "the offline catalogue (dfil.cost.archs), not a "
+    known = catalogue_arch(backbone)
+    if catalogue and known:
+        return Arch(name, known, "the offline catalogue (dfil.cost.archs), not a "
                     "fetched config.json")
     return Arch(name, None, (
         f"no architecture for backbone {name} ({model_id or 'no model_id'}), its cells left "
         f"out: {problem}fetch its config.json (snakemake {results}/hub/model/{name}.json) or "
         f"give backbones.{name}.arch its fields"
-        f"{'' if key is None else ' (or --catalogue: the offline shapes)'}"))
+        f"{'' if known is None else ' (or --catalogue: the offline shapes)'}"))
 
 
 def grid_archs(grid, catalogue: bool = False) -> dict[str, Arch]:

@@ -86,14 +86,14 @@ def _record(args, stage: str, reason: str, err: BaseException) -> int:
 
 
 @contextlib.contextmanager
-def _sole_writer(run_dirs: Path | list[Path], command: str):
+def _sole_writer(run_dirs: list[Path], command: str):
     """Be each of ``run_dirs``' one writer (a second writer fails at once, naming this
     one) and stop when the local Snakemake that started this job is killed."""
     from dfil.cluster.dirlock import stop_with_snakemake
     from dfil.cluster.writer import hold_writer
 
     with contextlib.ExitStack() as stack:
-        for run_dir in run_dirs if isinstance(run_dirs, list) else [run_dirs]:
+        for run_dir in run_dirs:
             stack.enter_context(hold_writer(run_dir, f"dfil {command}"))
         stop_with_snakemake(lambda text: print(f"dfil {command}: {text}", file=sys.stderr,
                                                flush=True))
@@ -222,12 +222,16 @@ def _one_by_one(seeds: list[argparse.Namespace]) -> int:
         status = max(status, code)
         rest = seeds[i + 1:]
         if rest and last_try(one.attempt) and at_time_limit():
-            stop = Preempted("the job's time limit came before this seed's turn")
-            for other in rest:
-                if not _trained(Path(other.out)):
-                    _record(other, "train", "TIMEOUT", stop)
+            _timed_out(rest, Preempted("the job's time limit came before this seed's turn"))
             return status
     return status
+
+
+def _timed_out(seeds: list[argparse.Namespace], stop: BaseException) -> None:
+    """Record each of ``seeds`` not yet trained as TIMEOUT (the job's last attempt)."""
+    for one in seeds:
+        if not _trained(Path(one.out)):
+            _record(one, "train", "TIMEOUT", stop)
 
 
 def _trained(run: Path) -> bool:
@@ -285,9 +289,7 @@ def _given_up(record: Path | None, runs: list[str], reason: str, err: BaseExcept
         return _pack_failed(record, runs, reason, err)
     if reason != "TIMEOUT":
         return None
-    for one in seeds:
-        if not _trained(Path(one.out)):
-            _record(one, "train", "TIMEOUT", err)
+    _timed_out(seeds, err)
     return 0
 
 
@@ -357,7 +359,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise MissingInputError(f"{args.run}: no such run directory; train it first "
                                 "(`dfil train --cell <cell.yaml> --out <run>`)")
     try:
-        with _sole_writer(args.run, "evaluate"):
+        with _sole_writer([args.run], "evaluate"):
             if not _failed_training(args.run) and (
                     refused := _refused_features(args, "evaluate", args.run)) is not None:
                 return refused

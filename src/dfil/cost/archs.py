@@ -10,6 +10,8 @@ fetched config.json or the grid's ``arch:``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 _QWEN = dict(model_type="qwen2", max_position_embeddings=131072, rope_theta=1000000.0)
 _MISTRAL = dict(
     model_type="mistral", hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
@@ -87,3 +89,10 @@ def arch(name: str) -> dict:
         raise ValueError(f"unknown architecture {name!r}; expected one of {sorted(ARCHS)} "
                          f"or a hub id of {sorted(MODEL_IDS)}")
     return dict(ARCHS[key])
+
+
+def catalogue_arch(backbone: Mapping) -> dict | None:
+    """The offline catalogue's shape of a grid's backbone entry, by its name or its hub
+    id (:data:`MODEL_IDS`); None where the catalogue has neither."""
+    names = (backbone.get("name", ""), MODEL_IDS.get(backbone.get("model_id", ""), ""))
+    return next((dict(ARCHS[n]) for n in names if n in ARCHS), None)

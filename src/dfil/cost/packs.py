@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
-from dfil.cost.archs import ARCHS, MODEL_IDS
+from dfil.cost.archs import catalogue_arch
 from dfil.cost.cells import cell_work
 from dfil.cost.flops import shape
 from dfil.cost.memory import seeds_that_fit, training_memory
@@ -56,19 +56,16 @@ def grid_packs(grid) -> dict[str, list[str]]:
             groups.setdefault(configuration(key), []).append(key)
     out = {}
     for config, keys in groups.items():
-        if len(keys) < 2:
-            continue
         first = grid.cells[keys[0]]
         request = grid.job_resources(first.key, "train")
         most = len(keys)
         if int(request.get("gpu", 0) or 0):
-            arch = _arch(first.config["model"]["backbone"])
+            backbone = first.config["model"]["backbone"]
+            arch = backbone.get("arch") or catalogue_arch(backbone)
             gpu = request.get("gpu_model") if request.get("gpu_model") in GPU_GIB else "h100"
             most = pack_size(cell_work(first.key, first.size, first.config, arch), gpu,
                              len(keys)) if arch else 1
         sizes = split(len(keys), most)
-        if len(sizes) == len(keys):  # one seed a pack: nothing trains together
-            continue
         at = 0
         for i, size in enumerate(sizes, 1):
             name = config if len(sizes) == 1 else f"{config}/pack{i}of{len(sizes)}"
@@ -92,14 +89,6 @@ def cell_shares(works: Iterable[CellWork], gpus: Mapping[str, str], trainer: str
             cost = replace(cost, train_s=whole.train_s / k)
         out.append(cost)
     return out
-
-
-def _arch(backbone: Mapping) -> Mapping | None:
-    """A backbone entry's architecture: its own ``arch``, else the offline catalogue's."""
-    if backbone.get("arch"):
-        return backbone["arch"]
-    names = (backbone.get("name", ""), MODEL_IDS.get(backbone.get("model_id", ""), ""))
-    return next((ARCHS[n] for n in names if n in ARCHS), None)
 
 
 def pack_size(w: CellWork, gpu: str, seeds: int) -> int:

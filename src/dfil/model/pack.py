@@ -171,7 +171,7 @@ class PackedModel(DualPathModel):
         draws = None
         if self.training and self.dropout_streams is not None:
             draws = [stream.getrandbits(62) for stream in self.dropout_streams]
-        return [0, *itertools.accumulate(int(n) for n in sizes)], draws
+        return seed_rows(sizes), draws
 
     def forward_padded(self, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                        last: torch.Tensor, sizes: Sequence[int] | None = None
@@ -251,9 +251,14 @@ def seed_spans(lengths: Sequence[int], sizes: int | Sequence[int]) -> list[int]:
     (an int: that many seeds' equal shares)."""
     if isinstance(sizes, int):
         sizes = [len(lengths) // sizes] * sizes
-    ends = itertools.accumulate(int(n) for n in sizes)
-    tokens = [0, *itertools.accumulate(int(n) for n in lengths)]
-    return [0, *(tokens[end] for end in ends)]
+    tokens = seed_rows(lengths)
+    return [tokens[end] for end in seed_rows(sizes)]
+
+
+def seed_rows(sizes: Sequence[int]) -> list[int]:
+    """``[K + 1]`` where each of K consecutive shares of ``sizes`` starts, and the end:
+    seed k's rows of a pack batch are ``[out[k], out[k + 1])`` (host ints)."""
+    return [0, *itertools.accumulate(int(n) for n in sizes)]
 
 
 def build_pack(config: ModelConfig, seeds: Sequence[int]) -> PackedModel:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 import torch
@@ -37,7 +38,7 @@ from dfil.engine.predict import Collector, layout_for
 from dfil.model.dual_path import HeadOutputs
 from dfil.model.losses import LossTerms
 from dfil.model.objective import compute_loss
-from dfil.model.pack import PackedModel, SeedView, seed_spans
+from dfil.model.pack import PackedModel, SeedView, seed_rows, seed_spans
 from dfil.train.finite import FiniteWatch
 from dfil.train.loop import (
     Place,
@@ -93,11 +94,6 @@ def forward_pack(pack: PackedModel, batch: Batch, bounds: Sequence[int] | None =
                                batch.cu_seq_lens, batch.max_length, bounds, sizes)
 
 
-def _rows(sizes: Sequence[int]) -> list[tuple[int, int]]:
-    ends = np.cumsum(sizes).tolist()
-    return list(zip([0, *ends[:-1]], ends, strict=True))
-
-
 def pack_step(setup: PackSetup, batch: Batch, bounds: Sequence[int] | None = None,
               sizes: Sequence[int] | None = None) -> list[LossTerms]:
     """Forward, each seed's loss, one backward, per-seed clipping and each seed's update
@@ -108,7 +104,8 @@ def pack_step(setup: PackSetup, batch: Batch, bounds: Sequence[int] | None = Non
         outs = forward_pack(setup.pack, batch, bounds, sizes)
     terms = [compute_loss(out, batch.y[a:b], batch.p[a:b], setup.spec, setup.loss,
                           setup.weights[k])
-             for k, (out, (a, b)) in enumerate(zip(outs, _rows(sizes), strict=True))]
+             for k, (out, (a, b)) in enumerate(zip(outs, pairwise(seed_rows(sizes)),
+                                                   strict=True))]
     total = terms[0].total
     for t in terms[1:]:
         total = total + t.total
@@ -139,9 +136,6 @@ class Seed:
     view: SeedView
     state: AttemptState
     failed: NonFiniteLoss | None = None
-
-    def log(self, line: str) -> None:
-        self.place.log(line)
 
 
 @dataclass(frozen=True)
@@ -206,7 +200,7 @@ def _set_up(pack: PackedModel, cells, datas, places) -> PackRun:
         except CheckpointError as err:  # the seed's own run reports or continues it
             raise Unpackable(str(err)) from err
         if resumed:
-            seed.log(f"resuming attempt {place.number} at epoch {state.epoch + 1}, "
+            seed.place.log(f"resuming attempt {place.number} at epoch {state.epoch + 1}, "
                      f"step {state.step}")
         seeds.append(seed)
         optimizers.append(optimizer)
@@ -227,14 +221,14 @@ def _set_up(pack: PackedModel, cells, datas, places) -> PackRun:
                   Loader(val, device, layout_for(pack, val, "padded"), pad), train_at, val_at)
     grouped = ", grouped by length" if cfg.group_by_length and layout != "features" else ""
     for seed in seeds:
-        seed.log(f"batches: {layout}{grouped}, in a pack of {len(seeds)} seeds "
+        seed.place.log(f"batches: {layout}{grouped}, in a pack of {len(seeds)} seeds "
                  f"({', '.join(str(s) for s in pack.seeds)})")
     return run
 
 
 def _joined(sets: Sequence[Encoded]) -> tuple[Encoded, list[int]]:
     """The seeds' sets one after the other, and where each seed's rows start."""
-    return concat(sets), np.cumsum([0, *(len(s) for s in sets[:-1])]).tolist()
+    return concat(sets), seed_rows([len(s) for s in sets])[:-1]
 
 
 def _step_rows(plans: Sequence[Sequence[np.ndarray]], at: Sequence[int],
@@ -292,7 +286,7 @@ def _check(run: PackRun, watches: Sequence[FiniteWatch]) -> None:
                 watch.check(seed.state.epoch + 1)
             except NonFiniteLoss as err:
                 seed.failed = err
-                seed.log(str(err))
+                seed.place.log(str(err))
 
 
 def _on_signal(run: PackRun, stop: StopFlag, epoch: int, step: int) -> None:
@@ -316,7 +310,7 @@ def _end_epoch(run: PackRun) -> None:
                          val)
         except NonFiniteLoss as err:
             seed.failed = err
-            seed.log(str(err))
+            seed.place.log(str(err))
 
 
 def _validate(run: PackRun) -> list[dict]:
@@ -334,7 +328,8 @@ def _validate(run: PackRun) -> list[dict]:
         for batch, size in zip(run.val(rows), sizes, strict=True):
             with autocast(setup.device, setup.dtype):
                 outs = forward_pack(setup.pack, batch, None, size)
-            for k, (out, (a, b)) in enumerate(zip(outs, _rows(size), strict=True)):
+            for k, (out, (a, b)) in enumerate(zip(outs, pairwise(seed_rows(size)),
+                                                   strict=True)):
                 terms = compute_loss(out, batch.y[a:b], batch.p[a:b], setup.spec,
                                      setup.loss, setup.weights[k])
                 totals[k] += terms.total.double() * (b - a)
