@@ -89,18 +89,58 @@ def test_a_cell_name_no_grid_knows_is_refused_naming_file_table_and_key(tmp_path
     assert str(err.value).startswith(f"{path}: {message}")
 
 
-def test_a_name_only_the_paper_grid_runs_is_a_row_with_no_runs_not_an_error(tmp_path):
+def test_a_name_only_the_paper_grid_runs_is_a_row_with_no_runs_in_a_cut_down_grid(tmp_path):
     # the smoke grid neither runs nor maps qwen2.5-72b or variant stopgrad: the paper does
     path = edited(tmp_path, lambda s: s["scaling"]["rows"][0].update(
         backbone="qwen2.5-72b", variant="stopgrad"))
     smoke = load_yaml(CONFIG / "smoke.yaml")
     assert "qwen2.5-72b" not in smoke["render"]["backbones"]
     assert "stopgrad" not in smoke["render"]["variants"]
+    del smoke["render"]["all_tables"]  # a grid cut down to rerun some cells
     check_coordinates(load_specs(path), smoke, path)
     (tmp_path / "paper.yaml").unlink()  # without the paper's grid: the backbone catalogue's
     with pytest.raises(ConfigError, match=re.escape(
             "scaling.rows[0].variant: 'stopgrad' is not a variant of any grid")):
         check_coordinates(load_specs(path), smoke, path)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda s: fewshot_column(s, "n16").update(budget=64),
+     "fewshot_main.columns[0] (column n16).budget: 64 is a budget no cell of this grid (smoke) "
+     "has: it runs 16, 32 (and full); an entry the grid leaves out on purpose says "
+     "`expect: not run`"),
+    (lambda s: s["scaling"]["rows"][0].update(backbone="qwen2.5-72b"),
+     "scaling.rows[0].backbone: 'qwen2.5-72b' is not a backbone of this grid (smoke) (did you "
+     "mean 'qwen2.5-7b'? known: qwen2.5-1.5b, qwen2.5-7b, qwen2.5-7b-instruct, tiny-llama); "
+     "an entry the grid leaves out on purpose says `expect: not run`"),
+])
+def test_a_grid_rendering_every_table_refuses_what_only_the_paper_runs(tmp_path, edit,
+                                                                       message):
+    # the paper's grid runs budget 64 and qwen2.5-72b, so the lenient check lets them by; a
+    # grid that renders every table must run them itself, or the entry says it will not
+    path = edited(tmp_path, edit)
+    smoke = load_yaml(CONFIG / "smoke.yaml")
+    assert smoke["render"]["all_tables"] is True
+    with pytest.raises(ConfigError) as err:
+        check_coordinates(load_specs(path), smoke, path)
+    assert str(err.value) == f"{path}: {message}"
+    check_coordinates(load_specs(path), load_yaml(CONFIG / "paper.yaml"), path)
+
+    def expected(specs):
+        edit(specs)
+        fewshot_column(specs, "n16")["expect"] = "not run"
+        specs["scaling"]["rows"][0]["expect"] = "not run"
+    check_coordinates(load_specs(edited(tmp_path, expected)), smoke, path)
+
+
+def test_expect_not_run_never_lets_a_typo_by(tmp_path):
+    # a coordinate no grid runs is a typo, whether or not the entry expects no runs
+    path = edited(tmp_path, lambda s: fewshot_column(s, "n64").update(budget=61))
+    assert fewshot_column(load_specs(path), "n64")["expect"] == "not run"
+    with pytest.raises(ConfigError, match=re.escape(
+            "fewshot_main.columns[2] (column n64).budget: 61 is a budget no cell of any grid "
+            "has: the grids run 32, 64 (and full)")):
+        check_coordinates(load_specs(path), load_yaml(CONFIG / "smoke.yaml"), path)
 
 
 def fewshot_column(specs: dict, cid: str) -> dict:

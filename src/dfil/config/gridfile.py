@@ -192,6 +192,9 @@ class RenderMap(StrictModel):
     lambdas: dict[str, NonNegativeReal] = Field(default_factory=dict)
     variants: dict[str, str] = Field(default_factory=dict)
     seed_sets: dict[str, str] = Field(default_factory=dict)
+    all_tables: bool = False
+    """The grid renders every table of config/tables.yaml: each coordinate a table names
+    is one this grid runs (or maps), unless its entry says ``expect: not run``."""
 
 
 #: A probability strictly between 0 and 1 (a power, a level).

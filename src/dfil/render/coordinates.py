@@ -11,6 +11,13 @@ coordinates the tables use), or, for a backbone, to the catalogue of backbone sh
 (:data:`dfil.cost.archs.ARCHS`). The same holds for a cell's numbers: a lambda, budget, MF
 init or seed no grid runs is a typo (``budget: 61``), named with the nearest values the
 grids run, never a row with no runs.
+
+A grid that renders every table (``render.all_tables``: the paper, smoke and embedded
+grids) is held to itself alone: each coordinate a table names is one it runs or maps, unless
+the entry's layer says ``expect: not run``, a cell this grid leaves out on purpose (the
+smoke grid runs no 64-example few-shot budget). So ``budget: 16 -> 64`` is an error there,
+although the paper's grid runs 64. A grid cut down to rerun a few cells leaves the key out
+and renders the rest as rows with no runs.
 """
 
 from __future__ import annotations
@@ -30,11 +37,12 @@ KINDS = {"backbone": ("backbones", "backbone"), "task": ("tasks", "task"),
          "variant": ("variants", "variant"), "seeds": ("seed_sets", "seed set")}
 
 
-def known_names(grids: Iterable[Mapping]) -> dict[str, set[str]]:
+def known_names(grids: Iterable[Mapping], catalogue: bool = True) -> dict[str, set[str]]:
     """Selector key -> every name ``grids`` (grid configs) declare or map for it, the
-    backbone catalogue's included; a variant may also be none ("")."""
-    known: dict[str, set[str]] = {"backbone": set(ARCHS), "task": set(), "variant": {""},
-                                  "seeds": set()}
+    backbone catalogue's included unless ``catalogue`` is false; a variant may also be
+    none ("")."""
+    known: dict[str, set[str]] = {"backbone": set(ARCHS) if catalogue else set(),
+                                  "task": set(), "variant": {""}, "seeds": set()}
     for grid in grids:
         render = grid.get("render") or {}
         for key, (section, _) in KINDS.items():
@@ -105,19 +113,34 @@ def check_selectors(named: Iterable[tuple[str, object]], grid: Mapping, path: st
     """:class:`ConfigError` naming ``path`` and the dotted key for the first of the
     ``named`` selectors (dotted key, :class:`~dfil.render.table_spec.Selector`) with a name
     no grid knows or a number no grid runs (the grid config ``grid`` and the paper's grid
-    beside ``tables_path``)."""
-    known = known_names([grid, *paper_grid(tables_path)])
-    runs = run_values([grid, *paper_grid(tables_path)])
+    beside ``tables_path``). A grid that renders every table (``render.all_tables``) must
+    itself run or map each of them, but where a layer says ``expect: not run``: a cell it
+    leaves out on purpose."""
+    grids = [grid, *paper_grid(tables_path)]
+    anywhere = known_names(grids), run_values(grids)
+    own = known_names([grid], catalogue=False), run_values([grid])
+    strict = bool((grid.get("render") or {}).get("all_tables"))
     for where, selector in named:
-        for key, (_, words) in KINDS.items():
-            value = getattr(selector, key)
-            if value is not None and value not in known[key]:
-                raise ConfigError(f"{path}: {where}.{key}: "
-                                  f"{unknown(f'{words} of any grid', value, known[key])}")
-        for key in VALUES:
-            value = getattr(selector, key)
-            if value is not None and (float(value) if key == "lam" else value) \
-                    not in runs[key]:
-                raise ConfigError(
-                    f"{path}: {where}.{key}: {value!r} is a {key} no cell of any grid has: "
-                    f"the grids run {nearest(value, runs[key])}")
+        _check(selector, *anywhere, f"{path}: {where}", ("any grid", "the grids run"))
+        if strict and selector.expect is None:
+            _check(selector, *own, f"{path}: {where}", (f"this grid ({grid.get('name')})",
+                                                        "it runs"),
+                   "; an entry the grid leaves out on purpose says `expect: not run`")
+
+
+def _check(selector, known: Mapping[str, set], runs: Mapping[str, set], at: str,
+           whose: tuple[str, str], hint: str = "") -> None:
+    """:class:`ConfigError` ``at`` the first name of ``selector`` not ``known`` or number
+    not in ``runs``; ``whose``: the grids they came from and what they run, for the
+    message (the nearest values named)."""
+    grids, run = whose
+    for key, (_, words) in KINDS.items():
+        value = getattr(selector, key)
+        if value is not None and value not in known[key]:
+            raise ConfigError(f"{at}.{key}: {unknown(f'{words} of {grids}', value, known[key])}"
+                              f"{hint}")
+    for key in VALUES:
+        value = getattr(selector, key)
+        if value is not None and (float(value) if key == "lam" else value) not in runs[key]:
+            raise ConfigError(f"{at}.{key}: {value!r} is a {key} no cell of {grids} has: "
+                              f"{run} {nearest(value, runs[key])}{hint}")
