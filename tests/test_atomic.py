@@ -130,3 +130,33 @@ def test_atomic_copytree_failing_keeps_the_old_tree(tmp_path, monkeypatch):
         atomic_copytree(src, dst)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
     assert (dst / "old.html").read_text() == "old"
+
+
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o755), (0o027, 0o750)])
+def test_atomic_dir_appears_whole_with_the_umasks_mode(tmp_path, umask, mode):
+    from dfil.util.atomic import atomic_dir
+
+    dst = tmp_path / "adapter"
+    old = os.umask(umask)
+    try:
+        with atomic_dir(dst) as folder:
+            (folder / "a.json").write_text("{}")
+            assert not dst.exists()  # nothing there until it is whole
+    finally:
+        os.umask(old)
+    assert [p.name for p in dst.iterdir()] == ["a.json"]
+    assert stat.S_IMODE(dst.stat().st_mode) == mode
+    assert [p.name for p in tmp_path.iterdir()] == ["adapter"]
+
+
+def test_atomic_dir_failing_keeps_the_old_tree(tmp_path):
+    from dfil.util.atomic import atomic_dir
+
+    dst = tmp_path / "adapter"
+    dst.mkdir()
+    (dst / "old.json").write_text("old")
+    with pytest.raises(RuntimeError, match="killed"), atomic_dir(dst) as folder:
+        (folder / "new.json").write_text("new")
+        raise RuntimeError("killed")
+    assert [p.name for p in tmp_path.iterdir()] == ["adapter"]
+    assert [p.name for p in dst.iterdir()] == ["old.json"]

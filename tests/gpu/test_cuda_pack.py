@@ -11,8 +11,9 @@ import torch
 from dfil.config.cell import BackboneConfig, LoraConfig, LossConfig, ModelConfig
 from dfil.engine.batching import Encoded
 from dfil.engine.loader import Loader
+from dfil.model.adapter import save_adapter
 from dfil.model.losses import inverse_frequency_weights
-from dfil.model.pack import build_pack, save_adapter
+from dfil.model.pack import build_pack
 from dfil.train.pack import PackSetup, pack_step
 from dfil.train.step import make_optimizer
 from tinymodel import TINY_LLAMA, tiny_config
@@ -71,7 +72,7 @@ def test_a_4bit_pack_trains_and_each_seeds_lora_loads_in_peft(tmp_path):
     pack, terms = steps(model, watch_sync=False)  # bitsandbytes' own syncs are not ours
     assert all(torch.isfinite(t.total).item() for t in terms)
     assert not torch.equal(pack.seed_parameters(0)[1], pack.seed_parameters(1)[1])
-    save_adapter(pack, 2, model, tmp_path / "seed7")
+    save_adapter(pack.seed_state(2), model, tmp_path / "seed7")
     base = AutoModel.from_pretrained(tmp_path / "base", dtype=torch.bfloat16).to("cuda")
     loaded = PeftModel.from_pretrained(base, tmp_path / "seed7")
     b = loaded.base_model.model.layers[0].self_attn.q_proj.lora_B["default"].weight

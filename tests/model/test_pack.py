@@ -12,8 +12,9 @@ import torch
 from dfil.engine.batching import Encoded
 from dfil.engine.loader import Loader
 from dfil.model import build_model
+from dfil.model.adapter import save_adapter
 from dfil.model.backbone import load_backbone
-from dfil.model.pack import build_pack, save_adapter, seed_spans
+from dfil.model.pack import build_pack, seed_spans
 from tinymodel import tiny_config
 
 SEEDS = (3, 5, 7)
@@ -67,7 +68,7 @@ def test_a_seeds_saved_lora_loads_in_peft_and_gives_its_states(tmp_path):
     with torch.no_grad():
         pack.step.set([k * 2 * b.input_ids.shape[1] for k in range(4)], None)
         states = pack.padded_states(b.input_ids, b.attention_mask)
-    save_adapter(pack, 1, config, tmp_path / "seed5")
+    save_adapter(pack.seed_state(1), config, tmp_path / "seed5")
     peft_model = PeftModel.from_pretrained(load_backbone(config.backbone), tmp_path / "seed5")
     with torch.no_grad():
         own = peft_model(input_ids=b.input_ids[2:4], use_cache=False).last_hidden_state

@@ -12,11 +12,15 @@ import signal
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
+from safetensors.torch import load_file
 
 import dfil.train.pack as pack_module
 from cells import tiny_cell
 from dfil.data.synthetic import write_frog_like
+from dfil.engine.checkpoint import read_checkpoint
+from dfil.model.adapter import WEIGHTS, adapter_state
 from dfil.train.driver import train_cell, train_together
 from dfil.util.errors import ConfigError, Preempted
 
@@ -92,6 +96,10 @@ def test_a_lora_pack_of_three_agrees_with_three_solo_runs(tmp_path, frog):
         assert a["best_epoch"] == b["best_epoch"]
         gaps.append(abs(a["best_val_loss"] - b["best_val_loss"]))
         assert b["pack"] == {"seeds": list(SEEDS), "size": 3}
+        _, state, _ = read_checkpoint(packed / "model.safetensors")  # peft loads its LoRA
+        saved = load_file(str(packed / "adapter" / WEIGHTS))
+        assert saved.keys() == adapter_state(state).keys()
+        assert all(torch.equal(saved[k], t) for k, t in adapter_state(state).items())
     print("pack of three against solo runs, best val loss gaps:", gaps)
     assert max(gaps) <= PACK_RUN_TOLERANCE
 

@@ -21,6 +21,9 @@ BEST = "model.safetensors"
 ATTEMPT1_BEST = "attempt1_model.safetensors"
 #: Resume state while training (removed when an attempt ends).
 RESUME = "resume.pt"
+#: A LoRA run's adapter in peft's format (a folder: ``adapter_config.json``,
+#: ``adapter_model.safetensors``), exported from BEST (:mod:`dfil.model.adapter`).
+ADAPTER = "adapter"
 LOG = "train_log.jsonl"
 ATTEMPTS = "attempts.json"
 SUMMARY = "train_summary.json"
@@ -28,7 +31,7 @@ METRICS = "metrics.json"
 PREDICTIONS = "predictions.parquet"
 MF = "mf.json"
 #: What training writes, and what evaluation writes, in a run directory besides CELL.
-TRAINING_OUTPUTS = (SUMMARY, ATTEMPTS, BEST, ATTEMPT1_BEST, RESUME, LOG)
+TRAINING_OUTPUTS = (SUMMARY, ATTEMPTS, BEST, ATTEMPT1_BEST, RESUME, LOG, ADAPTER)
 EVALUATION_OUTPUTS = (METRICS, PREDICTIONS, MF)
 #: Folders of a run directory that keep outputs moved aside: damaged files (the DAG makes
 #: them again) and those of an earlier config. Never read as the run's results.

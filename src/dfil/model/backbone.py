@@ -207,19 +207,36 @@ def _config_hidden_size(config) -> int:
 
 def backbone_hidden_size(spec: BackboneConfig) -> int:
     """``d`` of the backbone ``spec`` names, read from its config without loading weights."""
-    if spec.arch is not None:
-        return int(spec.arch["hidden_size"])
-    if not spec.model_id:
-        raise ConfigError(f"model.backbone: backbone {spec.name!r} needs model_id (hub id or "
-                          "local path) or arch")
-    path = model_path(spec)
-    local = Path(path) / "config.json"
-    if local.is_file():  # a plain JSON read spares a job transformers' import (~2.5 s)
-        raw = json.loads(local.read_text())
-        d = raw.get("hidden_size") or raw.get("text_config", {}).get("hidden_size")
-        if isinstance(d, int):
-            return d
+    raw = _stored_config(spec)
+    d = raw.get("hidden_size") or raw.get("text_config", {}).get("hidden_size")
+    if isinstance(d, int):
+        return d
     from transformers import AutoConfig
 
     return _config_hidden_size(AutoConfig.from_pretrained(
-        path, trust_remote_code=spec.trust_remote_code))
+        model_path(spec), trust_remote_code=spec.trust_remote_code))
+
+
+def backbone_model_type(spec: BackboneConfig) -> str:
+    """The ``model_type`` of the backbone ``spec`` names (``llama``, ``qwen2``), read from
+    its config without loading weights: it decides LoRA's module names."""
+    model_type = _stored_config(spec).get("model_type")
+    if isinstance(model_type, str):
+        return model_type
+    from transformers import AutoConfig
+
+    return AutoConfig.from_pretrained(model_path(spec),
+                                      trust_remote_code=spec.trust_remote_code).model_type
+
+
+def _stored_config(spec: BackboneConfig) -> dict:
+    """The backbone's config as stored: its ``arch`` for a random one, else its local
+    ``config.json`` (a plain JSON read spares a job transformers' import, ~2.5 s); empty
+    where there is none (a hub id transformers resolves)."""
+    if spec.arch is not None:
+        return dict(spec.arch)
+    if not spec.model_id:
+        raise ConfigError(f"model.backbone: backbone {spec.name!r} needs model_id (hub id or "
+                          "local path) or arch")
+    local = Path(model_path(spec)) / "config.json"
+    return json.loads(local.read_text()) if local.is_file() else {}

@@ -77,7 +77,8 @@ def apply_lora(model, lora: LoraConfig, quantized: bool = False):
 def peft_config(model_type: str, lora: LoraConfig):
     """peft's LoRA config for ``lora`` on a ``model_type`` decoder: what training wraps
     the model with and what a saved adapter's ``adapter_config.json`` records."""
-    from peft import LoraConfig as PeftLoraConfig
+    with _without_bitsandbytes():
+        from peft import LoraConfig as PeftLoraConfig
 
     return PeftLoraConfig(
         r=lora.r,

@@ -14,9 +14,8 @@ seeded with it, then its LoRA (peft's initialisation, through peft) and its head
 seed k starts from the weights ``build_model(config, seed=k)`` draws. A pack of one
 computes what the peft model computes, op for op (a 4-bit layer's LoRA output is added
 in float32, then cast, where peft casts it first: the same under bf16 autocast). Each
-seed's checkpoint is its solo model's (:meth:`PackedModel.seed_state`); its LoRA is also
-saved in peft's own format (:func:`save_adapter`), which
-``peft.PeftModel.from_pretrained`` loads.
+seed's checkpoint is its solo model's (:meth:`PackedModel.seed_state`), so its LoRA is
+saved in peft's own format as a solo run's is (:func:`dfil.model.adapter.save_adapter`).
 """
 
 from __future__ import annotations
@@ -24,7 +23,6 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Sequence
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -39,7 +37,7 @@ from dfil.model.dual_path import (
     apply_heads,
     build_heads,
 )
-from dfil.model.lora import apply_lora, peft_config
+from dfil.model.lora import apply_lora
 
 
 class PackStep:
@@ -299,22 +297,3 @@ def build_pack(config: ModelConfig, seeds: Sequence[int]) -> PackedModel:
         setattr(layer, attr, PackedLoraLinear(getattr(layer, attr), a, b, config.lora, step,
                                               index))
     return PackedModel(model, heads, step, seeds, config.backbone)
-
-
-def adapter_state(pack: PackedModel, k: int) -> dict[str, torch.Tensor]:
-    """Seed k's LoRA as peft names it in ``adapter_model.safetensors``:
-    ``base_model.model.<module>.lora_A.weight [r, in]`` and ``...lora_B.weight [out, r]``."""
-    return {name.removeprefix("backbone.").replace(".default.weight", ".weight"): t
-            for name, t in pack.seed_state(k).items() if name.startswith("backbone.")}
-
-
-def save_adapter(pack: PackedModel, k: int, config: ModelConfig, out: str | Path) -> None:
-    """Seed k's LoRA in peft's format under ``out`` (``adapter_config.json``,
-    ``adapter_model.safetensors``), loadable by ``peft.PeftModel.from_pretrained``."""
-    from safetensors.torch import save_file
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    peft_config(pack.backbone.config.model_type, config.lora).save_pretrained(str(out))
-    save_file({k_: v.contiguous() for k_, v in adapter_state(pack, k).items()},
-              str(out / "adapter_model.safetensors"), metadata={"format": "pt"})

@@ -17,6 +17,7 @@ from its checkpoint rather than trusted. Each file so found is named in one line
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -152,6 +153,8 @@ def move_aside(run_dir: Path, names: set[str]) -> None:
         target.mkdir(exist_ok=True)
         for name in sorted(names):
             if (run_dir / name).exists():
+                if (target / name).is_dir():  # an older export moved aside before
+                    shutil.rmtree(target / name)
                 (run_dir / name).replace(target / name)
     except OSError as err:
         if (named := write_error(err)) is None:

@@ -1,8 +1,9 @@
 """Training one cell into its run directory: the attempts, with collapse remediation.
 
 Writes ``cell.yaml`` (unless the cell was read from it), then per attempt the loop's
-outputs (:mod:`dfil.train.loop`) and ``attempts.json``; when every attempt is done,
-``train_summary.json``. Each of them records the run's identity: its cell, config hash
+outputs (:mod:`dfil.train.loop`) and ``attempts.json``; when every attempt is done, a LoRA
+run's ``adapter/`` (its best checkpoint's LoRA in peft's format, :mod:`dfil.model.adapter`)
+and ``train_summary.json``. Each of them records the run's identity: its cell, config hash
 and the sha256 of every input it trains on (:mod:`dfil.contracts.identity`); outputs
 recorded for another identity are moved aside and the cell trains afresh, the summary's
 ``retrained`` saying why (:mod:`dfil.train.superseded`). An MF branch that collapses
@@ -33,6 +34,7 @@ from dfil.contracts.failure import is_failure
 from dfil.contracts.identity import KEY as IDENTITY
 from dfil.contracts.identity import differences, run_identity
 from dfil.contracts.rundir import (
+    ADAPTER,
     ATTEMPT1_BEST,
     ATTEMPTS,
     BEST,
@@ -49,6 +51,7 @@ from dfil.engine.frames import task_frames
 from dfil.engine.inputs import stamped_inputs, trained_inputs
 from dfil.engine.provenance import provenance
 from dfil.engine.truncation import truncation, truncation_line
+from dfil.model.adapter import save_adapter
 from dfil.model.attention import describe as describe_attention
 from dfil.model.dual_path import build_model
 from dfil.model.pack import build_pack
@@ -123,6 +126,9 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
                        train_examples=len(job.frames["train"]))
         if "retrained" not in summary and attempts[0].get("retrained"):  # by its pack
             summary["retrained"] = attempts[0]["retrained"]
+        if cell.model.adapter == "lora":
+            _, state, _ = read_checkpoint(run_dir / BEST)
+            save_adapter(state, cell.model, run_dir / ADAPTER)
     else:
         summary["trained"] = False
     summary["provenance"] = provenance(device, time.perf_counter() - started,

@@ -84,25 +84,37 @@ def _write_errors_named(path: Path) -> Iterator[None]:
         raise
 
 
-def atomic_copytree(src: str | Path, dst: str | Path) -> None:
-    """Copy the directory ``src`` to ``dst`` so that ``dst`` is never half there: the copy
-    is made beside ``dst`` and renamed over it (the old tree, if any, is renamed away
-    first and then removed). A full disk raises :class:`DiskFullError` naming ``dst``."""
+@contextlib.contextmanager
+def atomic_dir(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary sibling directory of ``path`` to fill; on success rename it over
+    ``path`` (the old tree, if any, renamed away first and then removed), so ``path`` is
+    never half there; on failure remove it. A full disk raises :class:`DiskFullError`
+    naming ``path``."""
     import shutil
 
-    src, dst = Path(src), Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent))
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
     old = tmp.with_suffix(".old")
     try:
-        with _write_errors_named(dst):
-            shutil.copytree(src, tmp, dirs_exist_ok=True)
-            if dst.exists():
-                os.replace(dst, old)
-            os.replace(tmp, dst)
+        with _write_errors_named(path):
+            yield tmp
+            os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's is private (0700)
+            if path.exists():
+                os.replace(path, old)
+            os.replace(tmp, path)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         shutil.rmtree(old, ignore_errors=True)
+
+
+def atomic_copytree(src: str | Path, dst: str | Path) -> None:
+    """Copy the directory ``src`` to ``dst`` so that ``dst`` is never half there
+    (:func:`atomic_dir`). A full disk raises :class:`DiskFullError` naming ``dst``."""
+    import shutil
+
+    with atomic_dir(dst) as tmp:
+        shutil.copytree(src, tmp, dirs_exist_ok=True)
 
 
 def is_disk_full(err: BaseException) -> bool:
