@@ -160,3 +160,51 @@ def test_atomic_dir_failing_keeps_the_old_tree(tmp_path):
         raise RuntimeError("killed")
     assert [p.name for p in tmp_path.iterdir()] == ["adapter"]
     assert [p.name for p in dst.iterdir()] == ["old.json"]
+
+
+def test_atomic_dir_keeps_a_shared_trees_setgid_bit(tmp_path):
+    from dfil.util.atomic import atomic_dir
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o2775)
+    (shared / "plain").mkdir()  # what a plain mkdir inherits
+    with atomic_dir(shared / "adapter") as folder:
+        (folder / "a.json").write_text("{}")
+    assert stat.S_IMODE((shared / "adapter").stat().st_mode) & stat.S_ISGID
+    assert stat.S_IMODE((shared / "plain").stat().st_mode) & stat.S_ISGID
+
+
+def test_atomic_dir_puts_the_old_tree_back_when_the_last_rename_fails(tmp_path, monkeypatch):
+    from dfil.util.atomic import atomic_dir
+
+    dst = tmp_path / "adapter"
+    dst.mkdir()
+    (dst / "old.json").write_text("old")
+    real = os.replace
+
+    def replace(src, target):
+        if str(src).endswith(".tmp"):  # the new tree onto its place
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="Input/output error"), atomic_dir(dst) as folder:
+        (folder / "new.json").write_text("new")
+    assert [p.name for p in tmp_path.iterdir()] == ["adapter"]
+    assert [p.name for p in dst.iterdir()] == ["old.json"]
+
+
+def test_atomic_dir_on_a_full_disk_names_it(tmp_path, monkeypatch):
+    import tempfile
+
+    from dfil.util.atomic import atomic_dir
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", full)
+    with pytest.raises(DiskFullError, match=re.escape(str(tmp_path / "adapter"))), \
+            atomic_dir(tmp_path / "adapter"):
+        pass
+    assert list(tmp_path.iterdir()) == []

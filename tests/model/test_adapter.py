@@ -13,9 +13,10 @@ import yaml
 from safetensors.torch import load_file
 
 from cells import tiny_cell
+from dfil.contracts.rundir import ADAPTER_WEIGHTS as WEIGHTS
 from dfil.data.synthetic import write_frog_like
 from dfil.engine.checkpoint import load_model, read_checkpoint
-from dfil.model.adapter import WEIGHTS, adapter_state, save_adapter
+from dfil.model.adapter import adapter_state, save_adapter
 from dfil.model.backbone import load_backbone
 from dfil.train.driver import train_cell
 

@@ -4,7 +4,7 @@ from archs import ARCHS
 
 from dfil.config.cell import BackboneConfig, LoraConfig
 from dfil.model import apply_lora, build_model, count_trainable, load_backbone
-from dfil.model.backbone import backbone_hidden_size, check_arch
+from dfil.model.backbone import backbone_hidden_size, backbone_model_type, check_arch
 from dfil.model.lora import bnb_4bit_config, lora_target_modules
 from dfil.util.errors import ConfigError
 from tinymodel import TINY_LLAMA, tiny_config
@@ -104,6 +104,17 @@ def test_hidden_size_from_a_local_config_without_transformers(tmp_path):
     assert backbone_hidden_size(BackboneConfig(name="b", model_id=str(tmp_path))) == 40
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2", "n_embd": 24}))
     assert backbone_hidden_size(BackboneConfig(name="c", model_id=str(tmp_path))) == 24
+
+
+def test_hidden_size_and_model_type_of_a_random_backbones_arch():
+    """From the arch as given, or through transformers' config of it (an alias such as
+    GPT-2's n_embd resolved, a default filled in), never a hub lookup."""
+    tiny = BackboneConfig(name="t", arch={"model_type": "llama", "hidden_size": 32})
+    assert (backbone_hidden_size(tiny), backbone_model_type(tiny)) == (32, "llama")
+    gpt2 = BackboneConfig(name="g", arch={"model_type": "gpt2", "n_embd": 24, "n_layer": 1})
+    assert (backbone_hidden_size(gpt2), backbone_model_type(gpt2)) == (24, "gpt2")
+    default = BackboneConfig(name="d", arch={"model_type": "gpt2", "n_layer": 1})
+    assert backbone_hidden_size(default) == 768  # transformers' GPT-2 default
 
 
 def test_missing_model_id_is_a_clear_error():

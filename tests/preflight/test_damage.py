@@ -121,3 +121,31 @@ def test_a_run_a_live_process_writes_is_left_alone(run):
         (note,) = repair_runs([(run, True)])
     assert "writes" in note and "left as it is" in note
     assert not (run / "damaged").exists()
+
+
+@pytest.mark.parametrize("damage", [
+    lambda run: shutil.rmtree(run / "adapter"),  # a run trained before runs had one
+    lambda run: truncate(run / "adapter" / "adapter_model.safetensors"),
+    lambda run: (run / "adapter" / "adapter_config.json").write_text("{"),
+])
+def test_a_lora_runs_missing_or_damaged_adapter_is_written_again_without_training(run, damage):
+    weights = (run / "model.safetensors").read_bytes()
+    exported = (run / "adapter" / "adapter_model.safetensors").read_bytes()
+    damage(run)
+    (note,) = repair_runs([(run, True)])
+    assert note.startswith(f"dfil: {run / 'adapter'}: damaged (")
+    assert note.endswith("dfil train writes it again from the recorded attempts and checkpoint "
+                         "(no retraining), then the run is re-evaluated")
+    assert not (run / "train_summary.json").exists() and not (run / "adapter").exists()
+    assert main(["train", "--cell", str(run / "cell.yaml"), "--out", str(run)]) == 0
+    assert (run / "model.safetensors").read_bytes() == weights  # not trained again
+    assert (run / "adapter" / "adapter_model.safetensors").read_bytes() == exported
+    assert repair_runs([(run, True)]) == []
+
+
+def test_a_frozen_or_failed_run_has_no_adapter_to_miss(run):
+    shutil.rmtree(run / "adapter")
+    summary = json.loads((run / "train_summary.json").read_text())
+    (run / "train_summary.json").write_text(json.dumps({**summary, "frozen_backbone": True}))
+    assert repair_runs([(run, True)]) == []
+    assert repair_runs([(run, False)]) == []  # a method that trains nothing

@@ -96,7 +96,7 @@ def test_a_name_only_the_paper_grid_runs_is_a_row_with_no_runs_in_a_cut_down_gri
     smoke = load_yaml(CONFIG / "smoke.yaml")
     assert "qwen2.5-72b" not in smoke["render"]["backbones"]
     assert "stopgrad" not in smoke["render"]["variants"]
-    del smoke["render"]["all_tables"]  # a grid cut down to rerun some cells
+    del smoke["render"]["strict"]  # a grid cut down to rerun some cells
     check_coordinates(load_specs(path), smoke, path)
     (tmp_path / "paper.yaml").unlink()  # without the paper's grid: the backbone catalogue's
     with pytest.raises(ConfigError, match=re.escape(
@@ -120,7 +120,7 @@ def test_a_grid_rendering_every_table_refuses_what_only_the_paper_runs(tmp_path,
     # grid that renders every table must run them itself, or the entry says it will not
     path = edited(tmp_path, edit)
     smoke = load_yaml(CONFIG / "smoke.yaml")
-    assert smoke["render"]["all_tables"] is True
+    assert smoke["render"]["strict"] is True
     with pytest.raises(ConfigError) as err:
         check_coordinates(load_specs(path), smoke, path)
     assert str(err.value) == f"{path}: {message}"
@@ -131,6 +131,17 @@ def test_a_grid_rendering_every_table_refuses_what_only_the_paper_runs(tmp_path,
         fewshot_column(specs, "n16")["expect"] = "not run"
         specs["scaling"]["rows"][0]["expect"] = "not run"
     check_coordinates(load_specs(edited(tmp_path, expected)), smoke, path)
+
+
+def test_the_paper_grid_runs_every_entry_expected_not_run_elsewhere(tmp_path):
+    # the catalogue knows smollm2-135m, so only the paper grid's own strict check refuses
+    # it; the paper grid leaves nothing out on purpose, so the row's mark does not count
+    path = edited(tmp_path, lambda s: s["scaling"]["rows"][1].update(backbone="smollm2-135m"))
+    row = load_specs(path)["scaling"]["rows"][1]
+    assert row["expect"] == "not run" and row["id"] == "qwen2.5-14b"
+    with pytest.raises(ConfigError, match=re.escape(
+            "scaling.rows[1].backbone: 'smollm2-135m' is not a backbone of this grid (paper)")):
+        check_coordinates(load_specs(path), load_yaml(CONFIG / "paper.yaml"), path)
 
 
 def test_expect_not_run_never_lets_a_typo_by(tmp_path):

@@ -18,9 +18,10 @@ from safetensors.torch import load_file
 
 import dfil.train.pack as pack_module
 from cells import tiny_cell
+from dfil.contracts.rundir import ADAPTER_WEIGHTS as WEIGHTS
 from dfil.data.synthetic import write_frog_like
 from dfil.engine.checkpoint import read_checkpoint
-from dfil.model.adapter import WEIGHTS, adapter_state
+from dfil.model.adapter import adapter_state
 from dfil.train.driver import train_cell, train_together
 from dfil.util.errors import ConfigError, Preempted
 

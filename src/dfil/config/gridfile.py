@@ -192,9 +192,11 @@ class RenderMap(StrictModel):
     lambdas: dict[str, NonNegativeReal] = Field(default_factory=dict)
     variants: dict[str, str] = Field(default_factory=dict)
     seed_sets: dict[str, str] = Field(default_factory=dict)
-    all_tables: bool = False
-    """The grid renders every table of config/tables.yaml: each coordinate a table names
-    is one this grid runs (or maps), unless its entry says ``expect: not run``."""
+    strict: bool = False
+    """The grid renders the tables in full: each coordinate config/tables.yaml names must
+    be one this grid runs or maps, unless its entry says ``expect: not run`` (never for the
+    paper's own grid, which runs them all); a grid cut down to a few cells leaves it off
+    (:mod:`dfil.render.coordinates`)."""
 
 
 #: A probability strictly between 0 and 1 (a power, a level).

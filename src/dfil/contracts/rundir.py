@@ -24,6 +24,8 @@ RESUME = "resume.pt"
 #: A LoRA run's adapter in peft's format (a folder: ``adapter_config.json``,
 #: ``adapter_model.safetensors``), exported from BEST (:mod:`dfil.model.adapter`).
 ADAPTER = "adapter"
+ADAPTER_CONFIG = "adapter_config.json"
+ADAPTER_WEIGHTS = "adapter_model.safetensors"
 LOG = "train_log.jsonl"
 ATTEMPTS = "attempts.json"
 SUMMARY = "train_summary.json"

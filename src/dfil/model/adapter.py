@@ -1,6 +1,8 @@
 """A run's LoRA in peft's own format: the ``adapter/`` folder of a LoRA run directory,
 which ``peft.PeftModel.from_pretrained(base, <run>/adapter)`` loads onto the run's
-backbone (the heads stay in the run's ``model.safetensors``).
+backbone as training adapted it: the bare decoder, without its LM head (transformers'
+``AutoModel``, :func:`dfil.model.backbone.load_backbone`), whose module names its keys
+carry. The heads stay in the run's ``model.safetensors``.
 
 The tensors are the checkpoint's (:func:`dfil.engine.checkpoint.trained_state`'s names,
 solo or packed: :meth:`dfil.model.pack.PackedModel.seed_state`), renamed to peft's and
@@ -16,12 +18,10 @@ from pathlib import Path
 import torch
 
 from dfil.config.cell import ModelConfig
+from dfil.contracts.rundir import ADAPTER_WEIGHTS
 from dfil.model.backbone import backbone_model_type
 from dfil.model.lora import peft_config
 from dfil.util.atomic import atomic_dir, atomic_path
-
-#: The LoRA weights' file in an adapter folder, as peft names it.
-WEIGHTS = "adapter_model.safetensors"
 
 
 def adapter_state(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -37,7 +37,7 @@ def adapter_state(state: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
 def save_adapter(state: Mapping[str, torch.Tensor], config: ModelConfig,
                  out: str | Path) -> None:
     """Write the LoRA of checkpoint ``state`` (a cell's ``model`` ``config``) to the folder
-    ``out`` in peft's format (``adapter_config.json`` and :data:`WEIGHTS`), all at once:
+    ``out`` in peft's format (``adapter_config.json``, ``adapter_model.safetensors``), all at once:
     ``out`` is replaced whole or not at all. A ``ValueError`` if ``state`` holds no LoRA (a
     frozen backbone's run)."""
     from safetensors.torch import save_file
@@ -51,5 +51,5 @@ def save_adapter(state: Mapping[str, torch.Tensor], config: ModelConfig,
     lora.revision = config.backbone.revision or None
     with atomic_dir(out) as folder:
         lora.save_pretrained(str(folder))
-        with atomic_path(folder / WEIGHTS) as tmp:
+        with atomic_path(folder / ADAPTER_WEIGHTS) as tmp:
             save_file(tensors, str(tmp), metadata={"format": "pt"})

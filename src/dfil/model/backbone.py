@@ -81,14 +81,13 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
     """
     # transformers' model classes are imported here: their import (~4 s on a 2-core CPU)
     # is only worth paying by a job that runs the backbone.
-    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
+    from transformers import AutoModel, AutoModelForCausalLM
 
     auto = AutoModelForCausalLM if causal_lm else AutoModel
     dtype = DTYPES[spec.dtype]
     if spec.arch is not None:
         check_arch(spec.arch, spec.name)
-        arch = dict(spec.arch)
-        config = AutoConfig.for_model(arch.pop("model_type"), **arch)
+        config = _transformers_config(spec)
         torch.manual_seed(spec.init_seed)
         model = auto.from_config(config, dtype=dtype, attn_implementation=choose_attention(
             spec.attn_implementation, _model_class(auto, config)))
@@ -100,7 +99,7 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
         raise ConfigError(f"model.backbone.quantized: backbone {spec.name!r} is 4-bit "
                           "quantized and needs CUDA, which this machine does not have")
     model_id = model_path(spec)
-    config = AutoConfig.from_pretrained(model_id, trust_remote_code=spec.trust_remote_code)
+    config = _transformers_config(spec)
     kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code,
               "attn_implementation": choose_attention(spec.attn_implementation,
                                                       _model_class(auto, config))}
@@ -208,13 +207,10 @@ def _config_hidden_size(config) -> int:
 def backbone_hidden_size(spec: BackboneConfig) -> int:
     """``d`` of the backbone ``spec`` names, read from its config without loading weights."""
     raw = _stored_config(spec)
-    d = raw.get("hidden_size") or raw.get("text_config", {}).get("hidden_size")
+    d = raw.get("hidden_size") or (raw.get("text_config") or {}).get("hidden_size")
     if isinstance(d, int):
         return d
-    from transformers import AutoConfig
-
-    return _config_hidden_size(AutoConfig.from_pretrained(
-        model_path(spec), trust_remote_code=spec.trust_remote_code))
+    return _config_hidden_size(_transformers_config(spec))
 
 
 def backbone_model_type(spec: BackboneConfig) -> str:
@@ -223,10 +219,20 @@ def backbone_model_type(spec: BackboneConfig) -> str:
     model_type = _stored_config(spec).get("model_type")
     if isinstance(model_type, str):
         return model_type
+    return _transformers_config(spec).model_type
+
+
+def _transformers_config(spec: BackboneConfig):
+    """transformers' config of the backbone ``spec`` names: a random one's built from its
+    ``arch`` (an alias such as GPT-2's ``n_embd`` resolved, defaults filled in), else read
+    from where its weights are."""
     from transformers import AutoConfig
 
+    if spec.arch is not None:
+        arch = dict(spec.arch)
+        return AutoConfig.for_model(arch.pop("model_type"), **arch)
     return AutoConfig.from_pretrained(model_path(spec),
-                                      trust_remote_code=spec.trust_remote_code).model_type
+                                      trust_remote_code=spec.trust_remote_code)
 
 
 def _stored_config(spec: BackboneConfig) -> dict:

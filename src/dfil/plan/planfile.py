@@ -65,6 +65,8 @@ def plan_config(config: dict, grid, runs: Iterable[str], order: list[int],
     sets = {name: [*given, *(s for s in order[:most] if s not in given)]
             for name, given in config.get("seed_sets", {}).items()}
     out = {k: v for k, v in config.items() if k not in ("groups", "plan", "acceptance", "controls")}
+    if "render" in out:  # a plan runs part of the grid: its tables print the rest as not run
+        out["render"] = {k: v for k, v in out["render"].items() if k != "strict"}
     accept = config.get("acceptance")
     if accept and accept["cell"] in runs and any(
             key.split("/")[1] == accept["qlora"] for key in runs):

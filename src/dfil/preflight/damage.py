@@ -26,6 +26,9 @@ from dfil.cluster.writer import is_alive, read_holder
 from dfil.contracts.failure import is_failure
 from dfil.contracts.metrics import digest_problem
 from dfil.contracts.rundir import (
+    ADAPTER,
+    ADAPTER_CONFIG,
+    ADAPTER_WEIGHTS,
     BEST,
     DAMAGED,
     EVALUATION_OUTPUTS,
@@ -100,6 +103,33 @@ def checkpoint_problem(run_dir: Path) -> str | None:
     return None
 
 
+def adapter_problem(run_dir: Path) -> str | None:
+    """What is wrong with a finished LoRA run's ``adapter/`` (peft's export of its LoRA,
+    :mod:`dfil.model.adapter`): missing (a run trained before runs had one, or deleted) or
+    unreadable. None: it reads, or the run has none to have (a frozen backbone, a failure,
+    no readable summary)."""
+    try:
+        summary = json.loads((run_dir / SUMMARY).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(summary, dict) or is_failure(summary) \
+            or not summary.get("trained") or summary.get("frozen_backbone", True):
+        return None
+    folder = run_dir / ADAPTER
+    if not (folder / ADAPTER_CONFIG).is_file() or not (folder / ADAPTER_WEIGHTS).is_file():
+        return "missing: the run's LoRA in peft's format"
+    if (p := file_problem(folder / ADAPTER_CONFIG)) is not None:
+        return p
+    from safetensors import safe_open
+
+    try:
+        with safe_open(str(folder / ADAPTER_WEIGHTS), framework="pt") as fh:
+            fh.keys()
+    except Exception as err:  # safetensors' own error for a header that is not one
+        return f"unreadable: {' '.join(str(err).split())[:120]}"
+    return None
+
+
 def inspect_run(run_dir: Path, trains: bool) -> list[Finding]:
     """The damaged files of one run directory and what re-creates them. ``trains``:
     whether the cell's method trains (zero-shot cells have no checkpoint)."""
@@ -107,13 +137,15 @@ def inspect_run(run_dir: Path, trains: bool) -> list[Finding]:
               if (p := file_problem(run_dir / name))]
     if not broken and (p := numbers_problem(run_dir)):
         broken = [(METRICS, p)]
+    if not broken and trains and (p := adapter_problem(run_dir)):
+        broken = [(ADAPTER, p)]
     if not broken:
         return []
     ckpt = checkpoint_problem(run_dir) if trains and (run_dir / SUMMARY).exists() else None
     if ckpt:
         redo = f"its checkpoint is damaged too ({ckpt}): retraining the cell from scratch"
         move = (*TRAINING, *EVALUATION)
-    elif broken[0][0] == SUMMARY:
+    elif broken[0][0] in (SUMMARY, ADAPTER):
         redo = ("dfil train writes it again from the recorded attempts and checkpoint (no "
                 "retraining), then the run is re-evaluated")
         move = (SUMMARY, *(name for name, _ in broken))

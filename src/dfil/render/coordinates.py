@@ -12,12 +12,14 @@ coordinates the tables use), or, for a backbone, to the catalogue of backbone sh
 init or seed no grid runs is a typo (``budget: 61``), named with the nearest values the
 grids run, never a row with no runs.
 
-A grid that renders every table (``render.all_tables``: the paper, smoke and embedded
-grids) is held to itself alone: each coordinate a table names is one it runs or maps, unless
-the entry's layer says ``expect: not run``, a cell this grid leaves out on purpose (the
-smoke grid runs no 64-example few-shot budget). So ``budget: 16 -> 64`` is an error there,
-although the paper's grid runs 64. A grid cut down to rerun a few cells leaves the key out
-and renders the rest as rows with no runs.
+A strict grid (``render.strict``: the paper, smoke and embedded grids, which render the
+tables in full) is held to itself alone: each coordinate a table names is one it runs or
+maps, unless the entry's layer says ``expect: not run``, a cell this grid leaves out on
+purpose (the smoke grid runs no 64-example few-shot budget); the mark covers the whole
+layer, and the paper's own grid, which runs every cell, ignores it. So ``budget: 16 -> 64``
+is an error on the smoke grid, although the paper's grid runs 64. A grid cut down to
+rerun a few cells (a plan, a CI grid) is not strict and renders the rest as rows with no
+runs.
 """
 
 from __future__ import annotations
@@ -113,16 +115,19 @@ def check_selectors(named: Iterable[tuple[str, object]], grid: Mapping, path: st
     """:class:`ConfigError` naming ``path`` and the dotted key for the first of the
     ``named`` selectors (dotted key, :class:`~dfil.render.table_spec.Selector`) with a name
     no grid knows or a number no grid runs (the grid config ``grid`` and the paper's grid
-    beside ``tables_path``). A grid that renders every table (``render.all_tables``) must
-    itself run or map each of them, but where a layer says ``expect: not run``: a cell it
-    leaves out on purpose."""
-    grids = [grid, *paper_grid(tables_path)]
+    beside ``tables_path``). A strict grid (``render.strict``) must itself run or map each
+    of them, but where a layer says ``expect: not run``: a cell it leaves out on purpose
+    (the paper's own grid leaves none out)."""
+    paper = paper_grid(tables_path)
+    grids = [grid, *paper]
     anywhere = known_names(grids), run_values(grids)
     own = known_names([grid], catalogue=False), run_values([grid])
-    strict = bool((grid.get("render") or {}).get("all_tables"))
+    strict = bool((grid.get("render") or {}).get("strict"))
+    # the paper's own grid runs every coordinate: no entry of it is left out on purpose
+    expects = not paper or paper[0].get("name") != grid.get("name")
     for where, selector in named:
         _check(selector, *anywhere, f"{path}: {where}", ("any grid", "the grids run"))
-        if strict and selector.expect is None:
+        if strict and (selector.expect is None or not expects):
             _check(selector, *own, f"{path}: {where}", (f"this grid ({grid.get('name')})",
                                                         "it runs"),
                    "; an entry the grid leaves out on purpose says `expect: not run`")

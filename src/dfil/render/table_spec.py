@@ -56,7 +56,7 @@ class Selector(StrictModel):
     scale: Literal[1, 100] = 1
     """1: the metric as metrics.json holds it (a fraction); 100: a percentage."""
     expect: Literal["not run"] = Field(None)
-    """``not run``: a grid that renders every table (``render.all_tables``) may leave this
+    """``not run``: a grid that renders every table (``render.strict``) may leave this
     layer's coordinates out on purpose (:func:`dfil.render.coordinates.check_selectors`)."""
 
 

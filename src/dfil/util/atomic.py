@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -86,26 +87,41 @@ def _write_errors_named(path: Path) -> Iterator[None]:
 
 @contextlib.contextmanager
 def atomic_dir(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary sibling directory of ``path`` to fill; on success rename it over
-    ``path`` (the old tree, if any, renamed away first and then removed), so ``path`` is
-    never half there; on failure remove it. A full disk raises :class:`DiskFullError`
+    """Yield a temporary sibling directory of ``path`` to fill; on success fsync its files
+    and rename it over ``path`` (the old tree, if any, renamed away first and then removed,
+    or put back if the rename fails), so ``path`` is never half there; on failure remove
+    it. The folder gets a plain ``mkdir``'s mode (0777 less the umask, and the parent's
+    setgid bit: a group-shared tree stays its group's), not mkdtemp's private 0700. A full
+    disk or a refused write raises :class:`DiskFullError` or :class:`WriteRefusedError`
     naming ``path``."""
     import shutil
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
-    old = tmp.with_suffix(".old")
+    tmp = old = None
     try:
         with _write_errors_named(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp",
+                                        dir=path.parent))
+            old = tmp.with_suffix(".old")
             yield tmp
-            os.chmod(tmp, 0o777 & ~current_umask())  # mkdtemp's is private (0700)
+            for file in (f for f in tmp.rglob("*") if f.is_file()):
+                with open(file, "rb") as fh:
+                    os.fsync(fh.fileno())
+            setgid = os.stat(tmp).st_mode & stat.S_ISGID
+            os.chmod(tmp, (0o777 & ~current_umask()) | setgid)
             if path.exists():
                 os.replace(path, old)
-            os.replace(tmp, path)
+            try:
+                os.replace(tmp, path)
+            except OSError:
+                if old.exists():
+                    os.replace(old, path)
+                raise
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        shutil.rmtree(old, ignore_errors=True)
+        for left in (tmp, old):
+            if left is not None:
+                shutil.rmtree(left, ignore_errors=True)
 
 
 def atomic_copytree(src: str | Path, dst: str | Path) -> None:
