@@ -175,26 +175,6 @@ def test_atomic_dir_keeps_a_shared_trees_setgid_bit(tmp_path):
     assert stat.S_IMODE((shared / "plain").stat().st_mode) & stat.S_ISGID
 
 
-def test_atomic_dir_puts_the_old_tree_back_when_the_last_rename_fails(tmp_path, monkeypatch):
-    from dfil.util.atomic import atomic_dir
-
-    dst = tmp_path / "adapter"
-    dst.mkdir()
-    (dst / "old.json").write_text("old")
-    real = os.replace
-
-    def replace(src, target):
-        if str(src).endswith(".tmp"):  # the new tree onto its place
-            raise OSError(errno.EIO, "Input/output error")
-        return real(src, target)
-
-    monkeypatch.setattr(os, "replace", replace)
-    with pytest.raises(OSError, match="Input/output error"), atomic_dir(dst) as folder:
-        (folder / "new.json").write_text("new")
-    assert [p.name for p in tmp_path.iterdir()] == ["adapter"]
-    assert [p.name for p in dst.iterdir()] == ["old.json"]
-
-
 def test_atomic_dir_on_a_full_disk_names_it(tmp_path, monkeypatch):
     import tempfile
 
@@ -208,3 +188,37 @@ def test_atomic_dir_on_a_full_disk_names_it(tmp_path, monkeypatch):
             atomic_dir(tmp_path / "adapter"):
         pass
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("fail_back", [False, True])
+def test_atomic_dir_never_loses_the_old_tree(tmp_path, monkeypatch, fail_back):
+    """The new tree's rename fails; so, in the second case, does putting the old one back:
+    then it stays beside its place, not deleted."""
+    from dfil.util.atomic import atomic_dir
+
+    dst = tmp_path / "adapter"
+    dst.mkdir()
+    (dst / "old.json").write_text("old")
+    real = os.replace
+
+    def replace(src, target):
+        if str(src).endswith(".tmp") or (fail_back and str(src).endswith(".old")):
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(OSError, match="Input/output error"), atomic_dir(dst) as folder:
+        (folder / "new.json").write_text("new")
+    kept = dst if not fail_back else next(tmp_path.glob(".adapter.*.old"))
+    assert [p.name for p in kept.iterdir()] == ["old.json"]
+    assert len(list(tmp_path.iterdir())) == 1  # no temporary tree left
+
+
+def test_atomic_dir_over_a_file_leaves_nothing_beside_it(tmp_path):
+    from dfil.util.atomic import atomic_dir
+
+    (tmp_path / "adapter").write_text("a file")
+    with atomic_dir(tmp_path / "adapter") as folder:
+        (folder / "a.json").write_text("{}")
+    assert [p.name for p in tmp_path.iterdir()] == ["adapter"]
+    assert (tmp_path / "adapter" / "a.json").is_file()

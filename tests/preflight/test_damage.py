@@ -123,24 +123,35 @@ def test_a_run_a_live_process_writes_is_left_alone(run):
     assert not (run / "damaged").exists()
 
 
-@pytest.mark.parametrize("damage", [
-    lambda run: shutil.rmtree(run / "adapter"),  # a run trained before runs had one
-    lambda run: truncate(run / "adapter" / "adapter_model.safetensors"),
-    lambda run: (run / "adapter" / "adapter_config.json").write_text("{"),
+@pytest.mark.parametrize("damage,problem", [
+    (lambda run: shutil.rmtree(run / "adapter"), "missing"),  # trained before runs had one
+    (lambda run: truncate(run / "adapter" / "adapter_model.safetensors"), "unreadable: "),
+    (lambda run: (run / "adapter" / "adapter_config.json").write_text("{"), "unreadable: "),
 ])
-def test_a_lora_runs_missing_or_damaged_adapter_is_written_again_without_training(run, damage):
-    weights = (run / "model.safetensors").read_bytes()
+def test_a_lora_runs_missing_or_damaged_adapter_is_exported_again_in_place(run, damage,
+                                                                            problem):
     exported = (run / "adapter" / "adapter_model.safetensors").read_bytes()
+    results = {n: (run / n).read_bytes() for n in ("model.safetensors", "train_summary.json",
+                                                   "metrics.json")}
     damage(run)
+    (dry,) = repair_runs([(run, True)], apply=False)
+    assert dry.startswith(f"dfil: {run / 'adapter'}: {problem}")
+    assert dry.endswith(f"; would export it again from {run / 'model.safetensors'}")
     (note,) = repair_runs([(run, True)])
-    assert note.startswith(f"dfil: {run / 'adapter'}: damaged (")
-    assert note.endswith("dfil train writes it again from the recorded attempts and checkpoint "
-                         "(no retraining), then the run is re-evaluated")
-    assert not (run / "train_summary.json").exists() and not (run / "adapter").exists()
-    assert main(["train", "--cell", str(run / "cell.yaml"), "--out", str(run)]) == 0
-    assert (run / "model.safetensors").read_bytes() == weights  # not trained again
+    assert note == dry.replace("would export it again", "exported again")
     assert (run / "adapter" / "adapter_model.safetensors").read_bytes() == exported
+    assert {n: (run / n).read_bytes() for n in results} == results  # nothing else redone
+    assert not (run / "damaged").exists()
     assert repair_runs([(run, True)]) == []
+
+
+def test_an_adapter_whose_checkpoint_does_not_read_is_named_and_left(run):
+    shutil.rmtree(run / "adapter")
+    truncate(run / "model.safetensors")
+    (note,) = repair_runs([(run, True)])
+    assert note.startswith(f"dfil: {run / 'adapter'}: missing; not exported: ")
+    assert str(run / "model.safetensors") in note and "\n" not in note
+    assert not (run / "adapter").exists() and (run / "train_summary.json").exists()
 
 
 def test_a_frozen_or_failed_run_has_no_adapter_to_miss(run):
@@ -149,3 +160,15 @@ def test_a_frozen_or_failed_run_has_no_adapter_to_miss(run):
     (run / "train_summary.json").write_text(json.dumps({**summary, "frozen_backbone": True}))
     assert repair_runs([(run, True)]) == []
     assert repair_runs([(run, False)]) == []  # a method that trains nothing
+
+
+def test_the_safetensors_layout_is_checked_without_torch(run):
+    from dfil.preflight.damage import safetensors_problem
+
+    path = run / "adapter" / "adapter_model.safetensors"
+    assert safetensors_problem(path) is None
+    path.write_bytes(path.read_bytes() + b"x")
+    size = path.stat().st_size
+    assert safetensors_problem(path) == f"unreadable: {size} bytes where its header says {size - 1}"
+    path.write_bytes(b"\x01")
+    assert safetensors_problem(path) == "unreadable: 1 bytes, shorter than its header"

@@ -11,7 +11,10 @@ training summary) is damaged too. A ``metrics.json`` that parses is damaged too 
 numbers are not those evaluation wrote: its content digest does not match (or it has
 none), or a number its ``predictions.parquet`` determines differs
 (:mod:`dfil.contracts.predictions`); evaluation is cheap, so such a run is re-evaluated
-from its checkpoint rather than trusted. Each file so found is named in one line.
+from its checkpoint rather than trusted. Each file so found is named in one line. A
+finished LoRA run's ``adapter/`` (an export of its checkpoint, which nothing downstream
+reads) that is missing or damaged is exported again in place, the run's results left as
+they are.
 """
 
 from __future__ import annotations
@@ -107,7 +110,7 @@ def adapter_problem(run_dir: Path) -> str | None:
     """What is wrong with a finished LoRA run's ``adapter/`` (peft's export of its LoRA,
     :mod:`dfil.model.adapter`): missing (a run trained before runs had one, or deleted) or
     unreadable. None: it reads, or the run has none to have (a frozen backbone, a failure,
-    no readable summary)."""
+    no readable summary). Plain reads: no torch."""
     try:
         summary = json.loads((run_dir / SUMMARY).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -117,17 +120,49 @@ def adapter_problem(run_dir: Path) -> str | None:
         return None
     folder = run_dir / ADAPTER
     if not (folder / ADAPTER_CONFIG).is_file() or not (folder / ADAPTER_WEIGHTS).is_file():
-        return "missing: the run's LoRA in peft's format"
-    if (p := file_problem(folder / ADAPTER_CONFIG)) is not None:
-        return p
-    from safetensors import safe_open
+        return "missing"
+    return file_problem(folder / ADAPTER_CONFIG) or safetensors_problem(folder / ADAPTER_WEIGHTS)
+
+
+def safetensors_problem(path: Path) -> str | None:
+    """What is wrong with the layout of the safetensors file ``path`` (None: it holds an
+    8-byte header length, that JSON header, and exactly the data its offsets end at):
+    read in plain Python, without loading a tensor."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+            length = int.from_bytes(head, "little") if len(head) == 8 else size
+            if 8 + length > size:
+                return f"unreadable: {size} bytes, shorter than its header"
+            header = json.loads(fh.read(length))
+        end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"),
+                  default=0)
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, IndexError) as err:
+        return f"unreadable: {' '.join(str(err).split())[:120]}"
+    if 8 + length + end != size:
+        return f"unreadable: {size} bytes where its header says {8 + length + end}"
+    return None
+
+
+def export_adapter(run_dir: Path, problem: str, apply: bool) -> str:
+    """Write a finished LoRA run's ``adapter/`` again from its checkpoint (``problem``:
+    what :func:`adapter_problem` found), in place: the run's results stand, nothing is
+    trained or evaluated again. One line saying what was done (``apply`` false: what
+    would be)."""
+    where = f"dfil: {run_dir / ADAPTER}: {problem}"
+    if not apply:
+        return f"{where}; would export it again from {run_dir / BEST}"
+    from dfil.engine.checkpoint import read_checkpoint  # torch: only for such a run
+    from dfil.model.adapter import save_adapter
+    from dfil.util.errors import CheckpointError, ConfigError
 
     try:
-        with safe_open(str(folder / ADAPTER_WEIGHTS), framework="pt") as fh:
-            fh.keys()
-    except Exception as err:  # safetensors' own error for a header that is not one
-        return f"unreadable: {' '.join(str(err).split())[:120]}"
-    return None
+        config, state, _ = read_checkpoint(run_dir / BEST)
+        save_adapter(state, config, run_dir / ADAPTER)
+    except (CheckpointError, ConfigError, OSError, ValueError) as err:
+        return f"{where}; not exported: {' '.join(str(err).split())[:200]}"
+    return f"{where}; exported again from {run_dir / BEST}"
 
 
 def inspect_run(run_dir: Path, trains: bool) -> list[Finding]:
@@ -137,15 +172,13 @@ def inspect_run(run_dir: Path, trains: bool) -> list[Finding]:
               if (p := file_problem(run_dir / name))]
     if not broken and (p := numbers_problem(run_dir)):
         broken = [(METRICS, p)]
-    if not broken and trains and (p := adapter_problem(run_dir)):
-        broken = [(ADAPTER, p)]
     if not broken:
         return []
     ckpt = checkpoint_problem(run_dir) if trains and (run_dir / SUMMARY).exists() else None
     if ckpt:
         redo = f"its checkpoint is damaged too ({ckpt}): retraining the cell from scratch"
         move = (*TRAINING, *EVALUATION)
-    elif broken[0][0] in (SUMMARY, ADAPTER):
+    elif broken[0][0] == SUMMARY:
         redo = ("dfil train writes it again from the recorded attempts and checkpoint (no "
                 "retraining), then the run is re-evaluated")
         move = (SUMMARY, *(name for name, _ in broken))
@@ -157,17 +190,25 @@ def inspect_run(run_dir: Path, trains: bool) -> list[Finding]:
 def repair_runs(runs: Iterable[tuple[Path, bool]], apply: bool = True) -> list[str]:
     """Find the damaged files of ``runs`` ((run directory, whether its method trains)),
     move them (and what must be made again with them) to ``<run>/damaged/`` when
-    ``apply``; one line per damaged file. A run a live process writes is left alone."""
+    ``apply``; one line per damaged file. A finished LoRA run's missing or damaged
+    ``adapter/`` is exported again in place (:func:`export_adapter`). A run a live process
+    writes is left alone."""
     notes = []
     for run_dir, trains in runs:
         findings = inspect_run(Path(run_dir), trains)
-        if not findings:
+        adapter = trains and not findings and adapter_problem(Path(run_dir))
+        if not findings and not adapter:
             continue
         holder = read_holder(run_dir)
         if holder is not None and is_alive(holder) is not False:
+            if adapter:
+                continue  # its training writes it
             notes.extend(f"dfil: {f.path}: damaged ({f.problem}), but pid {holder.get('pid')} "
                          f"on {holder.get('host')} writes {run_dir} now: left as it is"
                          for f in findings)
+            continue
+        if adapter:
+            notes.append(export_adapter(Path(run_dir), adapter, apply))
             continue
         if apply:
             move_aside(Path(run_dir), {name for f in findings for name in f.move})

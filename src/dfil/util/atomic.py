@@ -88,16 +88,16 @@ def _write_errors_named(path: Path) -> Iterator[None]:
 @contextlib.contextmanager
 def atomic_dir(path: str | Path) -> Iterator[Path]:
     """Yield a temporary sibling directory of ``path`` to fill; on success fsync its files
-    and rename it over ``path`` (the old tree, if any, renamed away first and then removed,
-    or put back if the rename fails), so ``path`` is never half there; on failure remove
-    it. The folder gets a plain ``mkdir``'s mode (0777 less the umask, and the parent's
-    setgid bit: a group-shared tree stays its group's), not mkdtemp's private 0700. A full
-    disk or a refused write raises :class:`DiskFullError` or :class:`WriteRefusedError`
-    naming ``path``."""
-    import shutil
-
+    and rename it over ``path``, so ``path`` is never half there. What was at ``path`` is
+    renamed away first and removed only once the new tree is in place; if that fails it
+    is put back (or, failing that too, left beside ``path``: never lost). On failure the
+    temporary tree is removed. The folder gets a plain ``mkdir``'s mode (0777 less the
+    umask, and the parent's setgid bit: a group-shared tree stays its group's), not
+    mkdtemp's private 0700. A full disk or a refused write raises :class:`DiskFullError`
+    or :class:`WriteRefusedError` naming ``path``."""
     path = Path(path)
     tmp = old = None
+    placed = False
     try:
         with _write_errors_named(path):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,18 +110,31 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
                     os.fsync(fh.fileno())
             setgid = os.stat(tmp).st_mode & stat.S_ISGID
             os.chmod(tmp, (0o777 & ~current_umask()) | setgid)
-            if path.exists():
+            if path.exists() or path.is_symlink():
                 os.replace(path, old)
-            try:
-                os.replace(tmp, path)
-            except OSError:
-                if old.exists():
-                    os.replace(old, path)
-                raise
+            os.replace(tmp, path)
+            placed = True
     finally:
-        for left in (tmp, old):
-            if left is not None:
-                shutil.rmtree(left, ignore_errors=True)
+        if not placed and old is not None and os.path.lexists(old) \
+                and not os.path.lexists(path):
+            with contextlib.suppress(OSError):
+                os.replace(old, path)
+        _remove(tmp)
+        if placed:
+            _remove(old)
+
+
+def _remove(path: Path | None) -> None:
+    """Remove the tree or file at ``path`` if there is one (best effort)."""
+    import shutil
+
+    if path is None or not os.path.lexists(path):
+        return
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            path.unlink()
 
 
 def atomic_copytree(src: str | Path, dst: str | Path) -> None:
