@@ -130,7 +130,8 @@ def check_selectors(named: Iterable[tuple[str, object]], grid: Mapping, path: st
         if strict and (selector.expect is None or not expects):
             _check(selector, *own, f"{path}: {where}", (f"this grid ({grid.get('name')})",
                                                         "it runs"),
-                   "; an entry the grid leaves out on purpose says `expect: not run`")
+                   "; an entry the grid leaves out on purpose says `expect: not run`"
+                   if expects else "")
 
 
 def _check(selector, known: Mapping[str, set], runs: Mapping[str, set], at: str,
