@@ -21,7 +21,7 @@ from safetensors.torch import load_file, safe_open, save_file
 
 from dfil.config.cell import ModelConfig, load_cell, to_dict
 from dfil.config.validation import validate
-from dfil.contracts.rundir import BEST, CELL
+from dfil.contracts.rundir import ADAPTER, BEST, CELL
 from dfil.util.atomic import atomic_path
 from dfil.util.errors import CheckpointError, ConfigError
 
@@ -144,3 +144,12 @@ def load_trained(run_dir: Path, device: torch.device | str = "cpu"):
         raise CheckpointError(f"{run_dir / BEST}: method {config.method} != its cell's "
                               f"{cell.model.method}")
     return cell, model
+
+
+def export_adapter(run_dir: Path) -> None:
+    """Write a LoRA run's ``adapter/`` (peft's format, :mod:`dfil.model.adapter`) from its
+    best checkpoint; :class:`CheckpointError` naming the checkpoint if it does not read."""
+    from dfil.model.adapter import save_adapter
+
+    config, state, _ = read_checkpoint(Path(run_dir) / BEST)
+    save_adapter(state, config, Path(run_dir) / ADAPTER)

@@ -99,7 +99,7 @@ def load_backbone(spec: BackboneConfig, causal_lm: bool = False) -> PreTrainedMo
         raise ConfigError(f"model.backbone.quantized: backbone {spec.name!r} is 4-bit "
                           "quantized and needs CUDA, which this machine does not have")
     model_id = model_path(spec)
-    config = _transformers_config(spec)
+    config = _transformers_config(spec, model_id)
     kwargs = {"dtype": dtype, "trust_remote_code": spec.trust_remote_code,
               "attn_implementation": choose_attention(spec.attn_implementation,
                                                       _model_class(auto, config))}
@@ -222,16 +222,16 @@ def backbone_model_type(spec: BackboneConfig) -> str:
     return _transformers_config(spec).model_type
 
 
-def _transformers_config(spec: BackboneConfig):
+def _transformers_config(spec: BackboneConfig, where: str | None = None):
     """transformers' config of the backbone ``spec`` names: a random one's built from its
     ``arch`` (an alias such as GPT-2's ``n_embd`` resolved, defaults filled in), else read
-    from where its weights are."""
+    from where its weights are (``where``, when the caller has it: :func:`model_path`)."""
     from transformers import AutoConfig
 
     if spec.arch is not None:
         arch = dict(spec.arch)
         return AutoConfig.for_model(arch.pop("model_type"), **arch)
-    return AutoConfig.from_pretrained(model_path(spec),
+    return AutoConfig.from_pretrained(where or model_path(spec),
                                       trust_remote_code=spec.trust_remote_code)
 
 

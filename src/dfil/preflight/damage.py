@@ -153,13 +153,11 @@ def export_adapter(run_dir: Path, problem: str, apply: bool) -> str:
     where = f"dfil: {run_dir / ADAPTER}: {problem}"
     if not apply:
         return f"{where}; would export it again from {run_dir / BEST}"
-    from dfil.engine.checkpoint import read_checkpoint  # torch: only for such a run
-    from dfil.model.adapter import save_adapter
+    from dfil.engine.checkpoint import export_adapter  # torch: only for such a run
     from dfil.util.errors import CheckpointError, ConfigError
 
     try:
-        config, state, _ = read_checkpoint(run_dir / BEST)
-        save_adapter(state, config, run_dir / ADAPTER)
+        export_adapter(run_dir)
     except (CheckpointError, ConfigError, OSError, ValueError) as err:
         return f"{where}; not exported: {' '.join(str(err).split())[:200]}"
     return f"{where}; exported again from {run_dir / BEST}"

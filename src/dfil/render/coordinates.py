@@ -121,8 +121,8 @@ def check_selectors(named: Iterable[tuple[str, object]], grid: Mapping, path: st
     paper = paper_grid(tables_path)
     grids = [grid, *paper]
     anywhere = known_names(grids), run_values(grids)
-    own = known_names([grid], catalogue=False), run_values([grid])
     strict = bool((grid.get("render") or {}).get("strict"))
+    own = (known_names([grid], catalogue=False), run_values([grid])) if strict else None
     # the paper's own grid runs every coordinate: no entry of it is left out on purpose
     expects = not paper or paper[0].get("name") != grid.get("name")
     for where, selector in named:

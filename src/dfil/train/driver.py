@@ -34,7 +34,6 @@ from dfil.contracts.failure import is_failure
 from dfil.contracts.identity import KEY as IDENTITY
 from dfil.contracts.identity import differences, run_identity
 from dfil.contracts.rundir import (
-    ADAPTER,
     ATTEMPT1_BEST,
     ATTEMPTS,
     BEST,
@@ -44,14 +43,13 @@ from dfil.contracts.rundir import (
     read_run_json,
 )
 from dfil.core.methods import method_spec
-from dfil.engine.checkpoint import read_checkpoint
+from dfil.engine.checkpoint import export_adapter, read_checkpoint
 from dfil.engine.device import deterministic, pick_device
 from dfil.engine.features import LazyTokenizer, encode_frame
 from dfil.engine.frames import task_frames
 from dfil.engine.inputs import stamped_inputs, trained_inputs
 from dfil.engine.provenance import provenance
 from dfil.engine.truncation import truncation, truncation_line
-from dfil.model.adapter import save_adapter
 from dfil.model.attention import describe as describe_attention
 from dfil.model.dual_path import build_model
 from dfil.model.pack import build_pack
@@ -127,8 +125,7 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
         if "retrained" not in summary and attempts[0].get("retrained"):  # by its pack
             summary["retrained"] = attempts[0]["retrained"]
         if cell.model.adapter == "lora":
-            _, state, _ = read_checkpoint(run_dir / BEST)
-            save_adapter(state, cell.model, run_dir / ADAPTER)
+            export_adapter(run_dir)
     else:
         summary["trained"] = False
     summary["provenance"] = provenance(device, time.perf_counter() - started,

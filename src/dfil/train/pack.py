@@ -201,7 +201,7 @@ def _set_up(pack: PackedModel, cells, datas, places) -> PackRun:
             raise Unpackable(str(err)) from err
         if resumed:
             seed.place.log(f"resuming attempt {place.number} at epoch {state.epoch + 1}, "
-                     f"step {state.step}")
+                           f"step {state.step}")
         seeds.append(seed)
         optimizers.append(optimizer)
         schedulers.append(scheduler)
@@ -222,7 +222,7 @@ def _set_up(pack: PackedModel, cells, datas, places) -> PackRun:
     grouped = ", grouped by length" if cfg.group_by_length and layout != "features" else ""
     for seed in seeds:
         seed.place.log(f"batches: {layout}{grouped}, in a pack of {len(seeds)} seeds "
-                 f"({', '.join(str(s) for s in pack.seeds)})")
+                       f"({', '.join(str(s) for s in pack.seeds)})")
     return run
 
 

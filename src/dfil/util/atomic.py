@@ -110,7 +110,7 @@ def atomic_dir(path: str | Path) -> Iterator[Path]:
                     os.fsync(fh.fileno())
             setgid = os.stat(tmp).st_mode & stat.S_ISGID
             os.chmod(tmp, (0o777 & ~current_umask()) | setgid)
-            if path.exists() or path.is_symlink():
+            if os.path.lexists(path):
                 os.replace(path, old)
             os.replace(tmp, path)
             placed = True
