@@ -94,14 +94,16 @@ def test_job_resources_by_stage():
     assert "eval_runtime" not in grid.job_resources(KEY, "evaluate")
 
 
-def test_a_job_that_only_records_a_failure_asks_for_the_cpu_class():
+def test_a_job_with_nothing_to_compute_on_a_gpu_asks_for_the_cpu_class():
     """smoke.yaml: tiny is gpu 1 (h100), 4000 MB, 30 min; cpu is gpu 0, 4000 MB, 30 min,
-    1 CPU, no gpu_model. A gated cell's training or a failed training's evaluation gets
-    the cpu class whatever its size; with no failure ahead, its own class."""
+    1 CPU, no gpu_model. A gated cell's training, a failed training's evaluation or a
+    seed's summary after its pack gets the cpu class whatever its size; with no reason,
+    its own class."""
     grid = Grid(smoke())
     cpu = {"gpu": 0, "mem_mb": 4000, "runtime": 30, "cpus_per_task": 1}
     assert grid.job_resources(KEY, "train", "gated") == cpu
     assert grid.job_resources(KEY, "evaluate", "OOM") == cpu
+    assert grid.job_resources(KEY, "train", "finished in its pack") == cpu
     assert grid.job_resources(KEY, "train", None)["gpu"] == 1
     assert grid.job_resources(KEY, "evaluate")["gpu_model"] == "h100"
 

@@ -26,6 +26,20 @@ def counts(text: str) -> dict:
             for m in re.finditer(r"^(\w+)\s+(\d+)$", table, re.MULTILINE)}
 
 
+def requests(text: str, rule: str) -> list[dict]:
+    """The GPU request (gpu, gpu_model) of each ``rule`` job Snakemake ran, as it printed
+    them when it ran the job."""
+    import re
+
+    out = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
+        if re.match(rf"(?:local)?rule {rule}:", block):
+            line = re.search(r"^\s*resources: (.*)$", block, re.MULTILINE).group(1)
+            given = dict(item.split("=", 1) for item in line.split(", "))
+            out.append({k: given[k] for k in ("gpu", "gpu_model")})
+    return out
+
+
 def workdir(tmp_path, pack: bool):
     work = tmp_path / ("packed" if pack else "alone")
     work.mkdir()
@@ -63,11 +77,15 @@ def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):
     text = build(work, f"results/smoke/runs/{CONFIG}/seed42/train_summary.json")
     c = counts(text)
     assert c["train_pack"] == 1 and c["train_cell"] == 1
+    # the pack trains on its class's GPU; the seed's summary after it asks for none
+    assert requests(text, "train_pack") == [{"gpu": "1", "gpu_model": "h100"}]
+    assert requests(text, "train_cell") == [{"gpu": "0", "gpu_model": ""}]
     record = json.loads((work / "results/smoke/packs" / f"{CONFIG}.json").read_text())
     assert len(record["together"]) == 3
     for seed in SEEDS:
         [attempt] = json.loads((runs / CONFIG / seed / "attempts.json").read_text())
-        assert attempt["pack"] == {"seeds": [123, 42, 456], "size": 3}
+        assert attempt["pack"]["seeds"] == [123, 42, 456] and attempt["pack"]["size"] == 3
+        assert attempt["pack"]["device"].startswith("cpu (")  # where the pack trained
     assert (runs / CONFIG / "seed42" / "train_summary.json").is_file()
     assert not (runs / CONFIG / "seed123" / "train_summary.json").exists()
 
@@ -75,6 +93,7 @@ def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):
     log = (runs / CONFIG / "seed123" / "train_log.jsonl").read_bytes()
     text = build(work, f"results/smoke/runs/{CONFIG}/seed123/train_summary.json")
     assert "train_pack" not in counts(text) and counts(text)["train_cell"] == 1
+    assert requests(text, "train_cell") == [{"gpu": "0", "gpu_model": ""}]
     assert (runs / CONFIG / "seed123" / "train_log.jsonl").read_bytes() == log
 
     # a seed's run deleted: its pack trains it again, and only its own job follows (the

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dfil.contracts.pack import pack_record, write_pack_record
+from dfil.contracts.pack import finished_by_pack, pack_record, write_pack_record
 from dfil.util.errors import MetricsError
 
 
@@ -23,3 +23,22 @@ def test_a_pack_that_gave_up_finishes_no_seed_and_says_why(tmp_path):
     assert record["gave_up"] == {"reason": "TIMEOUT", "message": "at\\n the limit"}
     with pytest.raises(MetricsError, match="gave_up.reason"):
         pack_record(["r/a"], gave_up={"reason": "tired", "message": ""})
+
+
+def test_a_seed_the_record_finished_only_writes_its_summary(tmp_path):
+    """finished_by_pack (what a seed's train_cell job asks for): a seed its pack finished;
+    not one it trained with remediation ahead, nor before the record exists (a dry run),
+    nor from a damaged record or another JSON input."""
+    path = tmp_path / "pack.json"
+    other = tmp_path / "stamp.json"
+    other.write_text(json.dumps({"finished": ["r/b"]}))
+    assert not finished_by_pack([str(other), str(path)], "r/a")  # not written yet
+    write_pack_record(path, pack_record(["r/a", "r/b"], ["r/a", "r/b"], ["r/a"]))
+    assert finished_by_pack([str(other), str(path)], "r/a")
+    assert not finished_by_pack([path], "r/b")  # collapse remediation ahead: it trains
+    assert not finished_by_pack([path], "r")
+    assert not finished_by_pack([other], "r/b")  # no pack record
+    path.write_text(json.dumps({**json.loads(path.read_text()), "finished": "r/a"}))
+    assert not finished_by_pack([path], "r/a")  # damaged: the job asks what it always did
+    path.write_text('{"format": "dfil-pack/1", "fini')
+    assert not finished_by_pack([path], "r/a")

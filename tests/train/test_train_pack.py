@@ -21,6 +21,7 @@ from cells import tiny_cell
 from dfil.contracts.rundir import ADAPTER_WEIGHTS as WEIGHTS
 from dfil.data.synthetic import write_frog_like
 from dfil.engine.checkpoint import read_checkpoint
+from dfil.engine.provenance import device_name
 from dfil.model.adapter import adapter_state
 from dfil.train.driver import train_cell, train_together
 from dfil.util.errors import ConfigError, Preempted
@@ -77,7 +78,8 @@ def test_a_pack_of_one_is_the_solo_run_bit_for_bit(tmp_path, frog):
     for name in ("model.safetensors", "train_log.jsonl"):
         assert (alone / name).read_bytes() == (packed / name).read_bytes(), name
     summary = json.loads((packed / "train_summary.json").read_text())
-    assert summary["attempts"][0]["pack"] == {"seeds": [11], "size": 1}
+    assert summary["attempts"][0]["pack"] == {"seeds": [11], "size": 1,
+                                              "device": device_name(torch.device("cpu"))}
 
 
 def test_a_frozen_backbones_pack_is_its_solo_runs_bit_for_bit(tmp_path, frog):
@@ -96,7 +98,8 @@ def test_a_lora_pack_of_three_agrees_with_three_solo_runs(tmp_path, frog):
                 for r in (alone, packed))
         assert a["best_epoch"] == b["best_epoch"]
         gaps.append(abs(a["best_val_loss"] - b["best_val_loss"]))
-        assert b["pack"] == {"seeds": list(SEEDS), "size": 3}
+        assert b["pack"] == {"seeds": list(SEEDS), "size": 3,
+                             "device": device_name(torch.device("cpu"))}
         _, state, _ = read_checkpoint(packed / "model.safetensors")  # peft loads its LoRA
         saved = load_file(str(packed / "adapter" / WEIGHTS))
         assert saved.keys() == adapter_state(state).keys()

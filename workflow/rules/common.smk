@@ -6,6 +6,7 @@ from dfil.core.methods import method_spec
 from dfil.cost.packs import grid_packs
 from dfil.cluster.partitions import GPU_PARTITION, job_partition, profile_text
 from dfil.contracts.failure import failure_ahead
+from dfil.contracts.pack import finished_by_pack
 from dfil.engine.featuresets import (
     FEATURE_CACHE_FORMAT,
     feature_group,
@@ -36,15 +37,33 @@ def staged(path):
     return f"{STAGE}/{path.removeprefix(f'{RES}/')}"
 
 
+def light_ahead(wildcards, input, stage):
+    """Why cell ``wildcards.key``'s ``stage`` job will compute nothing on a GPU, or None:
+    it will only record a failure (a gated repo's refused fetch, a failed training among
+    its inputs), or, a training job, only write the summary of what its pack trained."""
+    failure = failure_ahead(input)
+    if failure is None and stage == "train":
+        if finished_by_pack(input, f"{RES}/runs/{wildcards.key}"):
+            return "finished in its pack"
+    return failure
+
+
+def cell_request(wildcards, input, stage):
+    """What cell ``wildcards.key``'s ``stage`` job (train, evaluate) asks for: its
+    backbone's size class (the grid config's ``resources:``), the same on every attempt
+    (a job stopped at its time limit continues from its checkpoint in a job of the same
+    size). Snakemake asks again once the job's inputs exist: a job with nothing to
+    compute on a GPU (:func:`light_ahead`) gets the ``cpu`` class."""
+    return GRID.job_resources(
+        wildcards.key, stage, light_ahead(wildcards, input, stage)
+    )
+
+
 def cell_resource(name, stage, default=0):
-    """A resource of a cell's ``stage`` job (train, evaluate): its backbone's size class
-    (the grid config's ``resources:``), the same on every attempt (a job stopped at its
-    time limit continues from its checkpoint in a job of the same size). Snakemake asks
-    again once the job's inputs exist: a job that will only record a failure (a gated
-    repo's refused fetch, a failed training among its inputs) gets the ``cpu`` class."""
-    return lambda wildcards, input: GRID.job_resources(
-        wildcards.key, stage, failure_ahead(input)
-    ).get(name, default)
+    """A resource of a cell's ``stage`` job (:func:`cell_request`)."""
+    return lambda wildcards, input: cell_request(wildcards, input, stage).get(
+        name, default
+    )
 
 
 def profile_resource(name):
@@ -66,9 +85,9 @@ PARTITIONS = {
 
 def cell_partition(stage):
     """The partition of a cell's ``stage`` job: the GPU partition where it asks a GPU, the
-    CPU one where it asks none (a job that will only record a failure)."""
+    CPU one where it asks none (a job with nothing to compute on a GPU)."""
     return lambda wildcards, input: job_partition(
-        GRID.job_resources(wildcards.key, stage, failure_ahead(input)),
+        cell_request(wildcards, input, stage),
         PARTITIONS["cpu"],
         PARTITIONS["gpu"],
     )

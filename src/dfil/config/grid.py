@@ -213,18 +213,21 @@ class Grid:
     def resources(self, key: str) -> dict:
         return dict(self.config["resources"][self.cell(key).size])
 
-    def job_resources(self, key: str, stage: str, failure: str | None = None) -> dict:
+    def job_resources(self, key: str, stage: str, light: str | None = None) -> dict:
         """What cell ``key``'s ``stage`` job (train or evaluate) asks for, the same on every
         attempt: its size class's request (a method that trains nothing, zero-shot, gets
         the ``cpu`` class for its train job: no GPU queued); evaluation's runtime is
         ``eval_runtime`` where the class sets one. A retry of a job stopped at its time
         limit resumes from its checkpoint, so it needs no more time than the first. A job
-        that will only record a failure (``failure``: its reason,
-        :func:`dfil.contracts.failure.failure_ahead`) gets the ``cpu`` class too."""
+        that computes nothing on a GPU gets the ``cpu`` class too (``light``: why): one
+        that will only record a failure (its reason,
+        :func:`dfil.contracts.failure.failure_ahead`), or a seed's training job that only
+        writes the summary of what its pack trained
+        (:func:`dfil.contracts.pack.finished_by_pack`)."""
         from dfil.core.methods import method_spec
 
         trains = method_spec(self.cell(key).config["model"]["method"]).trains
-        gpu = (stage != "train" or trains) and failure is None
+        gpu = (stage != "train" or trains) and light is None
         size = self.cell(key).size if gpu else "cpu"
         out = dict(self.config["resources"][size])
         eval_runtime = out.pop("eval_runtime", None)

@@ -5,7 +5,8 @@ with one configuration's seeds (``results/<grid>/packs/<pack>.json``, schema
 The workflow's ``train_pack`` job trains attempt 1 of a configuration's seeds together
 (:func:`dfil.train.driver.train_together`) and writes this record; each seed's
 ``train_cell`` job runs after it: a seed the record lists as finished needs only its
-summary written; any other seed trains alone, from its run directory's state. A pack
+summary written (:func:`finished_by_pack`: that job asks for no GPU); any other seed
+trains alone, from its run directory's state. A pack
 that gives up on its last attempt, or that sbatch refused, says why (``gave_up``) and
 lists no run as trained together.
 """
@@ -17,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from dfil.contracts import packaged_schema, schema_problem
+from dfil.contracts.failure import read_record
 from dfil.util.atomic import atomic_write_json
 from dfil.util.errors import MetricsError
 
@@ -46,3 +48,15 @@ def write_pack_record(path: str | Path, record: Mapping) -> None:
     if problem := schema_problem(_schema(), record):
         raise MetricsError(f"{path}: {problem}")
     atomic_write_json(path, dict(record))
+
+
+def finished_by_pack(paths: Iterable[str | Path], run: str) -> bool:
+    """Whether a pack record among ``paths`` (a seed job's inputs: the JSON files that
+    exist and read) lists run directory ``run``, as the workflow names it, as finished:
+    that seed's job only writes its summary. Absent, unreadable or invalid files (a dry
+    run, a job not yet ready, a damaged record) and other records say no."""
+    for path in map(Path, paths):
+        record = read_record(path) if path.suffix == ".json" else None
+        if isinstance(record, Mapping) and record.get("format") == FORMAT:
+            return schema_problem(_schema(), record) is None and run in record["finished"]
+    return False

@@ -35,6 +35,7 @@ from dfil.engine.batching import Encoded, batches, concat
 from dfil.engine.device import autocast, autocast_dtype, progress, sync_guard
 from dfil.engine.loader import Batch, Loader
 from dfil.engine.predict import Collector, layout_for
+from dfil.engine.provenance import device_name
 from dfil.model.dual_path import HeadOutputs
 from dfil.model.losses import LossTerms
 from dfil.model.objective import compute_loss
@@ -161,7 +162,8 @@ def train_pack_attempt(pack: PackedModel, cells: Sequence[CellConfig],
                        ) -> list[dict | NonFiniteLoss]:
     """Train the seeds of ``pack`` (seed k: ``cells[k]``, ``datas[k]``, ``places[k]``) in
     place for one attempt; each seed's summary as :func:`dfil.train.loop.train_attempt`
-    returns it, with ``pack`` (its seeds), or the :class:`NonFiniteLoss` that ended it.
+    returns it, with ``pack`` (its seeds and the device they trained on), or the
+    :class:`NonFiniteLoss` that ended it.
     Raises Preempted on SIGTERM (every live seed's state saved), :class:`Unpackable`
     when the seeds' data sizes or resumed positions differ."""
     run = _set_up(pack, cells, datas, places)
@@ -171,7 +173,9 @@ def train_pack_attempt(pack: PackedModel, cells: Sequence[CellConfig],
         while run.live and run.live[0].state.epoch < epochs:
             _run_epoch(run, stop)
             _end_epoch(run)
-    together = {"seeds": list(pack.seeds), "size": len(pack.seeds)}
+    # Where the seeds trained: their summaries are written later, by jobs without a GPU.
+    together = {"seeds": list(pack.seeds), "size": len(pack.seeds),
+                "device": device_name(run.setup.device)}
     return [s.failed if s.failed is not None else {
         "attempt": s.place.number, "stop_grad_p": s.cell.model.loss.stop_grad_p,
         "best_epoch": s.state.best_epoch, "best_val_loss": s.state.best_val_loss,
