@@ -10,7 +10,7 @@ from dfil.cost.archs import ARCHS
 from dfil.cost.cells import cell_work
 from dfil.cost.flops import decoder_params, forward_flops, lora_params, shape, train_flops
 from dfil.cost.memory import GIB, seeds_that_fit, training_memory
-from dfil.cost.packs import configuration, pack_size, project_packs, split
+from dfil.cost.packs import configuration, pack_size, parts, project_packs, split
 from dfil.cost.project import project
 from dfil.cost.rates import MEASURED as MEASURED_TABLE
 
@@ -38,6 +38,13 @@ def test_seeds_split_evenly_into_the_fewest_packs():
         "frog/qwen2.5-7b/dfil/lam0.1/nfull/qure"
     with pytest.raises(ValueError, match="not 0 and 6"):
         split(0, 6)
+
+
+def test_a_configuration_split_in_parts_names_each_pack():
+    """One pack: the configuration's name; several: /pack<i>of<n>, seeds in order."""
+    assert parts("c", ["s1", "s2"], 6) == [("c", ["s1", "s2"])]
+    assert parts("c", ["s1", "s2", "s3", "s4", "s5"], 2) == [
+        ("c/pack1of3", ["s1", "s2"]), ("c/pack2of3", ["s3", "s4"]), ("c/pack3of3", ["s5"])]
 
 
 def test_a_paper_7b_cell_one_seed_per_job_at_the_measured_rate(paper):

@@ -37,15 +37,28 @@ def split(seeds: int, most: int) -> list[int]:
     return [base + 1] * extra + [base] * (packs - extra)
 
 
+def parts(config: str, seeds: Sequence, most: int) -> list[tuple[str, list]]:
+    """Configuration ``config``'s ``seeds`` (run keys, or their cells' work) as
+    :func:`split` splits them by ``most``, each part with its pack's name: the
+    configuration, with ``/pack<i>of<n>`` when it is one of several."""
+    sizes = split(len(seeds), most)
+    out, at = [], 0
+    for i, size in enumerate(sizes, 1):
+        name = config if len(sizes) == 1 else f"{config}/pack{i}of{len(sizes)}"
+        out.append((name, list(seeds[at:at + size])))
+        at += size
+    return out
+
+
 def grid_packs(grid) -> dict[str, list[str]]:
     """The packs a grid (:class:`dfil.config.grid.Grid`) trains, by name: each trained
     configuration of two or more seeds, its run keys split as :func:`split` splits them by
     what one pack holds on its class's GPU (``gpu_model``, else an H100; :func:`pack_size`
     with its backbone's architecture: the grid's ``arch``, else the offline catalogue's,
     which a fetch does not change, so neither do the packs; none: one seed a pack, so no
-    pack), all of them on a class without a GPU. A pack's name is its configuration, with
-    ``/pack<i>of<n>`` when it is one of several; a part of one seed is no pack (that seed
-    trains in its own job). Empty unless the grid sets ``pack``."""
+    pack), all of them on a class without a GPU; named as :func:`parts` names them. A part
+    of one seed is no pack (that seed trains in its own job). Empty unless the grid sets
+    ``pack``."""
     from dfil.core.methods import method_spec
 
     if not grid.config.get("pack", False):
@@ -65,13 +78,8 @@ def grid_packs(grid) -> dict[str, list[str]]:
             gpu = request.get("gpu_model") if request.get("gpu_model") in GPU_GIB else "h100"
             most = pack_size(cell_work(first.key, first.size, first.config, arch), gpu,
                              len(keys)) if arch else 1
-        sizes = split(len(keys), most)
-        at = 0
-        for i, size in enumerate(sizes, 1):
-            name = config if len(sizes) == 1 else f"{config}/pack{i}of{len(sizes)}"
-            if size > 1:  # a seed alone trains in its own job
-                out[name] = keys[at:at + size]
-            at += size
+        # a part of one seed is no pack: that seed trains in its own job
+        out.update((name, part) for name, part in parts(config, keys, most) if len(part) > 1)
     return out
 
 
@@ -101,8 +109,9 @@ def pack_size(w: CellWork, gpu: str, seeds: int) -> int:
 def project_packs(works: Iterable[CellWork], gpus: Mapping[str, str], trainer: str = "dfil",
                   table: Table = MEASURED, pack: bool = True) -> list[CellCost]:
     """One :class:`CellCost` per training job of ``works``: each configuration's seeds in
-    packs (``pack``), else one per seed; a class's GPU is ``gpus[size]``. Cells that train
-    nothing (zero-shot) are one job each."""
+    packs (``pack``; named as :func:`parts` names them, a part of one seed priced as its
+    own job), else one per seed; a class's GPU is ``gpus[size]``. Cells that train nothing
+    (zero-shot) are one job each."""
     groups: dict[str, list[CellWork]] = {}
     for w in works:
         groups.setdefault(configuration(w.key), []).append(w)
@@ -112,8 +121,6 @@ def project_packs(works: Iterable[CellWork], gpus: Mapping[str, str], trainer: s
         if not pack or not first.epochs:
             out += [project(w, gpu, trainer, table) for w in group]
             continue
-        sizes = split(len(group), pack_size(first, gpu, len(group)))
-        out += [replace(project(first, gpu, trainer, table, seeds=k),
-                        key=f"{config}/pack{i}of{len(sizes)}")
-                for i, k in enumerate(sizes, 1)]
+        out += [replace(project(first, gpu, trainer, table, seeds=len(part)), key=name)
+                for name, part in parts(config, group, pack_size(first, gpu, len(group)))]
     return out
