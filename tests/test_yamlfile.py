@@ -33,6 +33,15 @@ def test_loads_yaml_keeps_merges_and_distinct_keys():
         loads_yaml("a: [1\n", "f")
 
 
+def test_every_config_file_reads_as_pyyamls_own_safe_loader_reads_it():
+    """The strict loader parses with libyaml where PyYAML has it: the same documents."""
+    import yaml
+
+    for path in sorted((ROOT / "config").glob("*.yaml")):
+        text = path.read_text()
+        assert loads_yaml(text, path.name) == yaml.load(text, Loader=yaml.SafeLoader), path
+
+
 def test_load_yaml_names_an_unreadable_file(tmp_path):
     with pytest.raises(ConfigError, match=r"missing\.yaml: cannot read"):
         load_yaml(tmp_path / "missing.yaml")

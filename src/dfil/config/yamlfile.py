@@ -16,8 +16,13 @@ from dfil.util.errors import ConfigError
 
 _MERGE = "tag:yaml.org,2002:merge"
 
+#: The safe loader over libyaml's parser where PyYAML was built with it (its wheels are):
+#: the same documents, parsed about eight times as fast as by the pure-Python parser,
+#: which every job of the workflow would pay on the grid and tables files.
+_SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-class _StrictLoader(yaml.SafeLoader):
+
+class _StrictLoader(_SAFE):
     """Safe loader that refuses a mapping key given twice (``<<`` merges may override)."""
 
     def construct_mapping(self, node, deep=False):
