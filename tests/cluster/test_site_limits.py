@@ -195,6 +195,37 @@ def test_rule_jobs_follow_the_grid(fake_slurm):
         f"{LIGHT} (class cpu)"]
 
 
+def test_a_seeds_summary_after_its_pack_carries_its_rules_qos_to_the_cpu_partition(
+        fake_slurm):
+    """train_cell's class cpu (with the grid's pack, a seed's summary job) goes to the
+    CPU partition under train_cell's own QOS: a CPU partition that refuses the GPU QOS is
+    a problem named for that rule and class; one that takes it fits."""
+    jobs = {"train_cell": {"7b": GPU, "cpu": LIGHT_JOB}, LIGHT: {"cpu": LIGHT_JOB}}
+    strict = SCONTROL.replace("AllowQos=ALL Default=YES", "AllowQos=normal,short Default=YES")
+    run, _ = fake_slurm({**OUTPUTS, "scontrol": (0, strict, "")})
+    (bad,) = problems(slurm_checks(site_from_profile(FITS), jobs, run))
+    assert bad.text.startswith("rule train_cell (class cpu): partition standard "
+                               "(default-resources.slurm_partition)")
+    assert ("partition standard does not allow qos gpu-normal (set-resources.train_cell.qos)"
+            in bad.text)
+    run, _ = fake_slurm(OUTPUTS)
+    assert not problems(slurm_checks(site_from_profile(FITS), jobs, run))
+
+
+def test_a_packed_grid_checks_its_seeds_summary_jobs_on_the_cpu_class():
+    from dfil.cli.preflight import rule_jobs as grid_rule_jobs
+    from dfil.config.grid import Grid, load_grid_files
+    from snakemake_cli import ROOT
+
+    smoke = load_grid_files([ROOT / "config/smoke.yaml"])
+    assert smoke.config["pack"]
+    jobs = grid_rule_jobs(smoke)
+    assert jobs["train_cell"]["cpu"] == smoke.config["resources"]["cpu"]
+    assert set(jobs["train_pack"]) == {"tiny"}
+    alone = grid_rule_jobs(Grid({**smoke.config, "pack": False}))
+    assert "cpu" not in alone["train_cell"] and "train_pack" not in alone
+
+
 def test_a_sacctmgr_that_fails_leaves_its_limits_unchecked(fake_slurm):
     run, _ = fake_slurm({**OUTPUTS, "sacctmgr qos": (1, "", "no dbd")})
     checks = slurm_checks(site_from_profile(FITS), JOBS, run)

@@ -35,7 +35,9 @@ def rule_jobs(grid) -> dict[str, dict[str, dict]]:
     each pack of seeds (the grid's ``pack``; its first seed's request), the frozen-feature
     pass (its cell's evaluation's), the acceptance run (its cell's training's), and the
     light jobs of every other rule (the ``cpu`` class). A GPU rule's job that asks no GPU
-    (a method that trains nothing) is a light job."""
+    (a method that trains nothing) is a light job, but for a seed's training job that only
+    writes its summary after its pack: the ``cpu`` class under ``train_cell``'s own
+    settings (its QOS, say), checked against the CPU partition."""
     from dfil.cluster.rules import LIGHT
     from dfil.cost.packs import grid_packs
     from dfil.engine.featuresets import feature_jobs
@@ -53,8 +55,11 @@ def rule_jobs(grid) -> dict[str, dict[str, dict]]:
     for key in grid.cells:
         add("train_cell", key, "train")
         add("evaluate_cell", key, "evaluate")
-    for keys in grid_packs(grid).values():
+    packs = grid_packs(grid)
+    for keys in packs.values():
         add("train_pack", keys[0], "train")
+    if packs:  # a seed's summary after its pack: the cpu class, under its rule's settings
+        out.setdefault("train_cell", {})["cpu"] = dict(grid.config["resources"]["cpu"])
     for key in feature_jobs({k: c.config for k, c in grid.cells.items()}).values():
         add("frozen_features", key, "evaluate")
     for key, _ in grid.acceptance().values():
