@@ -96,6 +96,17 @@ def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):
     assert requests(text, "train_cell") == [{"gpu": "0", "gpu_model": ""}]
     assert (runs / CONFIG / "seed123" / "train_log.jsonl").read_bytes() == log
 
+    # a seed's training moved aside (as the preflight's damage repair does, cell.yaml
+    # kept): the record still lists it, but its own job trains it alone, on its GPU class
+    seed456 = runs / CONFIG / "seed456"
+    for name in ("attempts.json", "model.safetensors"):
+        (seed456 / name).rename(tmp_path / name)
+    text = build(work, f"results/smoke/runs/{CONFIG}/seed456/train_summary.json")
+    assert "train_pack" not in counts(text)
+    assert requests(text, "train_cell") == [{"gpu": "1", "gpu_model": "h100"}]
+    [attempt] = json.loads((seed456 / "attempts.json").read_text())
+    assert attempt.get("pack") is None
+
     # a seed's run deleted: its pack trains it again, and only its own job follows (the
     # pack's record is ancient() to its siblings' jobs)
     shutil.rmtree(runs / CONFIG / "seed42")

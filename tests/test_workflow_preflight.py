@@ -73,9 +73,13 @@ def test_preflight_checks_the_profiles_site_and_submits_nothing(tmp_path):
                    "min, 4000 MB, 1 GPU) within the partition's and the QOS's limits"
                    for rule in ("train_cell", "train_pack", "evaluate_cell",
                                 "frozen_features", "acceptance_run")),
+                 # the smoke grid's pack: a seed's summary after it, train_cell as cpu
+                 "ok       slurm  rule train_cell (class cpu): partition cpu (default-"
+                 "resources.slurm_partition), account dfil-local (default-resources."
+                 "slurm_account), qos gpu (default-resources.qos): allowed",
                  "ok       slurm  light jobs (every other rule) (class cpu): partition cpu"):
         assert line in out
-    assert "preflight: all 9 checks ok" in out
+    assert "preflight: all 10 checks ok" in out
     assert not calls.exists(), "preflight submitted a job"
     assert (work / "results/smoke/logs/preflight.log").read_text().startswith("skipped  hub")
 
@@ -91,7 +95,9 @@ def test_a_failed_check_fails_the_target_once(tmp_path):
             "(default-resources.qos): account dfil-local (default-resources.slurm_account) is "
             "no association of the user on this partition") in out
     assert done.returncode == 3, "the preflight's own status: a check found a problem"
-    assert out.count("PROBLEM  slurm  rule train_cell") == 1, "a failed check runs once"
+    # once each: class tiny, and class cpu (a seed's summary after its pack)
+    assert out.count("PROBLEM  slurm  rule train_cell (class tiny)") == 1, "a check runs once"
+    assert out.count("PROBLEM  slurm  rule train_cell (class cpu)") == 1
     assert not calls.exists()
 
 

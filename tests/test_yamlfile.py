@@ -34,12 +34,25 @@ def test_loads_yaml_keeps_merges_and_distinct_keys():
 
 
 def test_every_config_file_reads_as_pyyamls_own_safe_loader_reads_it():
-    """The strict loader parses with libyaml where PyYAML has it: the same documents."""
+    """The strict loader parses with libyaml where PyYAML has it (its wheels have it):
+    the same documents as PyYAML's pure-Python safe loader."""
     import yaml
 
+    from dfil.config import yamlfile
+
+    if yaml.__with_libyaml__:
+        assert issubclass(yamlfile._FastStrictLoader, yaml.CSafeLoader)
     for path in sorted((ROOT / "config").glob("*.yaml")):
         text = path.read_text()
         assert loads_yaml(text, path.name) == yaml.load(text, Loader=yaml.SafeLoader), path
+
+
+def test_a_syntax_error_is_told_with_its_line_and_what_was_found():
+    """The pure-Python parser's message: the offending line quoted, a name given."""
+    with pytest.raises(ConfigError, match=r"found undefined alias 'nope'(.|\n)*a: \*nope"):
+        loads_yaml("a: *nope\n", "f.yaml")
+    with pytest.raises(ConfigError, match=r"found character '\\t'"):
+        loads_yaml("a: 1\n\tb: 2\n", "f.yaml")
 
 
 def test_load_yaml_names_an_unreadable_file(tmp_path):

@@ -26,19 +26,33 @@ def test_a_pack_that_gave_up_finishes_no_seed_and_says_why(tmp_path):
 
 
 def test_a_seed_the_record_finished_only_writes_its_summary(tmp_path):
-    """finished_by_pack (what a seed's train_cell job asks for): a seed its pack finished;
-    not one it trained with remediation ahead, nor before the record exists (a dry run),
-    nor from a damaged record or another JSON input."""
+    """finished_by_pack (what a seed's train_cell job asks for): a seed its pack finished,
+    whose run still holds its attempts and checkpoint; not one it trained with remediation
+    ahead, nor before the record exists (a dry run), nor one whose training was moved
+    aside since, nor from a damaged record or another JSON input."""
+    runs = {name: tmp_path / "runs" / name for name in ("a", "b")}
+    for run in runs.values():
+        run.mkdir(parents=True)
+        (run / "attempts.json").write_text("[]")
+        (run / "model.safetensors").write_bytes(b"weights")
+    a, b = str(runs["a"]), str(runs["b"])
     path = tmp_path / "pack.json"
     other = tmp_path / "stamp.json"
-    other.write_text(json.dumps({"finished": ["r/b"]}))
-    assert not finished_by_pack([str(other), str(path)], "r/a")  # not written yet
-    write_pack_record(path, pack_record(["r/a", "r/b"], ["r/a", "r/b"], ["r/a"]))
-    assert finished_by_pack([str(other), str(path)], "r/a")
-    assert not finished_by_pack([path], "r/b")  # collapse remediation ahead: it trains
-    assert not finished_by_pack([path], "r")
-    assert not finished_by_pack([other], "r/b")  # no pack record
-    path.write_text(json.dumps({**json.loads(path.read_text()), "finished": "r/a"}))
-    assert not finished_by_pack([path], "r/a")  # damaged: the job asks what it always did
+    other.write_text(json.dumps({"finished": [b]}))
+    assert not finished_by_pack([str(other), str(path)], a)  # not written yet
+    write_pack_record(path, pack_record([a, b], [a, b], [a]))
+    assert finished_by_pack([str(other), str(path)], a)
+    assert not finished_by_pack([path], b)  # collapse remediation ahead: it trains
+    assert not finished_by_pack([path], str(tmp_path / "runs"))
+    assert not finished_by_pack([other], b)  # no pack record
+    (runs["a"] / "attempts.json").unlink()  # moved aside: it trains again, alone
+    assert not finished_by_pack([path], a)
+    (runs["a"] / "attempts.json").write_text("[]")
+    (runs["a"] / "model.safetensors").unlink()
+    assert not finished_by_pack([path], a)
+    (runs["a"] / "model.safetensors").write_bytes(b"weights")
+    assert finished_by_pack([path], a)
+    path.write_text(json.dumps({**json.loads(path.read_text()), "finished": a}))
+    assert not finished_by_pack([path], a)  # damaged: the job asks what it always did
     path.write_text('{"format": "dfil-pack/1", "fini')
-    assert not finished_by_pack([path], "r/a")
+    assert not finished_by_pack([path], a)

@@ -131,3 +131,15 @@ def test_a_packed_cells_projection_is_its_share_of_its_packs(paper):
     assert alone[0] == project(ws[0], "h100", "dfil", MEASURED_TABLE)
     assert shared[0].train_s == pytest.approx(whole.train_s / 3)
     assert shared[0].eval_s == alone[0].eval_s
+
+
+def test_the_cost_model_prices_the_packs_the_workflow_trains(paper):
+    """project_packs and grid_packs split and name the paper grid's seeds alike: the
+    priced packs of two or more seeds are the workflow's packs, by name."""
+    from dfil.config.grid import Grid
+    from dfil.cost.packs import grid_packs
+
+    gpus = {size: "h100" for size in paper.config["resources"]}
+    priced = {c.key: c.seeds for c in project_packs(works(paper, ""), gpus) if c.seeds > 1}
+    trained = grid_packs(Grid({**paper.config, "pack": True}))
+    assert priced == {name: len(keys) for name, keys in trained.items()}

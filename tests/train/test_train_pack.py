@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 from pathlib import Path
 
@@ -143,6 +144,14 @@ def test_finished_seeds_are_left_alone_and_the_rest_train_together(tmp_path, fro
     done = train_together(cells, runs, log=lambda _: None)
     assert done.trained == [0, 2] and done.finished == [0, 1, 2]
     assert (runs[1] / "train_summary.json").read_bytes() == before
+    # a pack trained again (seed 0's run deleted) before seed 2's own job wrote its
+    # summary: seed 2's attempts are done, so it is finished, not trained again
+    assert not (runs[2] / "train_summary.json").exists()
+    shutil.rmtree(runs[0])
+    weights = (runs[2] / "model.safetensors").read_bytes()
+    done = train_together(cells, runs, log=lambda _: None)
+    assert done.trained == [0] and done.finished == [0, 1, 2]
+    assert (runs[2] / "model.safetensors").read_bytes() == weights
 
 
 def test_a_pack_is_one_configurations_seeds(tmp_path, frog):

@@ -43,7 +43,7 @@ def light_ahead(wildcards, input, stage):
     its inputs), or, a training job, only write the summary of what its pack trained."""
     failure = failure_ahead(input)
     if failure is None and stage == "train":
-        if finished_by_pack(input, f"{RES}/runs/{wildcards.key}"):
+        if finished_by_pack(input.get("pack", []), f"{RES}/runs/{wildcards.key}"):
             return "finished in its pack"
     return failure
 

@@ -16,14 +16,10 @@ from dfil.util.errors import ConfigError
 
 _MERGE = "tag:yaml.org,2002:merge"
 
-#: The safe loader over libyaml's parser where PyYAML was built with it (its wheels are):
-#: the same documents, parsed about eight times as fast as by the pure-Python parser,
-#: which every job of the workflow would pay on the grid and tables files.
-_SAFE = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-
-class _StrictLoader(_SAFE):
-    """Safe loader that refuses a mapping key given twice (``<<`` merges may override)."""
+class _Strict:
+    """A safe loader's constructor that refuses a mapping key given twice (``<<`` merges
+    may override)."""
 
     def construct_mapping(self, node, deep=False):
         if isinstance(node, yaml.MappingNode):
@@ -44,6 +40,17 @@ class _StrictLoader(_SAFE):
         return super().construct_mapping(node, deep)
 
 
+class _StrictLoader(_Strict, yaml.SafeLoader):
+    """Strict, over PyYAML's pure-Python parser: its syntax errors quote the line."""
+
+
+#: Strict over libyaml's parser where PyYAML was built with it (its wheels are): the same
+#: documents, parsed about eight times as fast, which every job of the workflow pays on
+#: the grid and tables files. A syntax error is told by :class:`_StrictLoader`.
+_FastStrictLoader = (type("_FastStrictLoader", (_Strict, yaml.CSafeLoader), {})
+                     if getattr(yaml, "__with_libyaml__", False) else _StrictLoader)
+
+
 def loads_yaml(text: str, name: str) -> Any:
     """Parse YAML ``text`` (from ``name``, used in messages) strictly.
 
@@ -51,7 +58,10 @@ def loads_yaml(text: str, name: str) -> Any:
     a repeated key, ``"<name>: invalid YAML (...)"`` for a syntax error.
     """
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+        try:
+            return yaml.load(text, Loader=_FastStrictLoader)  # noqa: S506 - safe, strict
+        except yaml.YAMLError:  # PyYAML's own parser names the fault better
+            return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - safe, strict
     except ConfigError as err:
         raise ConfigError(f"{name}:{err}") from None
     except yaml.YAMLError as err:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from dfil.contracts import packaged_schema, schema_problem
 from dfil.contracts.failure import read_record
+from dfil.contracts.rundir import ATTEMPTS, BEST
 from dfil.util.atomic import atomic_write_json
 from dfil.util.errors import MetricsError
 
@@ -52,11 +53,14 @@ def write_pack_record(path: str | Path, record: Mapping) -> None:
 
 def finished_by_pack(paths: Iterable[str | Path], run: str) -> bool:
     """Whether a pack record among ``paths`` (a seed job's inputs: the JSON files that
-    exist and read) lists run directory ``run``, as the workflow names it, as finished:
-    that seed's job only writes its summary. Absent, unreadable or invalid files (a dry
-    run, a job not yet ready, a damaged record) and other records say no."""
+    exist and read) lists run directory ``run``, as the workflow names it, as finished,
+    and ``run`` still holds its attempts and best checkpoint: that seed's job only writes
+    its summary. Absent, unreadable or invalid records (a dry run, a job not yet ready,
+    a damaged record), other files, and a run whose training was moved aside since (the
+    preflight's damage repair keeps the record) say no."""
     for path in map(Path, paths):
         record = read_record(path) if path.suffix == ".json" else None
         if isinstance(record, Mapping) and record.get("format") == FORMAT:
-            return schema_problem(_schema(), record) is None and run in record["finished"]
+            return (schema_problem(_schema(), record) is None and run in record["finished"]
+                    and all((Path(run) / name).is_file() for name in (ATTEMPTS, BEST)))
     return False

@@ -250,10 +250,11 @@ def train_together(cell_paths: Sequence[str | Path], run_dirs: Sequence[str | Pa
     """Attempt 1 of the seeds of one cell configuration (``cell_paths[i]`` into
     ``run_dirs[i]``) as one pack (:mod:`dfil.train.pack`).
 
-    A seed joins the pack unless it is finished (its summary records this identity), its
-    attempt 1 is done or it resumes attempt 2, or an out-of-memory error gave it a memory
-    plan. Everything else (the summary, collapse remediation, the seeds left out, a seed
-    whose loss went non-finite in the pack, from its last epoch's state) is
+    A seed joins the pack unless it is finished (its summary records this identity, or
+    its attempts are all done and only its summary is left), its attempt 1 is done or it
+    resumes attempt 2, or an out-of-memory error gave it a memory plan (:func:`_role`).
+    Everything else (the summary, collapse remediation, the seeds left out, a seed whose
+    loss went non-finite in the pack, from its last epoch's state) is
     :func:`train_cell`'s, run for each seed after this. Seeds whose data sizes or resumed
     positions differ, or a pack that runs out of memory, train alone instead."""
     cell_paths, run_dirs = [Path(p) for p in cell_paths], [Path(r) for r in run_dirs]
@@ -287,15 +288,14 @@ def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
         chash = config_hash(cell)
         identity = run_identity(cell.name, chash, trained_inputs(stamped_inputs(cell)))
         try:
-            if _finished(run_dir, identity):
-                finished.append(i)
-                continue
-            run_dir.mkdir(parents=True, exist_ok=True)
-            retrained = _prepare(run_dir, cell, path, identity, log)
-            if not _joins(run_dir, len(cells) > 1 and cell.model.adapter == "lora"):
-                continue
+            role, retrained = _role(cell, path, run_dir, identity,
+                                    len(cells) > 1 and cell.model.adapter == "lora", log)
         except CheckpointError as err:  # the seed's own run reports it
             log(f"{run_dir}: trains on its own: {err}")
+            continue
+        if role == "finished":
+            finished.append(i)
+        if role != "joins":
             continue
         members.append(i)
         moved.append(retrained)
@@ -327,6 +327,28 @@ def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
             finished.append(i)
         _record([], result, job)
     return Together(members, sorted(finished))
+
+
+def _role(cell: CellConfig, path: Path, run_dir: Path, identity: dict, streams: bool,
+          log) -> tuple[str, dict | None]:
+    """What the seed in ``run_dir`` does in its pack, with what :func:`_prepare` moved
+    aside for it: ``finished`` (its summary records this identity, or its attempts are
+    all done: only its summary is left to write), ``joins`` (:func:`_joins`), or
+    ``alone`` (its own job trains it). A damaged file is a :class:`CheckpointError`."""
+    if _finished(run_dir, identity):
+        return "finished", None
+    run_dir.mkdir(parents=True, exist_ok=True)
+    retrained = _prepare(run_dir, cell, path, identity, log)
+    if _trained(run_dir, cell):  # by an earlier pack, its summary not written yet
+        return "finished", retrained
+    return ("joins" if _joins(run_dir, streams) else "alone"), retrained
+
+
+def _trained(run_dir: Path, cell: CellConfig) -> bool:
+    """Whether ``run_dir``'s attempts are all done (attempt 1 with no collapse remediation
+    to follow, or attempt 2 as well); a damaged checkpoint is a :class:`CheckpointError`."""
+    done = _attempts_so_far(run_dir)
+    return bool(done) and (len(done) > 1 or not needs_remediation(done[0], cell))
 
 
 def _joins(run_dir: Path, streams: bool) -> bool:
