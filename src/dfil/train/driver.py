@@ -333,30 +333,26 @@ def _role(cell: CellConfig, path: Path, run_dir: Path, identity: dict, streams: 
           log) -> tuple[str, dict | None]:
     """What the seed in ``run_dir`` does in its pack, with what :func:`_prepare` moved
     aside for it: ``finished`` (its summary records this identity, or its attempts are
-    all done: only its summary is left to write), ``joins`` (:func:`_joins`), or
-    ``alone`` (its own job trains it). A damaged file is a :class:`CheckpointError`."""
+    all done: attempt 1 with no collapse remediation to follow, or attempt 2 as well; only
+    its summary is left to write), ``joins`` (its attempt 1 is not done, and
+    :func:`_joins`), or ``alone`` (its own job trains it). A damaged file is a
+    :class:`CheckpointError`."""
     if _finished(run_dir, identity):
         return "finished", None
     run_dir.mkdir(parents=True, exist_ok=True)
     retrained = _prepare(run_dir, cell, path, identity, log)
-    if _trained(run_dir, cell):  # by an earlier pack, its summary not written yet
-        return "finished", retrained
-    return ("joins" if _joins(run_dir, streams) else "alone"), retrained
-
-
-def _trained(run_dir: Path, cell: CellConfig) -> bool:
-    """Whether ``run_dir``'s attempts are all done (attempt 1 with no collapse remediation
-    to follow, or attempt 2 as well); a damaged checkpoint is a :class:`CheckpointError`."""
     done = _attempts_so_far(run_dir)
-    return bool(done) and (len(done) > 1 or not needs_remediation(done[0], cell))
+    if done and (len(done) > 1 or not needs_remediation(done[0], cell)):
+        return "finished", retrained  # by an earlier pack, its summary not written yet
+    return ("joins" if not done and _joins(run_dir, streams) else "alone"), retrained
 
 
 def _joins(run_dir: Path, streams: bool) -> bool:
-    """Whether the seed in ``run_dir`` joins a pack: its attempt 1 is not done, no
+    """Whether the seed in ``run_dir``, its attempt 1 not done, joins a pack: no
     out-of-memory error gave it a memory plan, and any resume state is attempt 1's,
     holding a pack's dropout stream where the pack draws them (``streams``). A damaged
     file is a :class:`CheckpointError`."""
-    if read_plan(run_dir).ooms or _attempts_so_far(run_dir):
+    if read_plan(run_dir).ooms:
         return False
     saved = saved_place(run_dir / RESUME)
     return saved is None or (saved["attempt"] == 1 and (saved["stream"] or not streams))
