@@ -18,17 +18,23 @@ from snakemake_cli import BIN
 from test_workflow_preflight import SLURM_LOCAL, site
 
 KEY = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
+FROZEN = "frog/tiny-llama/dfil+frozen/lam0.5/nfull/qure/seed42"  # reads cached features
 
 
-def dry_run_resources(work, environ) -> dict[str, dict[str, str]]:
-    """Each rule's resources in a dry run of KEY's metrics.json, by rule name."""
+def dry_run(work, environ, keys=(KEY,)) -> str:
+    """A dry run's output for ``keys``' metrics.json, its shell commands printed."""
     done = subprocess.run(
-        [str(BIN / "snakemake"), "-n", *SLURM_LOCAL, "--configfile=config/smoke.yaml",
-         f"results/smoke/runs/{KEY}/metrics.json"], cwd=work, env=environ,
+        [str(BIN / "snakemake"), "-n", "-p", *SLURM_LOCAL, "--configfile=config/smoke.yaml",
+         *(f"results/smoke/runs/{key}/metrics.json" for key in keys)], cwd=work, env=environ,
         capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def dry_run_resources(work, environ, keys=(KEY,)) -> dict[str, dict[str, str]]:
+    """Each rule's resources in a dry run of ``keys``' metrics.json, by rule name."""
     out, rule = {}, None
-    for line in done.stdout.splitlines():
+    for line in dry_run(work, environ, keys).splitlines():
         if m := re.match(r"(?:local)?rule (\w+):", line):
             rule = m.group(1)
         elif rule and (m := re.match(r"\s+resources: (.*)", line)):
@@ -55,3 +61,23 @@ def test_a_failure_only_evaluation_queues_on_the_cpu_partition(tmp_path):
     evaluate = res["evaluate_cell"]
     assert (evaluate["slurm_partition"], evaluate["gpu"]) == ("cpu", "0")
     assert evaluate.get("gpu_model", "") == ""  # no GPU type asked either
+
+
+@pytest.mark.slow
+def test_a_class_without_cpus_per_task_runs_its_jobs_on_one_thread(tmp_path):
+    """A size class may leave ``cpus_per_task`` out: its jobs then ask one CPU (SLURM's
+    own default) and run with OMP_NUM_THREADS=1, never 0; the frozen-feature job takes
+    its class and partition as the training and evaluation jobs do."""
+    work, environ, _ = site(tmp_path, "dfil-local|gpu,normal\\n")
+    grid = work / "config/smoke.yaml"
+    text = grid.read_text()
+    tiny = "tiny: {gpu: 1, gpu_model: h100, mem_mb: 4000, runtime: 30, cpus_per_task: 1}"
+    assert tiny in text
+    grid.write_text(text.replace(tiny, tiny.replace(", cpus_per_task: 1", "")))
+    res = dry_run_resources(work, environ, (FROZEN,))
+    for rule in ("train_pack", "train_cell", "evaluate_cell", "frozen_features"):
+        assert res[rule]["cpus_per_task"] == "1", (rule, res[rule])
+        assert (res[rule]["slurm_partition"], res[rule]["gpu"]) == ("gpu", "1"), rule
+    commands = [line for line in dry_run(work, environ, (FROZEN,)).splitlines()
+                if "OMP_NUM_THREADS=" in line]
+    assert commands and all("OMP_NUM_THREADS=1 " in line for line in commands), commands

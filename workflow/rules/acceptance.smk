@@ -46,12 +46,7 @@ rule acceptance_run:
     wildcard_constraints:
         kind="cell|qlora",
     resources:
-        gpu=acceptance_resource("gpu"),
-        gpu_model=acceptance_resource("gpu_model", ""),
-        mem_mb=acceptance_resource("mem_mb"),
-        runtime=acceptance_resource("runtime"),
-        cpus_per_task=acceptance_resource("cpus_per_task"),
-        slurm_partition=acceptance_resource("slurm_partition"),
+        **ACCEPTANCE_RESOURCES,
     params:
         steps=GRID.spec.acceptance.steps if GRID.spec.acceptance else 0,
         run=lambda wildcards: (

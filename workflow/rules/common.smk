@@ -59,13 +59,6 @@ def cell_request(wildcards, input, stage):
     )
 
 
-def cell_resource(name, stage, default=0):
-    """A resource of a cell's ``stage`` job (:func:`cell_request`)."""
-    return lambda wildcards, input: cell_request(wildcards, input, stage).get(
-        name, default
-    )
-
-
 def profile_resource(name):
     """A default resource as the profiles (or --default-resources) give it, as text; None
     where none is set (a local run)."""
@@ -82,31 +75,42 @@ PARTITIONS = {
     "gpu": profile_resource(GPU_PARTITION),
 }
 
+#: What a model job's size class may leave out, as the job then gets it: no GPU, no
+#: stated memory or time (the site's defaults), and one CPU (SLURM's own default).
+CLASS_DEFAULTS = {
+    "gpu": 0,
+    "gpu_model": "",
+    "mem_mb": 0,
+    "runtime": 0,
+    "cpus_per_task": 1,
+}
 
-def cell_partition(stage):
-    """The partition of a cell's ``stage`` job: the GPU partition where it asks a GPU, the
-    CPU one where it asks none (a job with nothing to compute on a GPU)."""
-    return lambda wildcards, input: job_partition(
-        cell_request(wildcards, input, stage),
-        PARTITIONS["cpu"],
-        PARTITIONS["gpu"],
-    )
 
+def class_resources(request):
+    """A model job's ``resources:`` from ``request(wildcards, input)``, the size class it
+    asks for (:meth:`Grid.job_resources`): each of :data:`CLASS_DEFAULTS`, and the
+    partition that goes with it (the GPU partition where it asks a GPU, the CPU one where
+    it asks none). Snakemake asks again once the job's inputs exist."""
 
-#: A model job's resources per stage (training, evaluation): its cell's size class, and
-#: the partition that class goes to.
-CELL_RESOURCES = {
-    stage: {
-        name: cell_resource(name, stage, default)
-        for name, default in (
-            ("gpu", 0),
-            ("gpu_model", ""),
-            ("mem_mb", 0),
-            ("runtime", 0),
-            ("cpus_per_task", 0),
+    def resource(name, default):
+        return lambda wildcards, input: request(wildcards, input).get(name, default)
+
+    def partition(wildcards, input):
+        return job_partition(
+            request(wildcards, input), PARTITIONS["cpu"], PARTITIONS["gpu"]
         )
-    }
-    | {"slurm_partition": cell_partition(stage)}
+
+    return {
+        name: resource(name, default) for name, default in CLASS_DEFAULTS.items()
+    } | {"slurm_partition": partition}
+
+
+#: A model job's resources per stage (training, evaluation): its cell's size class
+#: (:func:`cell_request`), and the partition that class goes to.
+CELL_RESOURCES = {
+    stage: class_resources(
+        lambda wildcards, input, stage=stage: cell_request(wildcards, input, stage)
+    )
     for stage in ("train", "evaluate")
 }
 
@@ -152,29 +156,8 @@ def pack_request(wildcards, input):
     return GRID.job_resources(PACKS[wildcards.pack][0], "train", failure_ahead(input))
 
 
-def pack_resource(name, default=0):
-    """A resource of a pack's training job (:func:`pack_request`)."""
-    return lambda wildcards, input: pack_request(wildcards, input).get(name, default)
-
-
-def pack_partition(wildcards, input):
-    """The partition of a pack's training job, as a cell's (:func:`cell_partition`)."""
-    return job_partition(
-        pack_request(wildcards, input), PARTITIONS["cpu"], PARTITIONS["gpu"]
-    )
-
-
 #: A pack's training job's resources, as a cell's (:data:`CELL_RESOURCES`).
-PACK_RESOURCES = {
-    name: pack_resource(name, default)
-    for name, default in (
-        ("gpu", 0),
-        ("gpu_model", ""),
-        ("mem_mb", 0),
-        ("runtime", 0),
-        ("cpus_per_task", 0),
-    )
-} | {"slurm_partition": pack_partition}
+PACK_RESOURCES = class_resources(pack_request)
 
 
 def data_inputs(wildcards):
@@ -287,19 +270,12 @@ def feature_data_inputs(wildcards):
     return data_inputs(SimpleNamespace(key=FEATURE_JOBS[wildcards.fset]))
 
 
-def feature_resource(name, default=0):
-    """A frozen-feature job's resource: its cell's evaluation job's (a forward pass),
-    ``slurm_partition`` the one that goes with it (the GPU partition where it asks a GPU).
-    """
-    if name == "slurm_partition":
-        return lambda wildcards: job_partition(
-            GRID.job_resources(FEATURE_JOBS[wildcards.fset], "evaluate"),
-            PARTITIONS["cpu"],
-            PARTITIONS["gpu"],
-        )
-    return lambda wildcards: GRID.job_resources(
+#: A frozen-feature job's resources: its cell's evaluation job's (a forward pass).
+FEATURE_RESOURCES = class_resources(
+    lambda wildcards, input: GRID.job_resources(
         FEATURE_JOBS[wildcards.fset], "evaluate"
-    ).get(name, default)
+    )
+)
 
 
 def acceptance_key(wildcards):
@@ -307,15 +283,8 @@ def acceptance_key(wildcards):
     return ACCEPTANCE[wildcards.kind][0]
 
 
-def acceptance_resource(name, default=0):
-    """A resource of an acceptance job: the training job's of its cell (a GPU of its
-    size class), and the partition that goes with it."""
-    if name == "slurm_partition":
-        return lambda wildcards: job_partition(
-            GRID.job_resources(acceptance_key(wildcards), "train"),
-            PARTITIONS["cpu"],
-            PARTITIONS["gpu"],
-        )
-    return lambda wildcards: GRID.job_resources(acceptance_key(wildcards), "train").get(
-        name, default
-    )
+#: An acceptance job's resources: the training job's of its cell (a GPU of its size
+#: class).
+ACCEPTANCE_RESOURCES = class_resources(
+    lambda wildcards, input: GRID.job_resources(acceptance_key(wildcards), "train")
+)

@@ -15,17 +15,7 @@ rule frozen_features:
     wildcard_constraints:
         fset=keys_pattern(FEATURE_JOBS),
     resources:
-        **{
-            name: feature_resource(name, default)
-            for name, default in (
-                ("gpu", 0),
-                ("gpu_model", ""),
-                ("mem_mb", 0),
-                ("runtime", 0),
-                ("cpus_per_task", 0),
-                ("slurm_partition", None),
-            )
-        },
+        **FEATURE_RESOURCES,
     params:
         # The cache's key format: a new one computes every feature set again.
         cache_format=FEATURE_CACHE_FORMAT,
