@@ -55,8 +55,8 @@ from dfil.model import build_model
 from dfil.model.backbone import load_backbone
 from dfil.model.lora import apply_lora
 from dfil.model.losses import inverse_frequency_weights
-from dfil.model.pack import build_pack, seed_spans
-from dfil.train.pack import PackSetup, pack_step
+from dfil.model.pack import build_pack
+from dfil.train.pack import PackSetup, batch_bounds, pack_step
 from dfil.train.step import StepSetup, make_optimizer, train_step
 
 PEAK_BF16 = {"H100": 989e12, "H200": 989e12, "A100": 312e12}
@@ -164,11 +164,11 @@ class PackPath:
 
     def run(self, plan):
         k = self.seeds
-        steps = [np.concatenate(plan[i:i + k]) for i in range(0, len(plan) - k + 1, k)]
-        lengths = self.loader.enc.lengths
-        for rows, batch in zip(steps, self.loader(steps), strict=True):
-            bounds = seed_spans(lengths[rows], k) if self.layout == "packed" else None
-            pack_step(self.setup, batch, bounds)
+        groups = [plan[i:i + k] for i in range(0, len(plan) - k + 1, k)]
+        steps = [np.concatenate(group) for group in groups]
+        for group, rows, batch in zip(groups, steps, self.loader(steps), strict=True):
+            sizes = [len(b) for b in group]
+            pack_step(self.setup, batch, batch_bounds(self.loader, rows, sizes), sizes)
         return steps
 
 

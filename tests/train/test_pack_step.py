@@ -10,15 +10,15 @@ import pytest
 import torch
 
 from dfil.config.cell import LoraConfig, LossConfig
-from dfil.engine.batching import Encoded
+from dfil.engine.batching import Encoded, concat
 from dfil.engine.loader import Loader
 from dfil.model import build_model
 from dfil.model.losses import inverse_frequency_weights
 from dfil.model.pack import build_pack, seed_spans
-from dfil.train.pack import PackSetup, pack_step
+from dfil.train.pack import PackSetup, batch_bounds, pack_step
 from dfil.train.step import StepSetup, make_optimizer, train_step
 from syncops import SyncOps
-from tinymodel import tiny_config
+from tinymodel import TINY_LLAMA, tiny_config
 from varlen import pretend_flash
 
 B, STEPS = 4, 3
@@ -160,6 +160,51 @@ def test_each_seed_is_clipped_on_its_own():
     second = pack_run(config, [3, 5], [mine, loud])
     assert all(torch.equal(a, b) for a, b in zip(first[0], second[0], strict=True))
     assert not all(torch.equal(a, b) for a, b in zip(first[1], second[1], strict=True))
+
+
+def cached(data: Encoded, seed: int) -> Encoded:
+    """``data`` with a frozen backbone's cached features ``[N, d]`` and every token's
+    states ``[sum_i T_i, d]`` (attention pooling reads both), drawn from ``seed``."""
+    g, d = torch.Generator().manual_seed(seed), TINY_LLAMA["hidden_size"]
+    return Encoded(ids=data.ids, labels=data.labels, p=data.p,
+                   features=torch.randn(len(data), d, generator=g),
+                   states=torch.randn(int(data.lengths.sum()), d, generator=g))
+
+
+def test_attention_pooling_seeds_train_as_alone_beside_longer_prompts():
+    """Heads on cached token states: the pack's batch is as wide as its longest row of
+    any seed, and each seed's states are cut to its own rows' longest prompt
+    (batch_bounds), so a seed of short prompts beside one of long prompts takes its solo
+    run's AdamW steps bit for bit (uncut, the wider sums move its gradients' last bits)."""
+    config = tiny_config("attn_pool", adapter="none")
+    n = B * STEPS
+    short = cached(examples(n, 0, lengths=np.arange(n) % 8 + 2), 0)
+    long = cached(examples(n, 1, lengths=np.full(n, 19)), 1)
+    plan = [np.arange(i * B, (i + 1) * B) for i in range(STEPS)]
+
+    def setup_of(params, data):
+        optimizer = optimizer_for(params, sgd=False)
+        return optimizer, schedule(optimizer), inverse_frequency_weights(
+            torch.from_numpy(data.labels), 8)
+
+    model = build_model(config, seed=3, backbone=False).train()
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt, sched, weights = setup_of(params, short)
+    setup = StepSetup(model, opt, sched, LossConfig(), weights, 1.0, None)
+    for batch in Loader(short, "cpu", "features")(plan):
+        train_step(setup, batch)
+
+    pack = build_pack(config, [3, 5]).train()
+    parts = [setup_of(pack.seed_parameters(k), d) for k, d in enumerate((short, long))]
+    loader = Loader(concat([short, long]), "cpu", "features")
+    rows = [np.concatenate([r, n + r]) for r in plan]
+    psetup = PackSetup(pack, [o for o, _, _ in parts], [s for _, s, _ in parts],
+                       LossConfig(), [w for _, _, w in parts], 1.0, None)
+    for index, batch in zip(rows, loader(rows), strict=True):
+        assert batch.states.shape[1] == 19
+        pack_step(psetup, batch, batch_bounds(loader, index, [B, B]), [B, B])
+    assert all(torch.equal(a, b) for a, b in zip(params, pack.seed_parameters(0),
+                                                strict=True))
 
 
 @pytest.mark.parametrize("layout", ["padded", "packed"])

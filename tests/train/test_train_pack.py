@@ -50,9 +50,10 @@ def seed_cells(tmp: Path, frog: Path, seeds=SEEDS, **train) -> list[Path]:
     return cells
 
 
-def frozen(path: Path) -> Path:
+def frozen(path: Path, method: str = "dfil") -> Path:
     cell = yaml.safe_load(path.read_text())
-    cell["model"].update(adapter="none", heads={"feature_norm": "standardize"})
+    cell["model"].update(method=method, adapter="none",
+                         heads={"feature_norm": "standardize"})
     cell["model"].pop("lora")
     path.write_text(yaml.safe_dump(cell))
     return path
@@ -83,9 +84,12 @@ def test_a_pack_of_one_is_the_solo_run_bit_for_bit(tmp_path, frog):
                                               "device": device_name(torch.device("cpu"))}
 
 
-def test_a_frozen_backbones_pack_is_its_solo_runs_bit_for_bit(tmp_path, frog):
-    """Heads on cached features: each seed's heads run on its own rows, the same ops."""
-    cells = [frozen(c) for c in seed_cells(tmp_path, frog)]
+@pytest.mark.parametrize("method", ["dfil", "attn_pool"])
+def test_a_frozen_backbones_pack_is_its_solo_runs_bit_for_bit(tmp_path, frog, method):
+    """Heads on cached features: each seed's heads run on its own rows, the same ops;
+    attention pooling's token states cut to each seed's own longest prompt, the width
+    its solo batch has (the pack's batch is as wide as its longest row of any seed)."""
+    cells = [frozen(c, method) for c in seed_cells(tmp_path, frog)]
     for alone, packed in zip(solo(cells, tmp_path), together(cells, tmp_path), strict=True):
         for name in ("model.safetensors", "train_log.jsonl"):
             assert (alone / name).read_bytes() == (packed / name).read_bytes(), name

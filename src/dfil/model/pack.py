@@ -187,14 +187,23 @@ class PackedModel(DualPathModel):
 
     def forward_features(self, features: torch.Tensor, states: torch.Tensor | None = None,
                          attention_mask: torch.Tensor | None = None,
-                         sizes: Sequence[int] | None = None) -> list[HeadOutputs]:
+                         sizes: Sequence[int] | None = None,
+                         widths: Sequence[int] | None = None) -> list[HeadOutputs]:
         """A batch of cached features ``[sum_k b_k, d]`` (and, for attention pooling, token
         ``states [rows, T, d]`` with ``attention_mask [rows, T]``), seed k's ``sizes[k]``
-        rows after the seeds before it: each seed's heads on its rows."""
+        rows after the seeds before it: each seed's heads on its rows. Seed k's states are
+        cut to ``widths[k]`` tokens (host ints, :func:`seed_widths`; None: all ``T``), its
+        rows' longest prompt, so its heads pool over the shape its solo batch has and
+        compute its solo numbers bit for bit."""
         starts, _ = self._begin(sizes, len(features))
-        return [self.heads[k](features[a:b]) if states is None else
-                self.heads[k](features[a:b], states[a:b], attention_mask[a:b])
-                for k, (a, b) in enumerate(itertools.pairwise(starts))]
+        if states is None:
+            return [self.heads[k](features[a:b])
+                    for k, (a, b) in enumerate(itertools.pairwise(starts))]
+        widths = widths or [states.shape[1]] * len(self.seeds)
+        return [self.heads[k](features[a:b], states[a:b, :w].contiguous(),
+                              attention_mask[a:b, :w].contiguous())
+                for k, ((a, b), w) in enumerate(zip(itertools.pairwise(starts), widths,
+                                                    strict=True))]
 
     def forward_packed(self, input_ids: torch.Tensor, position_ids: torch.Tensor,  # noqa: PLR0913
                        last: torch.Tensor, cu_seq_lens: torch.Tensor, max_length: int,
@@ -251,6 +260,13 @@ def seed_spans(lengths: Sequence[int], sizes: int | Sequence[int]) -> list[int]:
         sizes = [len(lengths) // sizes] * sizes
     tokens = seed_rows(lengths)
     return [tokens[end] for end in seed_rows(sizes)]
+
+
+def seed_widths(lengths: Sequence[int], sizes: Sequence[int]) -> list[int]:
+    """Each seed's longest prompt in a pack batch whose examples have ``lengths`` (host
+    ints), seed k's the ``sizes[k]`` after the seeds before it: the token width its solo
+    batch of the same rows has (:func:`dfil.engine.batching.token_rows`)."""
+    return [int(max(lengths[a:b])) for a, b in itertools.pairwise(seed_rows(sizes))]
 
 
 def seed_rows(sizes: Sequence[int]) -> list[int]:

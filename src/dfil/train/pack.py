@@ -39,7 +39,7 @@ from dfil.engine.provenance import device_name
 from dfil.model.dual_path import HeadOutputs
 from dfil.model.losses import LossTerms
 from dfil.model.objective import compute_loss
-from dfil.model.pack import PackedModel, SeedView, seed_rows, seed_spans
+from dfil.model.pack import PackedModel, SeedView, seed_rows, seed_spans, seed_widths
 from dfil.train.finite import FiniteWatch
 from dfil.train.loop import (
     Place,
@@ -82,11 +82,13 @@ class PackSetup:
 
 def forward_pack(pack: PackedModel, batch: Batch, bounds: Sequence[int] | None = None,
                  sizes: Sequence[int] | None = None) -> list[HeadOutputs]:
-    """Each seed's head outputs for a pack ``batch`` of any layout (padding-free with its
-    seeds' token ``bounds``), seed k's ``sizes[k]`` rows (None: equal shares)."""
+    """Each seed's head outputs for a pack ``batch`` of any layout, seed k's ``sizes[k]``
+    rows (None: equal shares): padding-free with its seeds' token ``bounds``; cached
+    token states (attention pooling) with each seed's token width as ``bounds``
+    (:func:`batch_bounds`)."""
     if batch.features is not None:
         return pack.forward_features(batch.features, batch.states, batch.attention_mask,
-                                     sizes)
+                                     sizes, bounds)
     if batch.cu_seq_lens is None:
         return pack.forward_padded(batch.input_ids, batch.attention_mask, batch.last, sizes)
     if bounds is None:
@@ -95,10 +97,23 @@ def forward_pack(pack: PackedModel, batch: Batch, bounds: Sequence[int] | None =
                                batch.cu_seq_lens, batch.max_length, bounds, sizes)
 
 
+def batch_bounds(loader: Loader, index: np.ndarray, sizes: Sequence[int]) -> list[int] | None:
+    """What :func:`forward_pack` needs beyond the batch of rows ``index`` (seed k's
+    ``sizes[k]``), from host ints: a padding-free batch's seeds' token bounds, or each
+    seed's token width where cached token states are cut per seed; else None."""
+    lengths = loader.enc.lengths[index]
+    if loader.layout == "packed":
+        return seed_spans(lengths, sizes)
+    if loader.states is not None:
+        return seed_widths(lengths, sizes)
+    return None
+
+
 def pack_step(setup: PackSetup, batch: Batch, bounds: Sequence[int] | None = None,
               sizes: Sequence[int] | None = None) -> list[LossTerms]:
     """Forward, each seed's loss, one backward, per-seed clipping and each seed's update
-    for a pack ``batch``; each seed's loss terms (device scalars, graph-free)."""
+    for a pack ``batch`` (``bounds``: :func:`batch_bounds`); each seed's loss terms
+    (device scalars, graph-free)."""
     k_seeds = len(setup.per_seed)
     sizes = sizes or [batch.size // k_seeds] * k_seeds
     with autocast(setup.device, setup.dtype):
@@ -260,15 +275,13 @@ def _run_epoch(run: PackRun, stop: StopFlag) -> None:
     for s in live:
         s.state.sums = {k: v.to(setup.device) for k, v in s.state.sums.items()}
     watches = [FiniteWatch(setup.device) for _ in run.seeds]
-    lengths = run.train.enc.lengths
     total = len(plans[0])
     bar = progress(range(first.step, total), total=total, initial=first.step,
                    desc=f"pack of {len(run.seeds)} epoch {first.epoch + 1}/"
                         f"{run.seeds[0].cell.train.epochs}")
     with sync_guard() as guard:
         for s, batch, index, size in zip(bar, run.train(rows), rows, sizes, strict=True):
-            bounds = seed_spans(lengths[index], size) if run.train.layout == "packed" else None
-            terms = pack_step(setup, batch, bounds, size)
+            terms = pack_step(setup, batch, batch_bounds(run.train, index, size), size)
             for seed, t, n, watch in zip(run.seeds, terms, size, watches, strict=True):
                 if seed.failed is None:
                     for k, v in vars(t).items():  # stays on device: no host sync
@@ -329,9 +342,10 @@ def _validate(run: PackRun) -> list[dict]:
     collects = [Collector(setup.spec) for _ in vals]
     setup.pack.eval()
     with torch.no_grad(), sync_guard() as guard:
-        for batch, size in zip(run.val(rows), sizes, strict=True):
+        for batch, index, size in zip(run.val(rows), rows, sizes, strict=True):
             with autocast(setup.device, setup.dtype):
-                outs = forward_pack(setup.pack, batch, None, size)
+                outs = forward_pack(setup.pack, batch, batch_bounds(run.val, index, size),
+                                    size)
             for k, (out, (a, b)) in enumerate(zip(outs, pairwise(seed_rows(size)),
                                                    strict=True)):
                 terms = compute_loss(out, batch.y[a:b], batch.p[a:b], setup.spec,
