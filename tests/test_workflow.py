@@ -140,6 +140,8 @@ def test_zero_shot_cells_queue_no_training_job(paper_dry):
 def test_embedded_default_dry_run():
     c = counts(dry("--cores", "2", "all_tables"))
     assert c["train_cell"] > 40 and c["fetch_backbone"] == 1 and c["synth_frog"] == 1
+    # Its 75 trained cells are 25 configurations of 3 seeds, each trained in one pack.
+    assert (c["train_cell"], c["train_pack"], c["untrained_cell"]) == (75, 25, 1)
     assert c["render_report"] == 1 and c["render_table"] == N_TABLES and c["render_audit"] == 1
     # Frozen features once per item set: FRoG's train, val, test and probes, the ordinal
     # stand-in's train, val and test (no QuRe source on the embedded grid).

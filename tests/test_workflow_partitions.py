@@ -19,6 +19,7 @@ from test_workflow_preflight import SLURM_LOCAL, site
 
 KEY = "frog/tiny-llama/dfil/lam0.5/nfull/qure/seed42"
 FROZEN = "frog/tiny-llama/dfil+frozen/lam0.5/nfull/qure/seed42"  # reads cached features
+UNTRAINED = "frog/tiny-llama/zero_shot/lamna/nfull/na/seedna"  # its "training": cpu class
 
 
 def dry_run(work, environ, keys=(KEY,)) -> str:
@@ -33,8 +34,13 @@ def dry_run(work, environ, keys=(KEY,)) -> str:
 
 def dry_run_resources(work, environ, keys=(KEY,)) -> dict[str, dict[str, str]]:
     """Each rule's resources in a dry run of ``keys``' metrics.json, by rule name."""
+    return rule_resources(dry_run(work, environ, keys))
+
+
+def rule_resources(text: str) -> dict[str, dict[str, str]]:
+    """Each rule's resources in a dry run's output ``text``, by rule name."""
     out, rule = {}, None
-    for line in dry_run(work, environ, keys).splitlines():
+    for line in text.splitlines():
         if m := re.match(r"(?:local)?rule (\w+):", line):
             rule = m.group(1)
         elif rule and (m := re.match(r"\s+resources: (.*)", line)):
@@ -65,19 +71,25 @@ def test_a_failure_only_evaluation_queues_on_the_cpu_partition(tmp_path):
 
 @pytest.mark.slow
 def test_a_class_without_cpus_per_task_runs_its_jobs_on_one_thread(tmp_path):
-    """A size class may leave ``cpus_per_task`` out: its jobs then ask one CPU (SLURM's
-    own default) and run with OMP_NUM_THREADS=1, never 0; the frozen-feature job takes
-    its class and partition as the training and evaluation jobs do."""
+    """A size class may leave ``cpus_per_task`` out (here the tiny class) or set it to
+    null (the cpu class): its jobs then ask one CPU (SLURM's own default) and run with
+    OMP_NUM_THREADS=1, never 0 or None; the frozen-feature job takes its class and
+    partition as the training and evaluation jobs do."""
     work, environ, _ = site(tmp_path, "dfil-local|gpu,normal\\n")
     grid = work / "config/smoke.yaml"
     text = grid.read_text()
     tiny = "tiny: {gpu: 1, gpu_model: h100, mem_mb: 4000, runtime: 30, cpus_per_task: 1}"
     assert tiny in text
-    grid.write_text(text.replace(tiny, tiny.replace(", cpus_per_task: 1", "")))
-    res = dry_run_resources(work, environ, (FROZEN,))
+    cpu = "cpu: {gpu: 0, mem_mb: 4000, runtime: 30, cpus_per_task: 1}"
+    assert cpu in text
+    grid.write_text(text.replace(tiny, tiny.replace(", cpus_per_task: 1", "")).replace(
+        cpu, cpu.replace("cpus_per_task: 1", "cpus_per_task: null")))
+    text = dry_run(work, environ, (FROZEN, UNTRAINED))
+    res = rule_resources(text)
     for rule in ("train_pack", "train_cell", "evaluate_cell", "frozen_features"):
         assert res[rule]["cpus_per_task"] == "1", (rule, res[rule])
         assert (res[rule]["slurm_partition"], res[rule]["gpu"]) == ("gpu", "1"), rule
-    commands = [line for line in dry_run(work, environ, (FROZEN,)).splitlines()
-                if "OMP_NUM_THREADS=" in line]
+    for rule in ("untrained_cell", "cell_config"):  # light: the cpu class
+        assert (res[rule]["cpus_per_task"], res[rule]["gpu"]) == ("1", "0"), (rule, res[rule])
+    commands = [line for line in text.splitlines() if "OMP_NUM_THREADS=" in line]
     assert commands and all("OMP_NUM_THREADS=1 " in line for line in commands), commands

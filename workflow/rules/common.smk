@@ -22,8 +22,23 @@ from dfil.render.figure_spec import check_figures
 from dfil.render.pdf import pdflatex, skipped_note
 from dfil.render.stale import show_stale
 
-#: The light jobs' resources: the grid's `cpu` class (validation requires it).
-CPU_RESOURCES = GRID.config["resources"]["cpu"]
+#: What a size class may leave out (or set to null), as a job then gets it: no GPU, no
+#: stated memory or time (the site's defaults), and one CPU (SLURM's own default).
+CLASS_DEFAULTS = {
+    "gpu": 0,
+    "gpu_model": "",
+    "mem_mb": 0,
+    "runtime": 0,
+    "cpus_per_task": 1,
+}
+
+#: The light jobs' resources: the grid's `cpu` class (validation requires it), one CPU
+#: where it names none (their commands set OMP_NUM_THREADS from it).
+CPU_RESOURCES = {"cpus_per_task": CLASS_DEFAULTS["cpus_per_task"]} | {
+    name: value
+    for name, value in GRID.config["resources"]["cpu"].items()
+    if value is not None
+}
 
 # Tables, the report and the aggregate are written here first, and published (copied to
 # where they are read) only once made: Snakemake removes a job's outputs before the job
@@ -75,16 +90,6 @@ PARTITIONS = {
     "gpu": profile_resource(GPU_PARTITION),
 }
 
-#: What a model job's size class may leave out, as the job then gets it: no GPU, no
-#: stated memory or time (the site's defaults), and one CPU (SLURM's own default).
-CLASS_DEFAULTS = {
-    "gpu": 0,
-    "gpu_model": "",
-    "mem_mb": 0,
-    "runtime": 0,
-    "cpus_per_task": 1,
-}
-
 
 def class_resources(request):
     """A model job's ``resources:`` from ``request(wildcards, input)``, the size class it
@@ -93,7 +98,11 @@ def class_resources(request):
     it asks none). Snakemake asks again once the job's inputs exist."""
 
     def resource(name, default):
-        return lambda wildcards, input: request(wildcards, input).get(name, default)
+        def value(wildcards, input):
+            given = request(wildcards, input).get(name)
+            return default if given is None else given
+
+        return value
 
     def partition(wildcards, input):
         return job_partition(

@@ -1,4 +1,5 @@
-# Training stage: one job per cell, GPU resources scaled by the backbone's size class.
+# Training stage: one job per cell (with the grid's `pack`, a job per configuration's seeds
+# first), GPU resources scaled by the backbone's size class.
 # The resolved grid and each cell's config reach their jobs as parameters: a config edit
 # reruns exactly the cells whose resolved config it changes (and what depends on them).
 

@@ -24,6 +24,7 @@ import itertools
 import random
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -262,11 +263,16 @@ def seed_spans(lengths: Sequence[int], sizes: int | Sequence[int]) -> list[int]:
     return [tokens[end] for end in seed_rows(sizes)]
 
 
-def seed_widths(lengths: Sequence[int], sizes: Sequence[int]) -> list[int]:
-    """Each seed's longest prompt in a pack batch whose examples have ``lengths`` (host
-    ints), seed k's the ``sizes[k]`` after the seeds before it: the token width its solo
-    batch of the same rows has (:func:`dfil.engine.batching.token_rows`)."""
-    return [int(max(lengths[a:b])) for a, b in itertools.pairwise(seed_rows(sizes))]
+def seed_widths(lengths: np.ndarray, sizes: Sequence[int]) -> list[int]:
+    """``[K]`` host ints: each seed's longest prompt in a pack batch whose examples have
+    ``lengths [B]``, seed k's the ``sizes[k]`` after the seeds before it. That is the
+    token width its solo batch of the same rows has: a features batch's states are as
+    wide as its longest prompt, unrounded (:class:`dfil.engine.loader.Loader` builds them
+    with :func:`dfil.engine.batching.token_rows` and no multiple)."""
+    bounds = list(itertools.pairwise(seed_rows(sizes)))
+    if any(a == b for a, b in bounds):
+        raise ValueError(f"seed sizes {list(sizes)}: every seed of a pack batch has rows")
+    return [int(lengths[a:b].max()) for a, b in bounds]
 
 
 def seed_rows(sizes: Sequence[int]) -> list[int]:

@@ -83,9 +83,9 @@ class PackSetup:
 def forward_pack(pack: PackedModel, batch: Batch, bounds: Sequence[int] | None = None,
                  sizes: Sequence[int] | None = None) -> list[HeadOutputs]:
     """Each seed's head outputs for a pack ``batch`` of any layout, seed k's ``sizes[k]``
-    rows (None: equal shares): padding-free with its seeds' token ``bounds``; cached
-    token states (attention pooling) with each seed's token width as ``bounds``
-    (:func:`batch_bounds`)."""
+    rows (None: equal shares). ``bounds`` (host ints, :func:`batch_bounds`): a
+    padding-free batch's ``[K + 1]`` token bounds of its seeds; with cached token states
+    (attention pooling), each seed's ``[K]`` token width; else None."""
     if batch.features is not None:
         return pack.forward_features(batch.features, batch.states, batch.attention_mask,
                                      sizes, bounds)
@@ -98,9 +98,11 @@ def forward_pack(pack: PackedModel, batch: Batch, bounds: Sequence[int] | None =
 
 
 def batch_bounds(loader: Loader, index: np.ndarray, sizes: Sequence[int]) -> list[int] | None:
-    """What :func:`forward_pack` needs beyond the batch of rows ``index`` (seed k's
-    ``sizes[k]``), from host ints: a padding-free batch's seeds' token bounds, or each
-    seed's token width where cached token states are cut per seed; else None."""
+    """What :func:`forward_pack` needs beyond the batch of rows ``index [B]`` (seed k's
+    ``sizes[k]``), as host ints from the loader's host lengths (no device read): a
+    padding-free batch's ``[K + 1]`` token bounds of its seeds (:func:`seed_spans`), or
+    with cached token states each seed's ``[K]`` token width (:func:`seed_widths`); else
+    None."""
     lengths = loader.enc.lengths[index]
     if loader.layout == "packed":
         return seed_spans(lengths, sizes)
