@@ -14,7 +14,7 @@ from dfil.engine.batching import Encoded, concat
 from dfil.engine.loader import Loader
 from dfil.model import build_model
 from dfil.model.losses import inverse_frequency_weights
-from dfil.model.pack import build_pack, seed_spans
+from dfil.model.pack import build_pack
 from dfil.train.pack import PackSetup, batch_bounds, pack_step
 from dfil.train.step import StepSetup, make_optimizer, train_step
 from syncops import SyncOps
@@ -31,12 +31,6 @@ def examples(n: int, seed: int, lengths=None) -> Encoded:
     return Encoded(ids=ids, labels=rng.integers(0, 8, n), p=rng.random(n).astype(np.float32))
 
 
-def joined(parts: list[Encoded]) -> Encoded:
-    return Encoded(ids=sum((e.ids for e in parts), ()),
-                   labels=np.concatenate([e.labels for e in parts]),
-                   p=np.concatenate([e.p for e in parts]))
-
-
 def optimizer_for(params, sgd: bool):
     """AdamW as training uses it; or plain SGD at lr 1, whose one step moves each tensor
     by minus its clipped gradient (a comparison AdamW's sign-like first steps would
@@ -50,17 +44,18 @@ def schedule(optimizer):
     return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: 1.0 / (s + 1))
 
 
-def solo_run(config, seed: int, data: Encoded, steps: int = STEPS, sgd: bool = False):
-    """``steps`` solo steps of ``seed`` over ``data`` (B examples a step): its trainable
-    tensors, in order."""
-    model = build_model(config, seed=seed)
+def solo_run(config, seed: int, data: Encoded, steps: int = STEPS, sgd: bool = False,
+             layout: str = "padded"):
+    """``steps`` solo steps of ``seed`` over ``data`` (B examples a step) in ``layout``: its
+    trainable tensors, in order."""
+    model = build_model(config, seed=seed, backbone=config.adapter != "none")
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = optimizer_for(trainable, sgd)
     setup = StepSetup(model, optimizer, schedule(optimizer), LossConfig(),
                       inverse_frequency_weights(torch.from_numpy(data.labels), 8), 1.0, None)
     model.train()
     torch.manual_seed(1234)  # LoRA dropout's stream
-    loader = Loader(data, "cpu", "padded", pad_id=0)
+    loader = Loader(data, "cpu", layout, pad_id=0)
     for batch in loader([np.arange(i * B, (i + 1) * B) for i in range(steps)]):
         train_step(setup, batch)
     return [p.detach().clone() for p in trainable]
@@ -76,7 +71,7 @@ def pack_run(config, seeds, data: list[Encoded], layout="padded", sgd=False, wat
         pack.backbone.config._attn_implementation = "flash_attention_2"
     params = [p for k in range(len(seeds)) for p in pack.seed_parameters(k)]
     optimizer = optimizer_for(params, sgd)
-    every = joined(data)
+    loader = Loader(concat(data), "cpu", layout, pad_id=0)
     weights = [inverse_frequency_weights(torch.from_numpy(d.labels), 8) for d in data]
     setup = PackSetup(pack, [optimizer], [schedule(optimizer)], LossConfig(), weights, 1.0, None)
     n = len(data[0].ids)
@@ -84,10 +79,10 @@ def pack_run(config, seeds, data: list[Encoded], layout="padded", sgd=False, wat
                             for k in range(len(seeds))]) for i in range(1 if sgd else STEPS)]
     pack.train()
     torch.manual_seed(1234)
-    for rows, batch in zip(plan, Loader(every, "cpu", layout, pad_id=0)(plan), strict=True):
-        bounds = seed_spans(every.lengths[rows], len(seeds))
+    sizes = [B] * len(seeds)
+    for rows, batch in zip(plan, loader(plan), strict=True):
         with watch if watch is not None and rows is plan[-1] else _nothing():
-            pack_step(setup, batch, bounds)
+            pack_step(setup, batch, batch_bounds(loader, rows, sizes), sizes)
     return [[p.detach().clone() for p in pack.seed_parameters(k)] for k in range(len(seeds))]
 
 
@@ -180,31 +175,11 @@ def test_attention_pooling_seeds_train_as_alone_beside_longer_prompts():
     n = B * STEPS
     short = cached(examples(n, 0, lengths=np.arange(n) % 8 + 2), 0)
     long = cached(examples(n, 1, lengths=np.full(n, 19)), 1)
-    plan = [np.arange(i * B, (i + 1) * B) for i in range(STEPS)]
-
-    def setup_of(params, data):
-        optimizer = optimizer_for(params, sgd=False)
-        return optimizer, schedule(optimizer), inverse_frequency_weights(
-            torch.from_numpy(data.labels), 8)
-
-    model = build_model(config, seed=3, backbone=False).train()
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt, sched, weights = setup_of(params, short)
-    setup = StepSetup(model, opt, sched, LossConfig(), weights, 1.0, None)
-    for batch in Loader(short, "cpu", "features")(plan):
-        train_step(setup, batch)
-
-    pack = build_pack(config, [3, 5]).train()
-    parts = [setup_of(pack.seed_parameters(k), d) for k, d in enumerate((short, long))]
-    loader = Loader(concat([short, long]), "cpu", "features")
-    rows = [np.concatenate([r, n + r]) for r in plan]
-    psetup = PackSetup(pack, [o for o, _, _ in parts], [s for _, s, _ in parts],
-                       LossConfig(), [w for _, _, w in parts], 1.0, None)
-    for index, batch in zip(rows, loader(rows), strict=True):
-        assert batch.states.shape[1] == 19
-        pack_step(psetup, batch, batch_bounds(loader, index, [B, B]), [B, B])
-    assert all(torch.equal(a, b) for a, b in zip(params, pack.seed_parameters(0),
-                                                strict=True))
+    wide = Loader(concat([short, long]), "cpu", "features").batch(np.r_[0:B, n:n + B])
+    assert wide.states.shape[1] == 19 > int(short.lengths.max())  # a pack batch is wide
+    solo = solo_run(config, 3, short, layout="features")
+    packed = pack_run(config, [3, 5], [short, long], layout="features")
+    assert all(torch.equal(a, b) for a, b in zip(solo, packed[0], strict=True))
 
 
 @pytest.mark.parametrize("layout", ["padded", "packed"])
