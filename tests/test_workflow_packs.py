@@ -86,7 +86,11 @@ def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):
         [attempt] = json.loads((runs / CONFIG / seed / "attempts.json").read_text())
         assert attempt["pack"]["seeds"] == [123, 42, 456] and attempt["pack"]["size"] == 3
         assert attempt["pack"]["device"].startswith("cpu (")  # where the pack trained
-    assert (runs / CONFIG / "seed42" / "train_summary.json").is_file()
+    # the seed's own job copies the summary its pack sealed for it (no torch loaded)
+    summary = json.loads((runs / CONFIG / "seed42" / "train_summary.json").read_text())
+    assert summary == record["summaries"][f"results/smoke/runs/{CONFIG}/seed42"]
+    log = (work / "results/smoke/logs/train" / CONFIG / "seed42.log").read_text()
+    assert "finished in its pack; summary written from" in log
     assert not (runs / CONFIG / "seed123" / "train_summary.json").exists()
 
     # another seed of the pack: its own job only, which trains nothing again

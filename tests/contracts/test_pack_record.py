@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dfil.contracts.pack import finished_by_pack, pack_record, write_pack_record
+from dfil.contracts.pack import finished_by_pack, pack_record, pack_summary, write_pack_record
 from dfil.util.errors import MetricsError
 
 
@@ -56,3 +56,29 @@ def test_a_seed_the_record_finished_only_writes_its_summary(tmp_path):
     assert not finished_by_pack([path], a)  # damaged: the job asks what it always did
     path.write_text('{"format": "dfil-pack/1", "fini')
     assert not finished_by_pack([path], a)
+
+
+def test_a_record_holds_the_summaries_of_the_seeds_it_finished(tmp_path):
+    """pack_summary: a finished seed's summary, as the record holds it; none for a seed
+    not finished (or whose training was moved aside since), nor from a record without
+    summaries; a summary for a run the pack did not finish is refused."""
+    runs = {name: tmp_path / name for name in ("a", "b")}
+    for run in runs.values():
+        run.mkdir()
+        (run / "attempts.json").write_text("[]")
+        (run / "model.safetensors").write_bytes(b"weights")
+    a, b = str(runs["a"]), str(runs["b"])
+    summary = {"cell": "c", "config_hash": "h", "identity": {}, "attempts": [],
+               "trained": True, "provenance": {}}
+    path = tmp_path / "pack.json"
+    write_pack_record(path, pack_record([a, b], [a, b], [a], summaries={a: summary}))
+    assert pack_summary([path], a) == summary
+    assert pack_summary([path], b) is None
+    (runs["a"] / "attempts.json").unlink()
+    assert pack_summary([path], a) is None
+    write_pack_record(path, pack_record([b], [b], [b]))
+    assert pack_summary([path], b) is None
+    with pytest.raises(MetricsError, match="not finished"):
+        pack_record([a, b], [a, b], [a], summaries={b: summary})
+    with pytest.raises(MetricsError, match="is a required property"):
+        pack_record([a], [a], [a], summaries={a: {"cell": "c"}})

@@ -67,10 +67,18 @@ def solo(cells: list[Path], root: Path) -> list[Path]:
 
 
 def together(cells: list[Path], root: Path) -> list[Path]:
+    """The pack's runs, each finished by its own train_cell after the pack, whose summary
+    is the one the pack sealed for it, but for the provenance (the process that wrote
+    it)."""
     runs = [root / f"pack{k}" for k in range(len(cells))]
-    assert train_together(cells, runs, log=lambda _: None).trained == list(range(len(cells)))
-    for cell, run in zip(cells, runs, strict=True):
+    done = train_together(cells, runs, log=lambda _: None)
+    assert done.trained == list(range(len(cells)))
+    for k, (cell, run) in enumerate(zip(cells, runs, strict=True)):
         train_cell(cell, run, log=lambda _: None)
+        written = json.loads((run / "train_summary.json").read_text())
+        sealed = json.loads(json.dumps(done.summaries[k]))
+        assert sealed.pop("provenance").keys() == written.pop("provenance").keys()
+        assert sealed == written
     return runs
 
 
@@ -180,6 +188,41 @@ def test_dfil_train_with_several_cells_trains_them_as_one_pack(tmp_path, frog, c
         assert summary["trained"] and summary["attempts"][0]["pack"]["seeds"] == [1, 2]
     assert main(["train", "--cell", str(a), "--cell", str(b), "--out", str(x)]) == 2
     assert "2 --cell but 1 --out" in capsys.readouterr().err
+
+
+def test_a_seed_its_pack_finished_has_its_summary_written_without_torch(tmp_path, frog):
+    """The workflow's seed job after its pack (``--packed-by``): the summary the pack's
+    record holds for the run, checked against the run's identity, in a process that never
+    imports torch; a cell edited since trains here instead, saying why."""
+    import subprocess
+    import sys
+
+    from dfil.cli import main
+
+    a, b = seed_cells(tmp_path, frog, seeds=(1, 2))
+    x, y, record = tmp_path / "x", tmp_path / "y", tmp_path / "pack.json"
+    assert main(["train", "--cell", str(a), "--cell", str(b), "--out", str(x), "--out",
+                 str(y), "--pack-record", str(record)]) == 0
+    sealed = json.loads(record.read_text())["summaries"]
+    assert sorted(sealed) == [str(x), str(y)] and not (x / "train_summary.json").exists()
+    assert (x / "adapter" / WEIGHTS).is_file()  # exported by the pack
+    args = ["train", "--cell", str(a), "--out", str(x), "--packed-by", str(record)]
+    code = ("import sys; from dfil.cli import main; code = main(sys.argv[1:]); "
+            "assert 'torch' not in sys.modules, 'torch imported'; sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                          text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": ""})
+    assert done.returncode == 0, done.stderr
+    assert "finished in its pack" in done.stdout
+    assert json.loads((x / "train_summary.json").read_text()) == sealed[str(x)]
+
+    cell = yaml.safe_load(b.read_text())  # edited since its pack trained it
+    cell["train"]["lr_heads"] = 0.002
+    b.write_text(yaml.safe_dump(cell))
+    assert main(["train", "--cell", str(b), "--out", str(y), "--packed-by",
+                 str(record)]) == 0
+    summary = json.loads((y / "train_summary.json").read_text())
+    assert summary["retrained"]["because"][0].startswith("config ")
+    assert summary != sealed[str(y)]
 
 
 def test_a_seed_resumed_from_a_solo_runs_state_trains_on_its_own(tmp_path, frog,

@@ -37,9 +37,10 @@ rule cell_config:
 
 
 # With the grid's `pack`: one job trains the first attempt of a configuration's seeds at
-# once (one pass of the shared base for all) and records which it trained; each seed's
-# train_cell job then finishes its own run (the summary, collapse remediation, or the
-# seed alone where the pack left it out or gave up).
+# once (one pass of the shared base for all) and records which it trained, with each
+# finished seed's summary; each seed's train_cell job then finishes its own run (that
+# summary copied from the record, collapse remediation, or the seed alone where the pack
+# left it out or gave up).
 rule train_pack:
     input:
         cells=lambda wildcards: [
@@ -87,7 +88,7 @@ rule train_cell:
         run=lambda wildcards: f"{RES}/runs/{wildcards.key}",
     shell:
         "OMP_NUM_THREADS={resources.cpus_per_task} DFIL_FEATURES_CACHED=1 dfil train --cell {input.cell} --out {params.run} "
-        "--attempt {resources.dfil_attempt} --log {log} --features {input.features} >> {log} 2>&1"
+        "--attempt {resources.dfil_attempt} --log {log} --features {input.features} --packed-by {input.pack} >> {log} 2>&1"
 
 
 # A cell whose method trains nothing (zero_shot) only records that in its summary: it runs

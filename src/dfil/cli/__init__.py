@@ -162,6 +162,9 @@ def _run_commands(sub) -> None:
                    help="with several cells, write here which seeds trained in the pack "
                         "(the workflow's train_pack output); on the last attempt a pack that "
                         "fails is recorded here and its seeds train one by one")
+    p.add_argument("--packed-by", type=Path, nargs="*", default=[],
+                   help="one seed: the train_pack record that may have finished it; its "
+                        "summary is then written from the record (no training, no torch)")
     _job_arguments(p)
 
     p = _command(sub, "evaluate",

@@ -275,8 +275,9 @@ def _train_together(seeds: list[argparse.Namespace], record: Path | None) -> int
         traceback.print_exc()
         return _given_up(record, runs, _reason(err), err, seeds)
     if record is not None:
-        write_pack_record(record, pack_record(runs, [runs[i] for i in together.trained],
-                                              [runs[i] for i in together.finished]))
+        write_pack_record(record, pack_record(
+            runs, [runs[i] for i in together.trained], [runs[i] for i in together.finished],
+            summaries={runs[i]: summary for i, summary in together.summaries.items()}))
     return None
 
 
@@ -306,6 +307,8 @@ def _pack_failed(record: Path, runs: list[str], reason: str, err: BaseException)
 
 
 def _train(args: argparse.Namespace) -> int:
+    if _summarised_by_pack(args):
+        return 0
     from dfil.train.driver import train_cell
 
     last = last_try(args.attempt)
@@ -342,6 +345,34 @@ def _train(args: argparse.Namespace) -> int:
         traceback.print_exc()
         return _record(args, "train", "error", err)
     return 0
+
+
+def _summarised_by_pack(args: argparse.Namespace) -> bool:
+    """Write the seed's ``train_summary.json`` from the pack record that finished it
+    (``--packed-by``), when that record holds its summary for the run's identity as it
+    stands (its cell's config hash and inputs): no torch, no data read. False when it does
+    not (the seed's training, or its summary, is :func:`_train`'s)."""
+    from dfil.contracts.pack import pack_summary
+
+    summary = pack_summary(args.packed_by, str(args.out))
+    if summary is None:
+        return False
+    from dfil.config.cell import config_hash, load_cell
+    from dfil.contracts.identity import KEY, differences, run_identity
+    from dfil.contracts.rundir import SUMMARY
+    from dfil.engine.inputs import stamped_inputs, trained_inputs
+    from dfil.util.atomic import atomic_write_json
+
+    cell = load_cell(args.cell)
+    identity = run_identity(cell.name, config_hash(cell), trained_inputs(stamped_inputs(cell)))
+    if why := differences(summary.get(KEY), identity):
+        print(f"dfil train: {args.out}: its pack's summary is not this run's "
+              f"({'; '.join(why)}): training it here", flush=True)
+        return False
+    atomic_write_json(Path(args.out) / SUMMARY, summary)
+    print(f"dfil train: {args.out}: finished in its pack; summary written from "
+          f"{args.packed_by[0]}", flush=True)
+    return True
 
 
 def _failed_training(run: Path) -> bool:

@@ -32,11 +32,17 @@ def _schema() -> dict:
 
 
 def pack_record(runs: Sequence[str], together: Iterable[str] = (),
-                finished: Iterable[str] = (), gave_up: Mapping | None = None) -> dict:
+                finished: Iterable[str] = (), gave_up: Mapping | None = None,
+                summaries: Mapping[str, Mapping] | None = None) -> dict:
     """A pack record (validated): its ``runs``, those it trained ``together``, those
-    ``finished``, and why it ``gave_up`` (reason, message), if it did."""
+    ``finished`` with their ``summaries`` (by run), and why it ``gave_up`` (reason,
+    message), if it did."""
     record = {"format": FORMAT, "runs": list(runs), "together": list(together),
               "finished": list(finished)}
+    if summaries:
+        if stray := sorted(set(summaries) - set(record["finished"])):
+            raise MetricsError(f"pack record: a summary for a run not finished: {stray}")
+        record["summaries"] = {run: dict(summary) for run, summary in summaries.items()}
     if gave_up is not None:
         record["gave_up"] = {"reason": gave_up["reason"],
                              "message": " ".join(str(gave_up["message"]).split())}
@@ -51,6 +57,16 @@ def write_pack_record(path: str | Path, record: Mapping) -> None:
     atomic_write_json(path, dict(record))
 
 
+def _pack_of(paths: Iterable[str | Path]) -> Mapping | None:
+    """The first valid pack record among ``paths`` (a seed job's inputs: the JSON files
+    that exist and read); None when there is none."""
+    for path in map(Path, paths):
+        record = read_record(path) if path.suffix == ".json" else None
+        if isinstance(record, Mapping) and record.get("format") == FORMAT:
+            return record if schema_problem(_schema(), record) is None else None
+    return None
+
+
 def finished_by_pack(paths: Iterable[str | Path], run: str) -> bool:
     """Whether a pack record among ``paths`` (a seed job's inputs: the JSON files that
     exist and read) lists run directory ``run``, as the workflow names it, as finished,
@@ -58,9 +74,20 @@ def finished_by_pack(paths: Iterable[str | Path], run: str) -> bool:
     its summary. Absent, unreadable or invalid records (a dry run, a job not yet ready,
     a damaged record), other files, and a run whose training was moved aside since (the
     preflight's damage repair keeps the record) say no."""
-    for path in map(Path, paths):
-        record = read_record(path) if path.suffix == ".json" else None
-        if isinstance(record, Mapping) and record.get("format") == FORMAT:
-            return (schema_problem(_schema(), record) is None and run in record["finished"]
-                    and all((Path(run) / name).is_file() for name in (ATTEMPTS, BEST)))
-    return False
+    return _finished_in(_pack_of(paths), run)
+
+
+def _finished_in(record: Mapping | None, run: str) -> bool:
+    return (record is not None and run in record["finished"]
+            and all((Path(run) / name).is_file() for name in (ATTEMPTS, BEST)))
+
+
+def pack_summary(paths: Iterable[str | Path], run: str) -> dict | None:
+    """The training summary a pack record among ``paths`` holds for run directory ``run``
+    (as the workflow names it), when :func:`finished_by_pack`; else None (the seed's own
+    job trains or summarises it in full)."""
+    record = _pack_of(paths)
+    if not _finished_in(record, run):
+        return None
+    summary = record.get("summaries", {}).get(run)
+    return dict(summary) if summary is not None else None

@@ -1,33 +1,34 @@
 """DFIL model: ordered MFs, heads, losses, the backbone with LoRA and the dual-path model.
 
-Imports torch at module level (transformers and peft inside the functions that load a
-backbone); knows nothing of files or configs on disk beyond the embedded backbone's cache
-(:mod:`dfil.model.embedded`). The method table is :mod:`dfil.core.methods`, which is pure.
+Its modules import torch at module level (transformers and peft inside the functions that
+load a backbone); knows nothing of files or configs on disk beyond the embedded backbone's
+cache (:mod:`dfil.model.embedded`, which imports no torch: the names below load their
+module when first used). The method table is :mod:`dfil.core.methods`, which is pure.
 """
 
-from dfil.model.backbone import (
-    last_token_pool,
-    load_backbone,
-    load_tokenizer,
-    position_ids_from_mask,
-)
-from dfil.model.dual_path import (
-    DualPathHeads,
-    DualPathModel,
-    HeadOutputs,
-    build_heads,
-    build_model,
-    count_trainable,
-)
-from dfil.model.heads import AttentionPool, CoralHead, CornHead, NumericalHead, classifier_head
-from dfil.model.lora import apply_lora, lora_target_modules
-from dfil.model.mf import OrderedGaussianMF, ProportionClassifier, UnorderedGaussianMF
-from dfil.model.objective import compute_loss, main_class_probs, main_labels
+from importlib import import_module
 
-__all__ = [
-    "AttentionPool", "CoralHead", "CornHead", "DualPathHeads", "DualPathModel", "HeadOutputs",
-    "NumericalHead", "OrderedGaussianMF", "ProportionClassifier", "UnorderedGaussianMF",
-    "apply_lora", "build_heads", "build_model", "classifier_head", "compute_loss",
-    "count_trainable", "last_token_pool", "load_backbone", "load_tokenizer",
-    "lora_target_modules", "main_class_probs", "main_labels", "position_ids_from_mask",
-]
+#: Each public name, and the module that defines it.
+_HOME = {
+    "last_token_pool": "backbone", "load_backbone": "backbone", "load_tokenizer": "backbone",
+    "position_ids_from_mask": "backbone",
+    "DualPathHeads": "dual_path", "DualPathModel": "dual_path", "HeadOutputs": "dual_path",
+    "build_heads": "dual_path", "build_model": "dual_path", "count_trainable": "dual_path",
+    "AttentionPool": "heads", "CoralHead": "heads", "CornHead": "heads",
+    "NumericalHead": "heads", "classifier_head": "heads",
+    "apply_lora": "lora", "lora_target_modules": "lora",
+    "OrderedGaussianMF": "mf", "ProportionClassifier": "mf", "UnorderedGaussianMF": "mf",
+    "compute_loss": "objective", "main_class_probs": "objective", "main_labels": "objective",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module 'dfil.model' has no attribute {name!r}")
+    return getattr(import_module(f"dfil.model.{_HOME[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -107,7 +107,27 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
             f", micro-batch {plan.micro_batch_size or cell.train.batch_size} of "
             f"{cell.train.batch_size}")
     device = pick_device()
-    summary = {"cell": cell.name, "config_hash": chash, IDENTITY: identity,
+    attempts = None
+    if trains:
+        job = Job(run_dir, chash, device, frames,
+                  LazyTokenizer(cell.model.backbone), log, plan, identity)
+        attempts = _out_of_memory_guarded(cell, job)
+        if cell.model.adapter == "lora":
+            export_adapter(run_dir)
+    summary = train_summary(cell, identity, retrained, attempts,
+                            len(frames["train"]) if trains else 0)
+    summary["provenance"] = provenance(device, time.perf_counter() - started,
+                                       inputs, {"memory": plan.record()})
+    atomic_write_json(run_dir / SUMMARY, summary)
+    return summary
+
+
+def train_summary(cell: CellConfig, identity: dict, retrained: dict | None,
+                  attempts: list[dict] | None, train_examples: int) -> dict:
+    """``train_summary.json`` but its provenance: the cell, its identity, what
+    :func:`_prepare` moved aside (``retrained``), and its ``attempts`` (None: the method
+    trains nothing) on ``train_examples`` training examples."""
+    summary = {"cell": cell.name, "config_hash": identity["config_hash"], IDENTITY: identity,
                "method": cell.model.method,
                "frozen_backbone": cell.model.adapter == "none", "attempts": []}
     if retrained:
@@ -116,21 +136,13 @@ def _train(cell: CellConfig, cell_path: Path, run_dir: Path, started: float, log
         summary["note"] = FROZEN_NOTE
     if cell.data.standin:
         summary["data_note"] = "synthetic stand-in data, not the paper's dataset"
-    if trains:
-        job = Job(run_dir, chash, device, frames,
-                  LazyTokenizer(cell.model.backbone), log, plan, identity)
-        attempts = _out_of_memory_guarded(cell, job)
-        summary.update(attempts=attempts, remediated=len(attempts) > 1, trained=True,
-                       train_examples=len(job.frames["train"]))
-        if "retrained" not in summary and attempts[0].get("retrained"):  # by its pack
-            summary["retrained"] = attempts[0]["retrained"]
-        if cell.model.adapter == "lora":
-            export_adapter(run_dir)
-    else:
+    if attempts is None:
         summary["trained"] = False
-    summary["provenance"] = provenance(device, time.perf_counter() - started,
-                                       inputs, {"memory": plan.record()})
-    atomic_write_json(run_dir / SUMMARY, summary)
+        return summary
+    summary.update(attempts=attempts, remediated=len(attempts) > 1, trained=True,
+                   train_examples=train_examples)
+    if "retrained" not in summary and attempts[0].get("retrained"):  # by its pack
+        summary["retrained"] = attempts[0]["retrained"]
     return summary
 
 
@@ -239,10 +251,13 @@ def _encode(model, cell: CellConfig, job: Job, heads=None) -> TrainData:
 class Together:
     """What :func:`train_together` did, by seed index: the seeds it ``trained`` as one
     pack, and those ``finished`` (before, or in the pack with no remediation ahead: only
-    their summary is left to write)."""
+    their summary is left to write), with each finished seed's ``summaries`` (its
+    ``train_summary.json`` as its own job would write it, the provenance this pack
+    process's; for a seed whose summary was written before, that summary)."""
 
     trained: list[int]
     finished: list[int]
+    summaries: dict[int, dict] = field(default_factory=dict)
 
 
 def train_together(cell_paths: Sequence[str | Path], run_dirs: Sequence[str | Path],
@@ -261,7 +276,7 @@ def train_together(cell_paths: Sequence[str | Path], run_dirs: Sequence[str | Pa
     cells = [load_cell(p) for p in cell_paths]
     check_seeds(cells, cell_paths)
     with deterministic(cells[0].train.deterministic):  # before any CUDA work
-        return _together(cells, cell_paths, run_dirs, log)
+        return _together(cells, cell_paths, run_dirs, log, time.perf_counter())
 
 
 def check_seeds(cells: Sequence[CellConfig], paths: Sequence[Path]) -> None:
@@ -278,55 +293,80 @@ def check_seeds(cells: Sequence[CellConfig], paths: Sequence[Path]) -> None:
 
 
 def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
-              log) -> Together:
+              log, started: float) -> Together:
     if not method_spec(cells[0].model.method).trains:
         return Together([], [])
     device = pick_device()
-    members, jobs, finished, moved = [], [], [], []
+    members, seats, finished = [], {}, []
     for i, (cell, path, run_dir) in enumerate(zip(cells, paths, run_dirs, strict=True)):
         frames = task_frames(cell)
         chash = config_hash(cell)
-        identity = run_identity(cell.name, chash, trained_inputs(stamped_inputs(cell)))
+        inputs = stamped_inputs(cell)
+        identity = run_identity(cell.name, chash, trained_inputs(inputs))
         try:
             role, retrained = _role(cell, path, run_dir, identity,
                                     len(cells) > 1 and cell.model.adapter == "lora", log)
         except CheckpointError as err:  # the seed's own run reports it
             log(f"{run_dir}: trains on its own: {err}")
             continue
+        job = Job(run_dir, chash, device, frames, LazyTokenizer(cell.model.backbone),
+                  _seed_log(log, cell.train.seed), read_plan(run_dir), identity)
+        seats[i] = (job, inputs, retrained)
         if role == "finished":
             finished.append(i)
-        if role != "joins":
-            continue
-        members.append(i)
-        moved.append(retrained)
-        jobs.append(Job(run_dir, chash, device, frames, LazyTokenizer(cell.model.backbone),
-                        _seed_log(log, cell.train.seed), read_plan(run_dir), identity))
-    if not members:
-        return Together([], finished)
-    group = [cells[i] for i in members]
+        elif role == "joins":
+            members.append(i)
+    trained = _train_members(cells, members, seats, finished, log) if members else []
+    finished.sort()
+    summaries = {i: _seal(cells[i], *seats[i], started) for i in finished}
+    return Together(trained, finished, summaries)
+
+
+def _train_members(cells: list[CellConfig], members: list[int], seats: dict, finished:
+                   list[int], log) -> list[int]:
+    """Attempt 1 of the seeds ``members`` as one pack, each recorded in its
+    ``attempts.json``; those with no remediation ahead join ``finished``. Returns the
+    members, or none when the seeds train one by one instead (unpackable, or the pack ran
+    out of memory)."""
+    group, jobs = [cells[i] for i in members], [seats[i][0] for i in members]
     try:
         results = _pack_attempt(group, jobs)
     except Unpackable as err:
         log(f"seeds {[c.train.seed for c in group]} train one by one: {err}")
-        return Together([], finished)
+        return []
     except RuntimeError as err:  # torch.OutOfMemoryError, or a kernel's own CUDA OOM
         if not (isinstance(err, torch.OutOfMemoryError) or "out of memory" in str(err)):
             raise
         log(f"the pack of seeds {[c.train.seed for c in group]} ran out of memory; they "
             "train one by one")
-        return Together([], finished)
-    for i, cell, job, result, retrained in zip(members, group, jobs, results, moved,
-                                               strict=True):
+        return []
+    for i, cell, job, result in zip(members, group, jobs, results, strict=True):
         if isinstance(result, Exception):  # the seed's own run meets it again, alone
             continue
-        if retrained:  # the summary says why, as a seed trained alone does
+        if retrained := seats[i][2]:  # the summary says why, as a seed trained alone does
             result = {**result, "retrained": retrained}
         if needs_remediation(result, cell):  # attempt 2 will write its own best checkpoint
             atomic_write_bytes(job.run_dir / ATTEMPT1_BEST, (job.run_dir / BEST).read_bytes())
         else:
             finished.append(i)
         _record([], result, job)
-    return Together(members, sorted(finished))
+    return members
+
+
+def _seal(cell: CellConfig, job: Job, inputs: dict, retrained: dict | None,
+          started: float) -> dict:
+    """The ``train_summary.json`` of a seed whose training is complete, as its own job's
+    :func:`train_cell` would write it (its LoRA adapter exported), the provenance this
+    pack process's since ``started``; a summary written before is returned as it is."""
+    if _finished(job.run_dir, job.identity):
+        return read_run_json(job.run_dir / SUMMARY, f"delete {job.run_dir} and train it again")
+    attempts = _attempts_so_far(job.run_dir)
+    if cell.model.adapter == "lora":
+        export_adapter(job.run_dir)
+    summary = train_summary(cell, job.identity, retrained, attempts, len(job.frames["train"]))
+    summary["provenance"] = provenance(job.device, time.perf_counter() - started, inputs,
+                                       {"memory": job.plan.record()})
+    return summary
 
 
 def _role(cell: CellConfig, path: Path, run_dir: Path, identity: dict, streams: bool,
