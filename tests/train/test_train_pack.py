@@ -215,6 +215,14 @@ def test_a_seed_its_pack_finished_has_its_summary_written_without_torch(tmp_path
     assert "finished in its pack" in done.stdout
     assert json.loads((x / "train_summary.json").read_text()) == sealed[str(x)]
 
+    # another run's training in x since (a directory moved): x's own files decide
+    (x / "train_summary.json").unlink()
+    shutil.copy(y / "attempts.json", x / "attempts.json")
+    assert main(args) == 0
+    summary = json.loads((x / "train_summary.json").read_text())
+    assert summary["retrained"]["because"][0].startswith("config ")
+    assert summary["cell"] == sealed[str(x)]["cell"] and summary != sealed[str(x)]
+
     cell = yaml.safe_load(b.read_text())  # edited since its pack trained it
     cell["train"]["lr_heads"] = 0.002
     b.write_text(yaml.safe_dump(cell))
@@ -223,6 +231,29 @@ def test_a_seed_its_pack_finished_has_its_summary_written_without_torch(tmp_path
     summary = json.loads((y / "train_summary.json").read_text())
     assert summary["retrained"]["because"][0].startswith("config ")
     assert summary != sealed[str(y)]
+
+
+def test_a_seed_the_pack_cannot_seal_is_left_to_its_own_job(tmp_path, frog, monkeypatch):
+    """A seed whose summary the pack cannot write (its checkpoint unreadable when its
+    adapter is exported) is finished without a sealed summary; the other seeds are not
+    held back, and the seed's own job then meets the error itself."""
+    import dfil.train.driver as driver
+    from dfil.util.errors import CheckpointError
+
+    cells = seed_cells(tmp_path, frog, seeds=(1, 2))
+    runs = [tmp_path / "a", tmp_path / "b"]
+    real = driver.export_adapter
+
+    def failing(run_dir):
+        if Path(run_dir) == runs[0]:
+            raise CheckpointError(f"{run_dir}: unreadable checkpoint")
+        return real(run_dir)
+
+    monkeypatch.setattr(driver, "export_adapter", failing)
+    lines = []
+    done = train_together(cells, runs, log=lines.append)
+    assert done.finished == [0, 1] and sorted(done.summaries) == [1]
+    assert any("its summary is left to its own job" in line for line in lines)
 
 
 def test_a_seed_resumed_from_a_solo_runs_state_trains_on_its_own(tmp_path, frog,

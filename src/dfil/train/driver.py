@@ -59,7 +59,7 @@ from dfil.train.pack import Unpackable, train_pack_attempt
 from dfil.train.resume import saved_place
 from dfil.train.superseded import supersede, trained_record
 from dfil.util.atomic import atomic_write_bytes, atomic_write_json
-from dfil.util.errors import CheckpointError, ConfigError, OutOfMemory
+from dfil.util.errors import CheckpointError, ConfigError, OutOfMemory, RunFileError
 
 FROZEN_NOTE = ("frozen backbone: heads trained on cached final-layer features (last token; "
                "every token for attention pooling), no LoRA")
@@ -318,7 +318,12 @@ def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
             members.append(i)
     trained = _train_members(cells, members, seats, finished, log) if members else []
     finished.sort()
-    summaries = {i: _seal(cells[i], *seats[i], started) for i in finished}
+    summaries = {}
+    for i in finished:
+        try:
+            summaries[i] = _seal(cells[i], *seats[i], started)
+        except (CheckpointError, RunFileError) as err:  # the seed's own job meets it
+            log(f"{run_dirs[i]}: its summary is left to its own job: {err}")
     return Together(trained, finished, summaries)
 
 
