@@ -7,6 +7,10 @@ import pytest
 from dfil.contracts.pack import finished_by_pack, pack_record, pack_summary, write_pack_record
 from dfil.util.errors import MetricsError
 
+#: A sealed summary whose attempts are those of a run directory's ``attempts.json`` "[]".
+SUMMARY = {"cell": "c", "config_hash": "h", "identity": {}, "attempts": [], "trained": True,
+           "provenance": {}}
+
 
 def test_a_record_names_what_the_pack_trained_and_finished(tmp_path):
     record = pack_record(["r/a", "r/b", "r/c"], ["r/a", "r/b"], ["r/a"])
@@ -41,6 +45,8 @@ def test_a_seed_the_record_finished_only_writes_its_summary(tmp_path):
     other.write_text(json.dumps({"finished": [b]}))
     assert not finished_by_pack([str(other), str(path)], a)  # not written yet
     write_pack_record(path, pack_record([a, b], [a, b], [a]))
+    assert not finished_by_pack([path], a)  # not sealed: its own job summarises it
+    write_pack_record(path, pack_record([a, b], [a, b], [a], summaries={a: SUMMARY}))
     assert finished_by_pack([str(other), str(path)], a)
     assert not finished_by_pack([path], b)  # collapse remediation ahead: it trains
     assert not finished_by_pack([path], str(tmp_path / "runs"))
@@ -59,21 +65,29 @@ def test_a_seed_the_record_finished_only_writes_its_summary(tmp_path):
 
 
 def test_a_record_holds_the_summaries_of_the_seeds_it_finished(tmp_path):
-    """pack_summary: a finished seed's summary, as the record holds it; none for a seed
-    not finished (or whose training was moved aside since), nor from a record without
-    summaries; a summary for a run the pack did not finish is refused."""
+    """pack_summary: a finished seed's summary, as the record holds it, while its
+    attempts are the run's attempts.json (NaN equal to NaN); none for a seed not
+    finished, one whose attempts.json holds other attempts, is damaged or was moved
+    aside, nor from a record without summaries; a summary for a run the pack did not
+    finish is refused."""
     runs = {name: tmp_path / name for name in ("a", "b")}
     for run in runs.values():
         run.mkdir()
         (run / "attempts.json").write_text("[]")
         (run / "model.safetensors").write_bytes(b"weights")
     a, b = str(runs["a"]), str(runs["b"])
-    summary = {"cell": "c", "config_hash": "h", "identity": {}, "attempts": [],
-               "trained": True, "provenance": {}}
+    summary = SUMMARY
     path = tmp_path / "pack.json"
     write_pack_record(path, pack_record([a, b], [a, b], [a], summaries={a: summary}))
     assert pack_summary([path], a) == summary
     assert pack_summary([path], b) is None
+    (runs["a"] / "attempts.json").write_text('[{"best_val_loss": NaN}]')  # another's
+    assert pack_summary([path], a) is None and not finished_by_pack([path], a)
+    nan = {**summary, "attempts": [{"best_val_loss": float("nan")}]}
+    write_pack_record(path, pack_record([a, b], [a, b], [a], summaries={a: nan}))
+    assert pack_summary([path], a) is not None  # NaN in both: the same attempts
+    (runs["a"] / "attempts.json").write_text('[{"best_val')  # damaged
+    assert pack_summary([path], a) is None
     (runs["a"] / "attempts.json").unlink()
     assert pack_summary([path], a) is None
     write_pack_record(path, pack_record([b], [b], [b]))

@@ -13,6 +13,7 @@ lists no run as trained together.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -69,25 +70,32 @@ def _pack_of(paths: Iterable[str | Path]) -> Mapping | None:
 
 def finished_by_pack(paths: Iterable[str | Path], run: str) -> bool:
     """Whether a pack record among ``paths`` (a seed job's inputs: the JSON files that
-    exist and read) lists run directory ``run``, as the workflow names it, as finished,
-    and ``run`` still holds its attempts and best checkpoint: that seed's job only writes
-    its summary. Absent, unreadable or invalid records (a dry run, a job not yet ready,
-    a damaged record), other files, and a run whose training was moved aside since (the
+    exist and read) finished run directory ``run``, as the workflow names it, and holds
+    its summary, whose attempts are still ``run``'s ``attempts.json``, beside its best
+    checkpoint: that seed's job only copies its summary. Absent, unreadable or invalid
+    records (a dry run, a job not yet ready, a damaged record), other files, a seed the
+    pack could not seal, and a run whose training was moved aside or replaced since (the
     preflight's damage repair keeps the record) say no."""
-    return _finished_in(_pack_of(paths), run)
-
-
-def _finished_in(record: Mapping | None, run: str) -> bool:
-    return (record is not None and run in record["finished"]
-            and all((Path(run) / name).is_file() for name in (ATTEMPTS, BEST)))
+    return pack_summary(paths, run) is not None
 
 
 def pack_summary(paths: Iterable[str | Path], run: str) -> dict | None:
     """The training summary a pack record among ``paths`` holds for run directory ``run``
-    (as the workflow names it), when :func:`finished_by_pack`; else None (the seed's own
-    job trains or summarises it in full)."""
+    when :func:`finished_by_pack`; else None (the seed's own job trains or summarises it
+    in full)."""
     record = _pack_of(paths)
-    if not _finished_in(record, run):
+    if record is None or run not in record["finished"]:
         return None
     summary = record.get("summaries", {}).get(run)
-    return dict(summary) if summary is not None else None
+    if summary is None or not (Path(run) / BEST).is_file():
+        return None
+    try:
+        attempts = json.loads((Path(run) / ATTEMPTS).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, or damaged: the seed's own job says so
+        return None
+    return dict(summary) if _canonical(attempts) == _canonical(summary["attempts"]) else None
+
+
+def _canonical(value) -> str:
+    """``value`` as canonical JSON (NaN equal to itself here, unlike ``==``)."""
+    return json.dumps(value, sort_keys=True)

@@ -306,7 +306,7 @@ def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
         try:
             role, retrained = _role(cell, path, run_dir, identity,
                                     len(cells) > 1 and cell.model.adapter == "lora", log)
-        except CheckpointError as err:  # the seed's own run reports it
+        except (CheckpointError, RunFileError) as err:  # the seed's own run reports it
             log(f"{run_dir}: trains on its own: {err}")
             continue
         job = Job(run_dir, chash, device, frames, LazyTokenizer(cell.model.backbone),
@@ -322,8 +322,9 @@ def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
     for i in finished:
         try:
             summaries[i] = _seal(cells[i], *seats[i], started)
-        except (CheckpointError, RunFileError) as err:  # the seed's own job meets it
-            log(f"{run_dirs[i]}: its summary is left to its own job: {err}")
+        except Exception as err:  # the seed's own job meets it, and says so
+            log(f"{run_dirs[i]}: its summary is left to its own job: "
+                f"{type(err).__name__}: {err}")
     return Together(trained, finished, summaries)
 
 
