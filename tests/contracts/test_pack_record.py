@@ -30,10 +30,11 @@ def test_a_pack_that_gave_up_finishes_no_seed_and_says_why(tmp_path):
 
 
 def test_a_seed_the_record_finished_only_writes_its_summary(tmp_path):
-    """finished_by_pack (what a seed's train_cell job asks for): a seed its pack finished,
-    whose run still holds its attempts and checkpoint; not one it trained with remediation
-    ahead, nor before the record exists (a dry run), nor one whose training was moved
-    aside since, nor from a damaged record or another JSON input."""
+    """finished_by_pack (what a seed's train_cell job asks for): a seed its pack finished
+    and sealed, whose run still holds its attempts and checkpoint; not one it did not
+    seal, nor one it trained with remediation ahead, nor before the record exists (a dry
+    run), nor one whose training was moved aside since, nor from a damaged record or
+    another JSON input."""
     runs = {name: tmp_path / "runs" / name for name in ("a", "b")}
     for run in runs.values():
         run.mkdir(parents=True)
@@ -82,10 +83,11 @@ def test_a_record_holds_the_summaries_of_the_seeds_it_finished(tmp_path):
     assert pack_summary([path], a) == summary
     assert pack_summary([path], b) is None
     (runs["a"] / "attempts.json").write_text('[{"best_val_loss": NaN}]')  # another's
-    assert pack_summary([path], a) is None and not finished_by_pack([path], a)
+    assert pack_summary([path], a) is None
     nan = {**summary, "attempts": [{"best_val_loss": float("nan")}]}
     write_pack_record(path, pack_record([a, b], [a, b], [a], summaries={a: nan}))
-    assert pack_summary([path], a) is not None  # NaN in both: the same attempts
+    got = pack_summary([path], a)  # NaN in both: the same attempts, the summary as sealed
+    assert json.dumps(got, sort_keys=True) == json.dumps(nan, sort_keys=True)
     (runs["a"] / "attempts.json").write_text('[{"best_val')  # damaged
     assert pack_summary([path], a) is None
     (runs["a"] / "attempts.json").unlink()

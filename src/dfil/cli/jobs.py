@@ -351,9 +351,9 @@ def _summarised_by_pack(args: argparse.Namespace) -> bool:
     """Write the seed's ``train_summary.json`` from the pack record that finished it
     (``--packed-by``, :func:`dfil.contracts.pack.pack_summary`: its attempts are the run's
     ``attempts.json``), when its identity is the one the cell reads now (config hash,
-    input digests). No torch is loaded. False otherwise, and on any error here: the
-    seed's training, or its summary, is then :func:`_train`'s, which meets the error
-    where a last attempt records it."""
+    input digests). No torch is loaded. False otherwise, and on any error while checking
+    that identity: the seed's training, or its summary, is then :func:`_train`'s, which
+    meets the error where a last attempt records it."""
     from dfil.contracts.pack import pack_summary
 
     summary = pack_summary(args.packed_by, str(args.out))

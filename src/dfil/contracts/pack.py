@@ -59,8 +59,9 @@ def write_pack_record(path: str | Path, record: Mapping) -> None:
 
 
 def _pack_of(paths: Iterable[str | Path]) -> Mapping | None:
-    """The first valid pack record among ``paths`` (a seed job's inputs: the JSON files
-    that exist and read); None when there is none."""
+    """The first pack record among ``paths`` (a seed job's inputs: the JSON files that
+    exist and read; a seed has one), when it is valid; None when there is none or it is
+    not."""
     for path in map(Path, paths):
         record = read_record(path) if path.suffix == ".json" else None
         if isinstance(record, Mapping) and record.get("format") == FORMAT:
