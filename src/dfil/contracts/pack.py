@@ -90,10 +90,8 @@ def pack_summary(paths: Iterable[str | Path], run: str) -> dict | None:
     summary = record.get("summaries", {}).get(run)
     if summary is None or not (Path(run) / BEST).is_file():
         return None
-    try:
-        attempts = json.loads((Path(run) / ATTEMPTS).read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # missing, or damaged: the seed's own job says so
-        return None
+    # attempts.json missing or damaged reads as None: the seed's own job says so
+    attempts = read_record(Path(run) / ATTEMPTS)
     return dict(summary) if _canonical(attempts) == _canonical(summary["attempts"]) else None
 
 
