@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dfil.contracts.pack import finished_by_pack, pack_record, pack_summary, write_pack_record
+from dfil.contracts.pack import pack_record, pack_summary, write_pack_record
 from dfil.util.errors import MetricsError
 
 #: A sealed summary whose attempts are those of a run directory's ``attempts.json`` "[]".
@@ -29,8 +29,12 @@ def test_a_pack_that_gave_up_finishes_no_seed_and_says_why(tmp_path):
         pack_record(["r/a"], gave_up={"reason": "tired", "message": ""})
 
 
+def finished_by_pack(paths, run) -> bool:
+    return pack_summary(paths, run) is not None
+
+
 def test_a_seed_the_record_finished_only_writes_its_summary(tmp_path):
-    """finished_by_pack (what a seed's train_cell job asks for): a seed its pack finished
+    """pack_summary (what a seed's train_cell job asks for): a seed its pack finished
     and sealed, whose run still holds its attempts and checkpoint; not one it did not
     seal, nor one it trained with remediation ahead, nor before the record exists (a dry
     run), nor one whose training was moved aside since, nor from a damaged record or

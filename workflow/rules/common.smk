@@ -6,7 +6,6 @@ from dfil.core.methods import method_spec
 from dfil.cost.packs import grid_packs
 from dfil.cluster.partitions import GPU_PARTITION, job_partition, profile_text
 from dfil.contracts.failure import failure_ahead
-from dfil.contracts.pack import finished_by_pack
 from dfil.engine.featuresets import (
     FEATURE_CACHE_FORMAT,
     feature_group,
@@ -21,6 +20,7 @@ from dfil.render.coordinates import check_coordinates
 from dfil.render.figure_spec import check_figures
 from dfil.render.pdf import pdflatex, skipped_note
 from dfil.render.stale import show_stale
+from dfil.train.sealed import sealed_summary
 
 #: What a size class may leave out (or set to null), as a job then gets it: no GPU, no
 #: stated memory or time (the site's defaults), and one CPU (SLURM's own default).
@@ -57,8 +57,11 @@ def light_ahead(wildcards, input, stage):
     it will only record a failure (a gated repo's refused fetch, a failed training among
     its inputs), or, a training job, only write the summary of what its pack trained."""
     failure = failure_ahead(input)
-    if failure is None and stage == "train":
-        if finished_by_pack(input.get("pack", []), f"{RES}/runs/{wildcards.key}"):
+    if failure is None and stage == "train" and input.get("pack"):
+        summary, _ = sealed_summary(
+            input.pack, input.cell, f"{RES}/runs/{wildcards.key}"
+        )
+        if summary is not None:
             return "finished in its pack"
     return failure
 

@@ -348,33 +348,20 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _summarised_by_pack(args: argparse.Namespace) -> bool:
-    """Write the seed's ``train_summary.json`` from the pack record that finished it
-    (``--packed-by``, :func:`dfil.contracts.pack.pack_summary`: its attempts are the run's
-    ``attempts.json``), when its identity is the one the cell reads now (config hash,
-    input digests). No torch is loaded. False otherwise, and on any error while checking
-    that identity: the seed's training, or its summary, is then :func:`_train`'s, which
-    meets the error where a last attempt records it."""
-    from dfil.contracts.pack import pack_summary
-
-    summary = pack_summary(args.packed_by, str(args.out))
-    if summary is None:
-        return False
-    from dfil.config.cell import config_hash, load_cell
-    from dfil.contracts.identity import KEY, differences, run_identity
+    """Write the seed's ``train_summary.json`` from the pack record that sealed it
+    (``--packed-by``, :func:`dfil.train.sealed.sealed_summary`), with no torch loaded.
+    False otherwise: the seed's training, or its summary, is then :func:`_train`'s, which
+    meets any error where a last attempt records it."""
     from dfil.contracts.rundir import SUMMARY
-    from dfil.engine.inputs import stamped_inputs, trained_inputs
+    from dfil.train.sealed import sealed_summary
     from dfil.util.atomic import atomic_write_json
 
     run = Path(args.out)
-    try:
-        cell = load_cell(args.cell)
-        why = differences(summary.get(KEY), run_identity(
-            cell.name, config_hash(cell), trained_inputs(stamped_inputs(cell))))
-    except Exception as err:  # the full path meets it, where a last attempt records it
-        why = [f"{type(err).__name__}: {err}"]
+    summary, why = sealed_summary(args.packed_by, args.cell, run)
     if why:
         print(f"dfil train: {run}: its pack's summary is not taken ({'; '.join(why)}): "
               "the run's own files decide", flush=True)
+    if summary is None:
         return False
     atomic_write_json(run / SUMMARY, summary)
     print(f"dfil train: {run}: finished in its pack; summary written from "

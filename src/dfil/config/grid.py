@@ -223,7 +223,7 @@ class Grid:
         that will only record a failure (its reason,
         :func:`dfil.contracts.failure.failure_ahead`), or a seed's training job that only
         writes the summary of what its pack trained
-        (:func:`dfil.contracts.pack.finished_by_pack`)."""
+        (:func:`dfil.train.sealed.sealed_summary`)."""
         from dfil.core.methods import method_spec
 
         trains = method_spec(self.cell(key).config["model"]["method"]).trains

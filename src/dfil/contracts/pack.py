@@ -5,7 +5,7 @@ with one configuration's seeds (``results/<grid>/packs/<pack>.json``, schema
 The workflow's ``train_pack`` job trains attempt 1 of a configuration's seeds together
 (:func:`dfil.train.driver.train_together`) and writes this record; each seed's
 ``train_cell`` job runs after it: a seed the record lists as finished needs only its
-summary written (:func:`finished_by_pack`: that job asks for no GPU); any other seed
+summary copied (:func:`pack_summary`: that job asks for no GPU); any other seed
 trains alone, from its run directory's state. A pack
 that gives up on its last attempt, or that sbatch refused, says why (``gave_up``) and
 lists no run as trained together.
@@ -69,21 +69,16 @@ def _pack_of(paths: Iterable[str | Path]) -> Mapping | None:
     return None
 
 
-def finished_by_pack(paths: Iterable[str | Path], run: str) -> bool:
-    """Whether a pack record among ``paths`` (a seed job's inputs: the JSON files that
-    exist and read) finished run directory ``run``, as the workflow names it, and holds
-    its summary, whose attempts are still ``run``'s ``attempts.json``, beside its best
-    checkpoint: that seed's job only copies its summary. Absent, unreadable or invalid
-    records (a dry run, a job not yet ready, a damaged record), other files, a seed the
-    pack could not seal, and a run whose training was moved aside or replaced since (the
-    preflight's damage repair keeps the record) say no."""
-    return pack_summary(paths, run) is not None
-
-
 def pack_summary(paths: Iterable[str | Path], run: str) -> dict | None:
-    """The training summary a pack record among ``paths`` holds for run directory ``run``
-    when :func:`finished_by_pack`; else None (the seed's own job trains or summarises it
-    in full)."""
+    """The training summary a pack record among ``paths`` (a seed job's inputs: the JSON
+    files that exist and read) holds for run directory ``run``, as the workflow names it:
+    the record finished the run and sealed its summary, whose attempts are still ``run``'s
+    ``attempts.json``, beside its best checkpoint. None otherwise (the seed's own job
+    trains or summarises it in full): absent, unreadable or invalid records (a dry run, a
+    job not yet ready, a damaged record), other files, a seed the pack could not seal,
+    and a run whose training was moved aside or replaced since (the preflight's damage
+    repair keeps the record). Whether the run is still what its cell makes now is
+    :func:`dfil.train.sealed.sealed_summary`'s."""
     record = _pack_of(paths)
     if record is None or run not in record["finished"]:
         return None

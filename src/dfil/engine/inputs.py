@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dfil.config.cell import CellConfig
+from dfil.config.cell import CellConfig, config_hash
 from dfil.contracts.digests import NAME as DIR_STAMP
 from dfil.contracts.digests import read_dir_stamp, sha256_of
+from dfil.contracts.identity import run_identity
 from dfil.hub import cache_root, parse_hub_source, stamp_path
 
 #: Tasks made in place from a seed: their ``data.source`` (the grid's default) is not read.
@@ -161,6 +162,13 @@ def trained_inputs(inputs: dict) -> dict[str, str]:
         if name not in EVALUATION_ONLY:
             out.update(_identities(f"data.{name}", found))
     return out
+
+
+def cell_identity(cell: CellConfig) -> dict:
+    """The identity record of the run ``cell`` makes now
+    (:func:`dfil.contracts.identity.run_identity`): its name, config hash and
+    :func:`trained_inputs`."""
+    return run_identity(cell.name, config_hash(cell), trained_inputs(stamped_inputs(cell)))
 
 
 def model_digest(cell: CellConfig) -> str:
