@@ -4,7 +4,9 @@ and a real build of one seed of the smoke grid (frozen heads: a pack trains them
 bit as one job a seed does)."""
 
 import json
+import os
 import shutil
+from contextlib import contextmanager
 
 import pytest
 import yaml
@@ -60,6 +62,33 @@ def build(work, *targets, extra=()):
     return out.stdout + out.stderr
 
 
+def forced_request(work, config: str, seed: str) -> list[dict]:
+    """The GPU request of a seed's ``train_cell`` job, as a dry run forcing it prints it
+    (its inputs exist: Snakemake asks the class of the job as it would run)."""
+    target = f"results/smoke/runs/{config}/{seed}/train_summary.json"
+    return requests(build(work, target, extra=("-n", "--forcerun", "train_cell")),
+                    "train_cell")
+
+
+@contextmanager
+def unseen_edit(stamp):
+    """A data directory's stamp saying another digest of ``easy.jsonl``, its times kept:
+    data made again where Snakemake does not see it."""
+    text, times = stamp.read_text(), stamp.stat()
+    data = json.loads(text)
+    data["sha256"]["easy.jsonl"] = "0" * 64
+
+    def write(content):
+        stamp.write_text(content)
+        os.utime(stamp, ns=(times.st_atime_ns, times.st_mtime_ns))
+
+    write(json.dumps(data))
+    try:
+        yield
+    finally:
+        write(text)
+
+
 def test_the_embedded_grid_with_packs_trains_each_configuration_in_one_job(tmp_path):
     extra = tmp_path / "pack.yaml"
     extra.write_text("pack: true\n")
@@ -99,6 +128,12 @@ def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):
     assert "train_pack" not in counts(text) and counts(text)["train_cell"] == 1
     assert requests(text, "train_cell") == [{"gpu": "0", "gpu_model": ""}]
     assert (runs / CONFIG / "seed123" / "train_log.jsonl").read_bytes() == log
+
+    # its data made again where Snakemake does not see it (the stamp's digests edited,
+    # its times kept): the seed's job would train it, so it keeps its GPU class
+    with unseen_edit(work / "results/smoke/data/frog/dfil-sha256.json"):
+        assert forced_request(work, CONFIG, "seed123") == [{"gpu": "1", "gpu_model": "h100"}]
+    assert forced_request(work, CONFIG, "seed123") == [{"gpu": "0", "gpu_model": ""}]
 
     # a seed's training moved aside (as the preflight's damage repair does, cell.yaml
     # kept): the record still lists it, but its own job trains it alone, on its GPU class

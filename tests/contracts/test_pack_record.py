@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dfil.contracts.pack import pack_record, pack_summary, write_pack_record
+from dfil.contracts.pack import pack_record, pack_summary, sealable, write_pack_record
 from dfil.util.errors import MetricsError
 
 #: A sealed summary whose attempts are those of a run directory's ``attempts.json`` "[]".
@@ -102,3 +102,10 @@ def test_a_record_holds_the_summaries_of_the_seeds_it_finished(tmp_path):
         pack_record([a, b], [a, b], [a], summaries={b: summary})
     with pytest.raises(MetricsError, match="is a required property"):
         pack_record([a], [a], [a], summaries={a: {"cell": "c"}})
+
+
+def test_a_summary_the_record_cannot_hold_names_its_run():
+    assert sealable(SUMMARY, "r/a") == SUMMARY
+    with pytest.raises(MetricsError, match=r"^r/a: its summary cannot be sealed: key "
+                                           r"<root>: 'trained' is a required property"):
+        sealable({k: v for k, v in SUMMARY.items() if k != "trained"}, "r/a")

@@ -4,7 +4,9 @@ same answer, so a seed whose data or config changed unseen trains on its own GPU
 
 from __future__ import annotations
 
+import numpy as np
 import yaml
+from safetensors.numpy import save_file
 
 from cells import tiny_cell
 from dfil.config.cell import load_cell
@@ -23,7 +25,7 @@ def sealed(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
     (run / "attempts.json").write_text("[]")
-    (run / "model.safetensors").write_bytes(b"weights")
+    save_file({"w": np.zeros(2, dtype=np.float32)}, run / "model.safetensors")
     identity = cell_identity(load_cell(cell))
     summary = {"cell": "cell", "config_hash": identity["config_hash"], "identity": identity,
                "attempts": [], "trained": True, "provenance": {}}
@@ -39,6 +41,15 @@ def test_the_sealed_summary_of_the_run_the_cell_makes_now_is_taken(tmp_path):
     # no record among the job's inputs (pack off, a dry run): nothing to say
     assert sealed_summary([], cell, run) == (None, [])
     assert sealed_summary([record], cell, tmp_path / "other") == (None, [])
+
+
+def test_a_checkpoint_cut_short_since_is_left_to_the_seeds_own_job(tmp_path):
+    _, cell, run, record, _ = sealed(tmp_path)
+    best = run / "model.safetensors"
+    best.write_bytes(best.read_bytes()[:-3])
+    summary, why = sealed_summary([record], cell, run)
+    assert summary is None and why == [f"{best}: unreadable: {best.stat().st_size} bytes "
+                                       f"where its header says {best.stat().st_size + 3}"]
 
 
 def test_data_made_again_since_the_pack_is_named_and_the_summary_declined(tmp_path):

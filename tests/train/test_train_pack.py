@@ -165,6 +165,19 @@ def test_finished_seeds_are_left_alone_and_the_rest_train_together(tmp_path, fro
     assert done.trained == [0] and done.finished == [0, 1, 2]
     assert (runs[2] / "model.safetensors").read_bytes() == weights
 
+    # a finished seed's damaged memory plan or summary is its own job's to meet: the pack
+    # trains the rest and seals what it can
+    (runs[1] / "memory_plan.json").write_text("{")
+    (runs[2] / "train_summary.json").write_text(json.dumps(
+        {k: v for k, v in done.summaries[2].items() if k != "trained"}))
+    shutil.rmtree(runs[0])
+    lines = []
+    done = train_together(cells, runs, log=lines.append)
+    assert done.trained == [0] and done.finished == [0, 2] and sorted(done.summaries) == [0]
+    assert any(line.startswith(f"{runs[1]}: trains on its own: ") for line in lines)
+    assert any(line.startswith(f"{runs[2]}: its summary is left to its own job: "
+                               "MetricsError") for line in lines)
+
 
 def test_a_pack_is_one_configurations_seeds(tmp_path, frog):
     a, b = seed_cells(tmp_path, frog, seeds=(1, 2))

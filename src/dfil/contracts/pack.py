@@ -5,8 +5,9 @@ with one configuration's seeds (``results/<grid>/packs/<pack>.json``, schema
 The workflow's ``train_pack`` job trains attempt 1 of a configuration's seeds together
 (:func:`dfil.train.driver.train_together`) and writes this record; each seed's
 ``train_cell`` job runs after it: a seed the record lists as finished needs only its
-summary copied (:func:`pack_summary`: that job asks for no GPU); any other seed
-trains alone, from its run directory's state. A pack
+summary copied (:func:`pack_summary`; :func:`dfil.train.sealed.sealed_summary` decides,
+and that job then asks for no GPU); any other seed trains alone, from its run
+directory's state. A pack
 that gives up on its last attempt, or that sbatch refused, says why (``gave_up``) and
 lists no run as trained together.
 """
@@ -50,6 +51,17 @@ def pack_record(runs: Sequence[str], together: Iterable[str] = (),
     if problem := schema_problem(_schema(), record):
         raise MetricsError(f"pack record: {problem}")
     return record
+
+
+def sealable(summary: Mapping, run: str | Path) -> dict:
+    """``summary`` (run directory ``run``'s), as a pack record holds it; a
+    :class:`MetricsError` naming the run where the record's schema refuses it (a summary
+    written before, damaged or from an older release): that seed is left out of the
+    record's summaries, never the whole record."""
+    if problem := schema_problem(_schema()["properties"]["summaries"]["additionalProperties"],
+                                 summary):
+        raise MetricsError(f"{run}: its summary cannot be sealed: {problem}")
+    return dict(summary)
 
 
 def write_pack_record(path: str | Path, record: Mapping) -> None:

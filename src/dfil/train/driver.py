@@ -33,6 +33,7 @@ from dfil.config.cell import (
 from dfil.contracts.failure import is_failure
 from dfil.contracts.identity import KEY as IDENTITY
 from dfil.contracts.identity import differences, run_identity
+from dfil.contracts.pack import sealable
 from dfil.contracts.rundir import (
     ATTEMPT1_BEST,
     ATTEMPTS,
@@ -306,11 +307,12 @@ def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
         try:
             role, retrained = _role(cell, path, run_dir, identity,
                                     len(cells) > 1 and cell.model.adapter == "lora", log)
+            plan = read_plan(run_dir)
         except (CheckpointError, RunFileError) as err:  # the seed's own run reports it
             log(f"{run_dir}: trains on its own: {err}")
             continue
         job = Job(run_dir, chash, device, frames, LazyTokenizer(cell.model.backbone),
-                  _seed_log(log, cell.train.seed), read_plan(run_dir), identity)
+                  _seed_log(log, cell.train.seed), plan, identity)
         seats[i] = (job, inputs, retrained)
         if role == "finished":
             finished.append(i)
@@ -321,7 +323,7 @@ def _together(cells: list[CellConfig], paths: list[Path], run_dirs: list[Path],
     summaries = {}
     for i in finished:
         try:
-            summaries[i] = _seal(cells[i], *seats[i], started)
+            summaries[i] = sealable(_seal(cells[i], *seats[i], started), run_dirs[i])
         except Exception as err:  # the seed's own job meets it, and says so
             log(f"{run_dirs[i]}: its summary is left to its own job: "
                 f"{type(err).__name__}: {err}")
