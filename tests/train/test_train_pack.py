@@ -164,6 +164,15 @@ def test_finished_seeds_are_left_alone_and_the_rest_train_together(tmp_path, fro
     done = train_together(cells, runs, log=lambda _: None)
     assert done.trained == [0] and done.finished == [0, 1, 2]
     assert (runs[2] / "model.safetensors").read_bytes() == weights
+    # what it seals for them: seed 1's summary as written before; seed 2's as its own
+    # job then writes it, but for the provenance
+    assert json.dumps(done.summaries[1], sort_keys=True) == json.dumps(
+        json.loads(before), sort_keys=True)
+    train_cell(cells[2], runs[2], log=lambda _: None)
+    written = json.loads((runs[2] / "train_summary.json").read_text())
+    sealed = json.loads(json.dumps(done.summaries[2]))
+    assert sealed.pop("provenance").keys() == written.pop("provenance").keys()
+    assert sealed == written
 
     # a finished seed's damaged memory plan or summary is its own job's to meet: the pack
     # trains the rest and seals what it can
