@@ -172,3 +172,13 @@ def test_the_safetensors_layout_is_checked_without_torch(run):
     assert safetensors_problem(path) == f"unreadable: {size} bytes where its header says {size - 1}"
     path.write_bytes(b"\x01")
     assert safetensors_problem(path) == "unreadable: 1 bytes, shorter than its header"
+    for header, why in ((b"[]", "its header is JSON list, not an object"),
+                        (b'{"w": {"data_offsets": [0, "x"]}}',
+                         "a tensor's data offsets are not whole numbers"),
+                        (b'{"w": {"data_offsets": [0, null]}}',
+                         "a tensor's data offsets are not whole numbers"),
+                        (b'{"w": 1}', "'int' object is not subscriptable")):
+        path.write_bytes(len(header).to_bytes(8, "little") + header)
+        assert safetensors_problem(path) == f"unreadable: {why}", header
+    path.write_bytes(len(b"{}").to_bytes(8, "little") + b"{}")  # no tensor: whole
+    assert safetensors_problem(path) is None

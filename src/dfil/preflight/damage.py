@@ -136,10 +136,14 @@ def safetensors_problem(path: Path) -> str | None:
             if 8 + length > size:
                 return f"unreadable: {size} bytes, shorter than its header"
             header = json.loads(fh.read(length))
-        end = max((v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"),
-                  default=0)
+        if not isinstance(header, dict):
+            return f"unreadable: its header is JSON {type(header).__name__}, not an object"
+        ends = [v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"]
     except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, IndexError) as err:
         return f"unreadable: {' '.join(str(err).split())[:120]}"
+    if not all(type(e) is int for e in ends):
+        return "unreadable: a tensor's data offsets are not whole numbers"
+    end = max(ends, default=0)
     if 8 + length + end != size:
         return f"unreadable: {size} bytes where its header says {8 + length + end}"
     return None

@@ -272,7 +272,9 @@ def train_together(cell_paths: Sequence[str | Path], run_dirs: Sequence[str | Pa
     Everything else (the summary, collapse remediation, the seeds left out, a seed whose
     loss went non-finite in the pack, from its last epoch's state) is
     :func:`train_cell`'s, run for each seed after this. Seeds whose data sizes or resumed
-    positions differ, or a pack that runs out of memory, train alone instead."""
+    positions differ, or a pack that runs out of memory, train alone instead; a seed whose
+    run directory holds a damaged file (checkpoint, memory plan, summary, attempts) is
+    left to its own job, and so is the summary of a seed the pack cannot seal."""
     cell_paths, run_dirs = [Path(p) for p in cell_paths], [Path(r) for r in run_dirs]
     cells = [load_cell(p) for p in cell_paths]
     check_seeds(cells, cell_paths)

@@ -21,17 +21,19 @@ from dfil.preflight.damage import safetensors_problem
 def sealed_summary(records: Iterable[str | Path], cell: str | Path,
                    run: str | Path) -> tuple[dict | None, list[str]]:
     """The summary a pack record among ``records`` (a seed job's inputs) sealed for run
-    directory ``run``, when its identity is what ``cell`` (a ``cell.yaml``) makes now;
-    else None, with why (one phrase per difference, or the error met reading the cell and
-    its inputs' stamps, or what is wrong with its checkpoint; none where the record holds
-    no summary for the run)."""
+    directory ``run``, when its checkpoint is whole and its identity is what ``cell`` (a
+    ``cell.yaml``) makes now; else None, with why: what is wrong with the checkpoint, one
+    phrase per difference, or the error met reading the cell and its inputs' stamps; no
+    reason where :func:`~dfil.contracts.pack.pack_summary` holds none for the run. Never
+    raises: the workflow asks it while choosing the job's resources."""
     summary = pack_summary(records, str(run))
     if summary is None:
         return None, []
-    if problem := safetensors_problem(Path(run) / BEST):
-        return None, [f"{Path(run) / BEST}: {problem}"]
     try:
-        why = differences(summary.get(KEY), cell_identity(load_cell(cell)))
+        if problem := safetensors_problem(Path(run) / BEST):
+            why = [f"{Path(run) / BEST}: {problem}"]
+        else:
+            why = differences(summary.get(KEY), cell_identity(load_cell(cell)))
     except Exception as err:  # the seed's own job meets it, where a last attempt records it
         why = [f"{type(err).__name__}: {err}"]
     return (None, why) if why else (summary, [])
