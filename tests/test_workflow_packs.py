@@ -100,6 +100,32 @@ def test_the_embedded_grid_with_packs_trains_each_configuration_in_one_job(tmp_p
     assert c["train_pack"] == 25 and c["train_cell"] == 75
 
 
+def test_a_pack_killed_on_its_last_attempt_leaves_its_seeds_to_their_own_jobs(
+        tmp_path, monkeypatch):
+    """The pack's process killed from outside (as the out-of-memory killer does) on the
+    last attempt records nothing itself; its job's `dfil died` records that the pack gave
+    up, and the seed's own job trains it alone, on its GPU class."""
+    work = workdir(tmp_path, pack=True)
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(
+        "import os, signal, sys\n"
+        "if sys.argv[1:2] == ['train'] and '--pack-record' in sys.argv:\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    monkeypatch.setenv("PYTHONPATH", str(hook))
+    target = f"results/smoke/runs/{CONFIG}/seed42/train_summary.json"
+    text = build(work, target, extra=("--keep-going", "--retries", "0"))
+    record = json.loads((work / "results/smoke/packs" / f"{CONFIG}.json").read_text())
+    assert record["together"] == [] and record["gave_up"]["reason"] == "error"
+    assert "exit status 137 (SIGKILL)" in record["gave_up"]["message"]
+    assert requests(text, "train_cell") == [{"gpu": "1", "gpu_model": "h100"}]
+    run = work / "results/smoke/runs" / CONFIG / "seed42"
+    summary = json.loads((run / "train_summary.json").read_text())
+    assert summary["trained"] and "failed" not in summary
+    [attempt] = json.loads((run / "attempts.json").read_text())
+    assert attempt.get("pack") is None
+
+
 def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):
     work = workdir(tmp_path, pack=True)
     runs = work / "results" / "smoke" / "runs"

@@ -381,3 +381,46 @@ def test_a_pack_retraining_another_configs_outputs_says_so_in_each_summary(tmp_p
         summary = json.loads((run / "train_summary.json").read_text())
         assert summary["retrained"]["because"][0].startswith("config ")
         assert (run / summary["retrained"]["superseded"] / "model.safetensors").is_file()
+
+
+def died(tmp_path, status: int, attempt: int, monkeypatch, last: str | None = "2") -> int:
+    """``dfil died`` for a train_pack job whose `dfil train` exited with ``status``."""
+    from dfil.cli import main
+
+    if last is None:
+        monkeypatch.delenv("DFIL_LAST_ATTEMPT", raising=False)
+    else:
+        monkeypatch.setenv("DFIL_LAST_ATTEMPT", last)
+    return main(["died", "--pack-record", str(tmp_path / "pack.json"), "--out", "r/a", "r/b",
+                 "--status", str(status), "--attempt", str(attempt), "--log", "l.log"])
+
+
+def test_a_pack_killed_on_its_last_attempt_records_that_it_gave_up(tmp_path, monkeypatch):
+    from dfil.contracts.pack import read_pack_record
+
+    record = tmp_path / "pack.json"
+    # an earlier attempt: the status stands, and Snakemake tries again
+    assert died(tmp_path, 137, 1, monkeypatch) == 137 and not record.exists()
+    # without keep-going there is no last attempt to record
+    assert died(tmp_path, 137, 2, monkeypatch, last=None) == 137 and not record.exists()
+    # a preemption saved its states: SLURM requeues it, nothing is recorded
+    assert died(tmp_path, 143, 2, monkeypatch) == 143 and not record.exists()
+    # the last attempt, killed: the record says the pack gave up, its seeds train alone
+    assert died(tmp_path, 137, 2, monkeypatch) == 0
+    written = read_pack_record(record)
+    assert written["runs"] == ["r/a", "r/b"] and written["together"] == []
+    assert written["finished"] == [] and written["gave_up"]["reason"] == "error"
+    assert "exit status 137 (SIGKILL)" in written["gave_up"]["message"]
+    assert "l.log" in written["gave_up"]["message"]
+
+
+def test_a_record_the_pack_wrote_before_it_died_stands(tmp_path, monkeypatch):
+    from dfil.contracts.pack import pack_record, write_pack_record
+
+    record = tmp_path / "pack.json"
+    write_pack_record(record, pack_record(["r/a"], ["r/a"]))
+    before = record.read_bytes()
+    assert died(tmp_path, 139, 1, monkeypatch) == 0 and record.read_bytes() == before
+    record.write_text("{damaged")  # not a record: the last attempt records the death
+    assert died(tmp_path, 139, 2, monkeypatch) == 0
+    assert "exit status 139 (SIGSEGV)" in json.loads(record.read_text())["gave_up"]["message"]

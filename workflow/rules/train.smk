@@ -40,7 +40,8 @@ rule cell_config:
 # once (one pass of the shared base for all) and records which it trained, with each
 # finished seed's summary; each seed's train_cell job then finishes its own run (that
 # summary copied from the record, collapse remediation, or the seed alone where the pack
-# left it out or gave up).
+# left it out or gave up). A pack killed from outside on its last attempt (out of memory,
+# kill -9) records nothing itself: `dfil died` then writes that it gave up.
 rule train_pack:
     input:
         cells=lambda wildcards: [
@@ -63,7 +64,8 @@ rule train_pack:
         runs=lambda wildcards: [f"{RES}/runs/{key}" for key in PACKS[wildcards.pack]],
     shell:
         "OMP_NUM_THREADS={resources.cpus_per_task} DFIL_FEATURES_CACHED=1 dfil train --cell {input.cells} --out {params.runs} "
-        "--pack-record {output} --attempt {resources.dfil_attempt} --log {log} --features {input.features} >> {log} 2>&1"
+        "--pack-record {output} --attempt {resources.dfil_attempt} --log {log} --features {input.features} >> {log} 2>&1 "
+        "|| dfil died --pack-record {output} --out {params.runs} --status $? --attempt {resources.dfil_attempt} --log {log} >> {log} 2>&1"
 
 
 rule train_cell:

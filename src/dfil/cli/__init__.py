@@ -26,7 +26,7 @@ from dfil.cli.commands import (
 )
 from dfil.cli.features import add_features_parser
 from dfil.cli.hub import add_hub_parser
-from dfil.cli.jobs import cmd_evaluate, cmd_refused, cmd_train
+from dfil.cli.jobs import cmd_died, cmd_evaluate, cmd_refused, cmd_train
 from dfil.util.atomic import write_error
 from dfil.util.errors import InputError
 
@@ -185,6 +185,20 @@ def _run_commands(sub) -> None:
     p.add_argument("--stamp", type=Path, help="a frozen-feature stamp to write")
     p.add_argument("--pack-record", type=Path, help="a train_pack job's record to write")
     p.add_argument("--words", help="sbatch's words (with --stamp)")
+
+    p = _command(sub, "died",
+                 "the workflow's train_pack job after its `dfil train` exited non-zero "
+                 "without a record (killed from outside, or crashed): on the last attempt "
+                 "the pack record says the pack gave up, so each seed trains alone",
+                 cmd_died, epilog="exit codes: 0 the record written (or the one the pack "
+                 "wrote kept); otherwise --status, so Snakemake tries again")
+    p.add_argument("--pack-record", type=Path, required=True, help="the job's pack record")
+    p.add_argument("--out", type=Path, nargs="*", default=[],
+                   help="the pack's run directories, named in the record")
+    p.add_argument("--status", type=_count, required=True,
+                   help="the exit status of the job's `dfil train` (the shell's $?)")
+    p.add_argument("--attempt", type=_count, help=ATTEMPT_HELP)
+    p.add_argument("--log", help="the job's log, named in the record")
 
     p = _command(sub, "grid",
                  "the experiment grid: its cells (list), one cell's or the resolved grid's "

@@ -208,6 +208,40 @@ def _pack_job(seeds: list[argparse.Namespace], record: Path, features: list[Path
     return 0 if status is None else status
 
 
+def cmd_died(args: argparse.Namespace) -> int:
+    """The workflow's ``train_pack`` job after its ``dfil train`` exited non-zero
+    (``--status``): a process killed from outside (the kernel's out-of-memory killer,
+    ``kill -9``) or crashed records nothing itself. On Snakemake's last attempt the pack's
+    record then says it gave up, so each seed's own job trains it alone from its last
+    saved state (exit 0); on an earlier attempt, or without keep-going, the status stands
+    and Snakemake tries again. A preemption (143: the states are saved, SLURM requeues
+    the job) and a record the process wrote before it died are kept as they are."""
+    from dfil.contracts.pack import read_pack_record
+
+    status = args.status
+    if read_pack_record(args.pack_record) is not None:
+        print(f"dfil died: exit status {status} after the pack wrote {args.pack_record}; "
+              "the record stands", file=sys.stderr)
+        return 0
+    if status == 143 or not last_try(args.attempt):
+        return status
+    return _pack_failed(args.pack_record, [str(out) for out in args.out], "error",
+                        RuntimeError(f"the pack's process ended with {_status_words(status)} "
+                                     "without recording why: killed from outside (the "
+                                     "kernel's out-of-memory killer, kill -9) or crashed; "
+                                     f"its log: {args.log or 'none named'}"))
+
+
+def _status_words(status: int) -> str:
+    """``exit status 137 (SIGKILL)``: a shell's ``$?`` with the signal it stands for."""
+    import signal
+
+    try:
+        return f"exit status {status} ({signal.Signals(status - 128).name})"
+    except ValueError:
+        return f"exit status {status}"
+
+
 def _one_by_one(seeds: list[argparse.Namespace]) -> int:
     """Each seed's own run (:func:`_train`), in order; a preemption stops them all (exit
     143), and so does the time limit on the last attempt, which records the seeds not

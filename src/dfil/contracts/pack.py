@@ -70,6 +70,11 @@ def write_pack_record(path: str | Path, record: Mapping) -> None:
     atomic_write_json(path, dict(record))
 
 
+def read_pack_record(path: str | Path) -> Mapping | None:
+    """The pack record at ``path`` when it exists, reads and is valid; else None."""
+    return _pack_of([path])
+
+
 def _pack_of(paths: Iterable[str | Path]) -> Mapping | None:
     """The first pack record among ``paths`` (a seed job's inputs: the JSON files that
     exist and read; a seed has one), when it is valid; None when there is none or it is
