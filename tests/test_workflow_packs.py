@@ -100,22 +100,31 @@ def test_the_embedded_grid_with_packs_trains_each_configuration_in_one_job(tmp_p
     assert c["train_pack"] == 25 and c["train_cell"] == 75
 
 
-def test_a_pack_killed_on_its_last_attempt_leaves_its_seeds_to_their_own_jobs(
-        tmp_path, monkeypatch):
-    """The pack's process killed from outside (as the out-of-memory killer does) on the
-    last attempt records nothing itself; its job's `dfil died` records that the pack gave
-    up, and the seed's own job trains it alone, on its GPU class."""
-    work = workdir(tmp_path, pack=True)
+def kill_packs(tmp_path, monkeypatch, attempt: str) -> None:
+    """Every `dfil train` of a pack on Snakemake attempt ``attempt`` kills itself at
+    start, as the out-of-memory killer would (a ``sitecustomize`` on PYTHONPATH)."""
     hook = tmp_path / "hook"
     hook.mkdir()
     (hook / "sitecustomize.py").write_text(
         "import os, signal, sys\n"
-        "if sys.argv[1:2] == ['train'] and '--pack-record' in sys.argv:\n"
+        "if sys.argv[1:2] == ['train'] and '--pack-record' in sys.argv and \\\n"
+        f"        sys.argv[sys.argv.index('--attempt') + 1] == {attempt!r}:\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n")
-    monkeypatch.setenv("PYTHONPATH", str(hook))
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
+        p for p in (str(hook), os.environ.get("PYTHONPATH")) if p))
+
+
+def test_a_pack_killed_on_its_last_attempt_leaves_its_seeds_to_their_own_jobs(
+        tmp_path, monkeypatch):
+    """The pack's process killed from outside on the last attempt records nothing
+    itself; its job's `dfil died` records that the pack gave up, and the seed's own job
+    trains it alone, on its GPU class."""
+    work = workdir(tmp_path, pack=True)
+    kill_packs(tmp_path, monkeypatch, attempt="1")
     target = f"results/smoke/runs/{CONFIG}/seed42/train_summary.json"
     text = build(work, target, extra=("--keep-going", "--retries", "0"))
     record = json.loads((work / "results/smoke/packs" / f"{CONFIG}.json").read_text())
+    assert record["runs"] == [f"results/smoke/runs/{CONFIG}/{seed}" for seed in SEEDS]
     assert record["together"] == [] and record["gave_up"]["reason"] == "error"
     assert "exit status 137 (SIGKILL)" in record["gave_up"]["message"]
     assert requests(text, "train_cell") == [{"gpu": "1", "gpu_model": "h100"}]
@@ -124,6 +133,18 @@ def test_a_pack_killed_on_its_last_attempt_leaves_its_seeds_to_their_own_jobs(
     assert summary["trained"] and "failed" not in summary
     [attempt] = json.loads((run / "attempts.json").read_text())
     assert attempt.get("pack") is None
+
+
+def test_a_pack_killed_before_its_last_attempt_is_tried_again(tmp_path, monkeypatch):
+    work = workdir(tmp_path, pack=True)
+    kill_packs(tmp_path, monkeypatch, attempt="1")
+    target = f"results/smoke/runs/{CONFIG}/seed42/train_summary.json"
+    text = build(work, target, extra=("--keep-going", "--retries", "1"))
+    assert counts(text)["train_pack"] == 1 and "exit status 137" in text  # attempt 1
+    record = json.loads((work / "results/smoke/packs" / f"{CONFIG}.json").read_text())
+    assert "gave_up" not in record and len(record["together"]) == 3  # its second attempt
+    log = (work / "results/smoke/logs/train_pack" / f"{CONFIG}.log").read_text()
+    assert log.count("in a pack of 3 seeds") == 3  # each seed's line, once: one attempt ran
 
 
 def test_one_seeds_target_trains_its_pack_and_finishes_only_itself(tmp_path):

@@ -418,9 +418,18 @@ def test_a_record_the_pack_wrote_before_it_died_stands(tmp_path, monkeypatch):
     from dfil.contracts.pack import pack_record, write_pack_record
 
     record = tmp_path / "pack.json"
-    write_pack_record(record, pack_record(["r/a"], ["r/a"]))
+    write_pack_record(record, pack_record(["r/a", "r/b"], ["r/a", "r/b"]))
     before = record.read_bytes()
     assert died(tmp_path, 139, 1, monkeypatch) == 0 and record.read_bytes() == before
-    record.write_text("{damaged")  # not a record: the last attempt records the death
+    assert died(tmp_path, 143, 2, monkeypatch) == 0 and record.read_bytes() == before
+    # another pack's runs: not this job's record, so a retry, or on the last attempt
+    # the death recorded over it
+    write_pack_record(record, pack_record(["r/c"], ["r/c"]))
+    assert died(tmp_path, 139, 1, monkeypatch) == 139
     assert died(tmp_path, 139, 2, monkeypatch) == 0
-    assert "exit status 139 (SIGSEGV)" in json.loads(record.read_text())["gave_up"]["message"]
+    message = json.loads(record.read_text())["gave_up"]["message"]
+    assert "was killed (exit status 139 (SIGSEGV))" in message
+    record.write_text("{damaged")  # not a record either
+    assert died(tmp_path, 1, 2, monkeypatch) == 0
+    message = json.loads(record.read_text())["gave_up"]["message"]
+    assert "exited with status 1, before it recorded why" in message

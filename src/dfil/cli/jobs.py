@@ -214,26 +214,28 @@ def cmd_died(args: argparse.Namespace) -> int:
     ``kill -9``) or crashed records nothing itself. On Snakemake's last attempt the pack's
     record then says it gave up, so each seed's own job trains it alone from its last
     saved state (exit 0); on an earlier attempt, or without keep-going, the status stands
-    and Snakemake tries again. A preemption (143: the states are saved, SLURM requeues
-    the job) and a record the process wrote before it died are kept as they are."""
+    and Snakemake tries again. A preemption (143: the states are saved, for the requeue
+    or the next run to resume) and the record this job's pack wrote before it died are
+    kept as they are."""
     from dfil.contracts.pack import read_pack_record
 
-    status = args.status
-    if read_pack_record(args.pack_record) is not None:
+    status, runs = args.status, [str(out) for out in args.out]
+    written = read_pack_record(args.pack_record)
+    if written is not None and written["runs"] == runs:
         print(f"dfil died: exit status {status} after the pack wrote {args.pack_record}; "
               "the record stands", file=sys.stderr)
         return 0
     if status == 143 or not last_try(args.attempt):
         return status
-    return _pack_failed(args.pack_record, [str(out) for out in args.out], "error",
-                        RuntimeError(f"the pack's process ended with {_status_words(status)} "
-                                     "without recording why: killed from outside (the "
-                                     "kernel's out-of-memory killer, kill -9) or crashed; "
-                                     f"its log: {args.log or 'none named'}"))
+    how = (f"was killed ({_status_words(status)}): by the kernel's out-of-memory killer, "
+           "kill -9 or a crash" if status > 128 else f"exited with status {status}")
+    return _pack_failed(args.pack_record, runs, "error", RuntimeError(
+        f"the pack's process {how}, before it recorded why; its log: "
+        f"{args.log or 'none named'}"))
 
 
 def _status_words(status: int) -> str:
-    """``exit status 137 (SIGKILL)``: a shell's ``$?`` with the signal it stands for."""
+    """``exit status 137 (SIGKILL)``: a shell's ``$?`` over 128, with its signal."""
     import signal
 
     try:
