@@ -38,6 +38,17 @@ def test_train_throughput_prints_every_path(capsys, monkeypatch):
     assert "pack of 2 / plain tokens/s" in out
 
 
+@pytest.mark.parametrize("method", ["dfil", "finetune", "coral", "corn"])
+def test_frozen_pack_times_the_loop_the_stacked_heads_and_solo_steps(method, capsys,
+                                                                      monkeypatch):
+    out = run_script("frozen_pack.py", ["--method", method, "--seeds", "2", "--steps", "2",
+                                        "--rounds", "2"], capsys, monkeypatch)
+    report = json.loads(out[: out.rindex("}") + 1])
+    assert set(report["ms_per_step"]) == {"loop", "stacked", "solo"}
+    assert all(len(t) == 2 and min(t) > 0 for t in report["ms_per_step_rounds"].values())
+    assert report["ratio_stacked_to_loop"] > 0 and "stacked / loop:" in out
+
+
 def test_hot_paths_prints_ratio(capsys, monkeypatch):
     out = run_script("hot_paths.py", ["--n", "20000", "--repeats", "1"], capsys, monkeypatch)
     assert "x argsort" in out and "grid check" in out
