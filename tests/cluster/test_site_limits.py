@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dfil.cluster.checks import Check, problems
 from dfil.cluster.fit import judge_rule_job, judge_submit_cap
+from dfil.cluster.nodes import parse_sinfo
 from dfil.cluster.policy import (
     Association,
     QosLimits,
@@ -175,6 +176,16 @@ def test_a_partitions_maxtime_and_a_qos_gpu_limit_per_job():
             "runtime in the grid config's resources:, or send evaluate_cell to a partition "
             "that takes it (slurm_partition in set-resources.evaluate_cell)") in check.text
     assert "gpu 2 > the 1 GPU(s) qos big lets a job (MaxTRES)" in check.text
+
+
+def test_a_class_without_gpu_model_is_judged_on_every_gpu_node():
+    """gpu_model "" (the grid's default) takes any GPU: a job asking more GPUs than any
+    node has is a problem, as for a named type, not a job asking none."""
+    groups = parse_sinfo("accel gpu:a100:2 a100 1-00:00:00 64000 16\n")
+    job = RuleJob("train_cell", "7b", {**GPU, "gpu": 3, "gpu_model": ""},
+                  Setting("accel", "default-resources.gpu_partition"), None, None)
+    check = judge_rule_job(job, None, None, None, groups)
+    assert check.status == "problem" and "gpu 3 > 2 GPUs a node" in check.text
 
 
 def test_submit_cap_reads_the_qos_per_user_cap_and_a_zero_maxjobs():

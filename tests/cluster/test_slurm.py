@@ -220,6 +220,7 @@ def test_parse_sinfo_reads_time_limit_memory_and_cpus():
     assert (h100.time_limit, h100.mem_mb, h100.cpus, h100.gpus("h100")) == (
         172800, 1000000, 96, 8)
     assert (debug.time_limit, debug.gpus(None), cpu.gpus(None)) == (14400, 1, 0)
+    assert (h100.gpus(""), cpu.gpus("")) == (8, 0)  # a class without gpu_model: any
     assert parse_sinfo("gpu gpu:h100:2 (null) infinite 1000 4")[0].time_limit is None
 
 
@@ -244,6 +245,10 @@ def test_a_class_whose_job_outlasts_the_partition_is_a_problem():
     assert gpus.text.split(": ", 2)[2].startswith("gpu 2 > 1 h100s a node")
     # no node of the class's GPU type: the gpu_model check says it, not this one
     assert judge_limits({"x": {**big, "gpu_model": "h200"}}, {"h100"}, groups) == []
+    # a class without gpu_model (the grid's "": any GPU) is judged on every GPU node
+    (anygpu,) = judge_limits({"x": {**big, "runtime": 60, "mem_mb": 1, "gpu": 2,
+                                    "gpu_model": ""}}, {"debug"}, groups)
+    assert anygpu.text.split(": ", 2)[2].startswith("gpu 2 > 1 GPUs a node")
 
 
 def test_every_attempt_of_the_paper_grid_fits_a_one_day_partition():

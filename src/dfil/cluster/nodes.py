@@ -41,7 +41,7 @@ class NodeGroup:
         return gpu_types(self.gres)
 
     def gpus(self, model: str | None) -> int:
-        """How many GPUs of type ``model`` (any type: None) each node has."""
+        """How many GPUs of type ``model`` (any type: None or "") each node has."""
         return gpu_count(self.gres, model)
 
 
@@ -67,9 +67,10 @@ def gpu_types(gres: str) -> frozenset[str]:
 
 
 def gpu_count(gres: str, model: str | None) -> int:
-    """GPUs per node of type ``model`` (None: any type) in a GRES string:
-    ``gpu:h100:8(S:0-1),gpu:a100:2`` -> 8 for h100, 10 for any; ``gpu:2`` -> 2 for any."""
-    return sum(n for kind, n in _gpu_items(gres) if model is None or kind == model)
+    """GPUs per node of type ``model`` (None or "", a class without ``gpu_model``: any
+    type) in a GRES string: ``gpu:h100:8(S:0-1),gpu:a100:2`` -> 8 for h100, 10 for any;
+    ``gpu:2`` -> 2 for any."""
+    return sum(n for kind, n in _gpu_items(gres) if not model or kind == model)
 
 
 def _at_least(field: str) -> int | None:
