@@ -8,7 +8,7 @@ per-seed clipping and one fused AdamW over the stacked tensors), and K solo step
 
 Prints each path's milliseconds a step (median of ``--rounds``, paths alternating) and
 the stacked / loop ratio. First the stacked heads are checked against the loop: the same
-outputs from the same start, and the same parameters after one step of each.
+outputs from the same start, and the same clipped gradients after one step of each.
 """
 
 from __future__ import annotations
@@ -86,11 +86,11 @@ def stacked_path(method: str, k: int, batch: Batch, b: int):
     """The K seeds' heads as one vmapped computation over stacked parameters."""
     heads = seeds_heads(method, k)
     spec = heads[0].spec
-    names = [n for n, p in heads[0].named_parameters() if p.requires_grad]
-    stacked = {n: torch.nn.Parameter(torch.stack([dict(h.named_parameters())[n].detach()
-                                                  for h in heads])) for n in names}
-    frozen = {n: torch.stack([dict(h.named_parameters())[n].detach() for h in heads])
-              for n, p in heads[0].named_parameters() if not p.requires_grad}
+    own = [dict(h.named_parameters()) for h in heads]
+    stacked = {n: torch.nn.Parameter(torch.stack([o[n].detach() for o in own]))
+               for n, p in own[0].items() if p.requires_grad}
+    frozen = {n: torch.stack([o[n].detach() for o in own])
+              for n, p in own[0].items() if not p.requires_grad}
     buffers = {n: torch.stack([dict(h.named_buffers())[n] for h in heads])
                for n, _ in heads[0].named_buffers()}
     opt, sched = optimizer(stacked.values())
